@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+/**
+ * Error codes in two families: `user` (the flow or its input is wrong; the run is FAILED and
+ * nobody is paged) and `system` (flowbox itself failed; retry and alert).
+ */
+export const ERROR_CATALOG = {
+  // Requests the app rejects before a run exists.
+  INVALID_BODY: { family: 'user', httpStatus: 400 },
+  INVALID_REQUEST: { family: 'user', httpStatus: 400 },
+  FLOW_NOT_FOUND: { family: 'user', httpStatus: 404 },
+  RUN_NOT_FOUND: { family: 'user', httpStatus: 404 },
+  BODY_TOO_LARGE: { family: 'user', httpStatus: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { family: 'user', httpStatus: 415 },
+  UNAUTHORIZED: { family: 'user', httpStatus: 401 },
+  FORBIDDEN: { family: 'user', httpStatus: 403 },
+  RUN_ALREADY_FINISHED: { family: 'user', httpStatus: 409 },
+  // A flow that ran and failed.
+  STEP_FAILED: { family: 'user', httpStatus: 500 },
+  INVALID_STEP_INPUT: { family: 'user', httpStatus: 500 },
+  TEMPLATE_ERROR: { family: 'user', httpStatus: 500 },
+  CODE_STEP_FAILED: { family: 'user', httpStatus: 500 },
+  CODE_STEP_TIMEOUT: { family: 'user', httpStatus: 500 },
+  CODE_STEP_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
+  FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
+  // flowbox failed.
+  WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },
+  ENGINE_CRASHED: { family: 'system', httpStatus: 500 },
+  WORKER_LOST: { family: 'system', httpStatus: 500 },
+  LOG_UPLOAD_FAILED: { family: 'system', httpStatus: 500 },
+  CALLBACK_FAILED: { family: 'system', httpStatus: 500 },
+  QUEUE_UNAVAILABLE: { family: 'system', httpStatus: 503 },
+  INTERNAL: { family: 'system', httpStatus: 500 },
+} as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_CATALOG) as [ErrorCode, ...ErrorCode[]]);
+
+/** How an error crosses a process boundary (IPC, HTTP, Postgres, the run log). */
+export const SerializedErrorSchema = z.object({
+  name: z.string(),
+  code: ErrorCodeSchema,
+  message: z.string(),
+  stack: z.string().optional(),
+  /** The step the error happened in, when it happened in a step. */
+  step: z.string().optional(),
+});
+export type SerializedError = z.infer<typeof SerializedErrorSchema>;
+
+/**
+ * The one error class that carries a code. `isFlowboxError` checks by shape rather than
+ * `instanceof`, so it also works for errors rebuilt from another realm or process.
+ */
+export class FlowboxError extends Error {
+  readonly code: ErrorCode;
+  readonly step: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; step?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'FlowboxError';
+    this.code = code;
+    this.step = options?.step;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CATALOG[this.code].httpStatus;
+  }
+
+  toJSON(): SerializedError {
+    return serializeError(this);
+  }
+}
+
+export function isFlowboxError(value: unknown): value is FlowboxError {
+  if (!(value instanceof Error)) return false;
+  const code: unknown = (value as { code?: unknown }).code;
+  return typeof code === 'string' && Object.hasOwn(ERROR_CATALOG, code);
+}
+
+/** Serialises any thrown value; errors without a known code become `fallback`. */
+export function serializeError(error: unknown, fallback: ErrorCode = 'INTERNAL'): SerializedError {
+  if (isFlowboxError(error)) {
+    const out: SerializedError = { name: error.name, code: error.code, message: error.message };
+    if (error.stack !== undefined) out.stack = error.stack;
+    if (error.step !== undefined) out.step = error.step;
+    return out;
+  }
+  if (error instanceof Error) {
+    const out: SerializedError = { name: error.name, code: fallback, message: error.message };
+    if (error.stack !== undefined) out.stack = error.stack;
+    return out;
+  }
+  return { name: 'Error', code: fallback, message: String(error) };
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/** Step names are referenced from templates (`{{step_1.result}}`), so they are identifiers. */
+export const StepNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'must match [a-z][a-z0-9_]*');
+
+export const TriggerDefinitionSchema = z.object({
+  name: z.literal('trigger'),
+  piece: z.string().min(1),
+  trigger: z.string().min(1),
+  input: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const PieceStepDefinitionSchema = z.object({
+  type: z.literal('piece'),
+  name: StepNameSchema,
+  piece: z.string().min(1),
+  action: z.string().min(1),
+  input: z.record(z.string(), z.unknown()).default({}),
+});
+
+/**
+ * A code step: `code` is the body of an async function that receives `inputs` (the step's
+ * resolved input) and returns the step's output, e.g. `return { result: inputs.sum + 1 }`.
+ */
+export const CodeStepDefinitionSchema = z.object({
+  type: z.literal('code'),
+  name: StepNameSchema,
+  code: z.string().min(1).max(100_000),
+  input: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const StepDefinitionSchema = z.discriminatedUnion('type', [
+  PieceStepDefinitionSchema,
+  CodeStepDefinitionSchema,
+]);
+
+export const FlowDefinitionSchema = z.object({
+  trigger: TriggerDefinitionSchema,
+  steps: z.array(StepDefinitionSchema).min(1).max(100),
+});
+
+export type TriggerDefinition = z.infer<typeof TriggerDefinitionSchema>;
+export type PieceStepDefinition = z.infer<typeof PieceStepDefinitionSchema>;
+export type CodeStepDefinition = z.infer<typeof CodeStepDefinitionSchema>;
+export type StepDefinition = z.infer<typeof StepDefinitionSchema>;
+export type FlowDefinition = z.infer<typeof FlowDefinitionSchema>;
+
+/** What the webhook trigger hands to the flow: the request as the app received it. */
+export const TriggerPayloadSchema = z.object({
+  body: z.record(z.string(), z.unknown()),
+  headers: z.record(z.string(), z.string()),
+  query: z.record(z.string(), z.string()),
+});
+export type TriggerPayload = z.infer<typeof TriggerPayloadSchema>;
+
+/** Limits the app sets for every run; the engine and worker enforce them. */
+export const RunLimitsSchema = z.object({
+  flowTimeoutMs: z.number().int().positive(),
+  codeStepTimeoutMs: z.number().int().positive(),
+  codeStepMemoryMb: z.number().int().min(8),
+});
+export type RunLimits = z.infer<typeof RunLimitsSchema>;

@@ -1,0 +1,23 @@
+/**
+ * The flowbox wire protocol: every message that crosses a process boundary.
+ *
+ * Glossary
+ * - run: one execution of a flow version, a row in Postgres (`runs`).
+ * - job: the BullMQ entry that carries a run to a worker; one job per run.
+ * - dispatch: the job as the app hands it to a worker over socket.io, with the
+ *   per-run engine token and presigned URLs added.
+ * - worker: a concurrency-1 process that runs one job at a time by forking an engine.
+ * - engine: the child process that executes a flow and calls the app back over HTTP.
+ * - step: one node of a flow (trigger, piece action or code) and its recorded result.
+ *
+ * Every message carries `version` and a string `type`; receivers parse, never cast.
+ */
+export * from './callbacks.ts';
+export * from './errors.ts';
+export * from './flow.ts';
+export * from './ipc.ts';
+export * from './job.ts';
+export * from './parse.ts';
+export * from './run.ts';
+export * from './socket-events.ts';
+export * from './sync-channel.ts';

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { SerializedErrorSchema } from './errors.ts';
+import { FlowDefinitionSchema, RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
+import { FinalRunStatusSchema } from './run.ts';
+
+/**
+ * worker ⇄ engine over the child-process IPC channel.
+ *
+ *   engine ── 'ready' ──────────▶ worker   once, when it can take a job
+ *   worker ── 'execute' ────────▶ engine   one job (requestId correlates the result)
+ *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
+ *   engine ── 'execute-result' ─▶ worker   once per execute
+ */
+export const EngineJobSchema = z.object({
+  runId: z.string(),
+  flowId: z.string(),
+  flowVersionId: z.string(),
+  flow: FlowDefinitionSchema,
+  trigger: TriggerPayloadSchema,
+  /** Base URL of the app the engine calls back, e.g. http://127.0.0.1:3000 */
+  appUrl: z.url(),
+  engineToken: z.string(),
+  logUpload: z.object({ url: z.url(), key: z.string(), maxBytes: z.number().int().positive() }),
+  limits: RunLimitsSchema,
+});
+export type EngineJob = z.infer<typeof EngineJobSchema>;
+
+export const WorkerToEngineSchema = z.discriminatedUnion('type', [
+  z.object({ version: z.literal(1), type: z.literal('execute'), requestId: z.string(), job: EngineJobSchema }),
+]);
+export type WorkerToEngine = z.infer<typeof WorkerToEngineSchema>;
+
+export const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+
+export const ExecuteResultSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('execute-result'),
+  requestId: z.string(),
+  status: FinalRunStatusSchema,
+  error: SerializedErrorSchema.optional(),
+  /** The key the run log was stored under, or null when the upload failed. */
+  logKey: z.string().nullable(),
+  timings: z.object({
+    runMs: z.number().nonnegative(),
+    logPersistMs: z.number().nonnegative(),
+  }),
+});
+export type ExecuteResult = z.infer<typeof ExecuteResultSchema>;
+
+export const EngineToWorkerSchema = z.discriminatedUnion('type', [
+  z.object({ version: z.literal(1), type: z.literal('ready'), pid: z.number().int() }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('log'),
+    level: LogLevelSchema,
+    msg: z.string(),
+    data: z.record(z.string(), z.unknown()).optional(),
+  }),
+  ExecuteResultSchema,
+]);
+export type EngineToWorker = z.infer<typeof EngineToWorkerSchema>;

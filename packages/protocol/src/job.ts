@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { TriggerPayloadSchema } from './flow.ts';
+
+/** The data of the BullMQ job the app enqueues for a run. Kept small: the flow is looked up at dispatch. */
+export const RunJobDataSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('run-flow'),
+  runId: z.string(),
+  flowId: z.string(),
+  flowVersionId: z.string(),
+  trigger: TriggerPayloadSchema,
+  /** The app instance holding a sync caller's connection; null for async webhooks. */
+  syncInstanceId: z.string().nullable(),
+  acceptedAt: z.number().int(),
+});
+export type RunJobData = z.infer<typeof RunJobDataSchema>;

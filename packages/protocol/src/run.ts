@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { SerializedErrorSchema } from './errors.ts';
+
+export const RunStatusSchema = z.enum(['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'] as const;
+export const FinalRunStatusSchema = z.enum(FINAL_RUN_STATUSES);
+export type FinalRunStatus = z.infer<typeof FinalRunStatusSchema>;
+
+export function isFinalRunStatus(status: RunStatus): status is FinalRunStatus {
+  return (FINAL_RUN_STATUSES as readonly string[]).includes(status);
+}
+
+export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED']);
+
+/** One executed step as the engine reports it and the run log records it. */
+export const StepResultSchema = z.object({
+  name: z.string(),
+  /** `webhook/catch_webhook`, `math-helper/addition_math` or `code`. */
+  kind: z.string(),
+  status: StepStatusSchema,
+  input: z.unknown(),
+  output: z.unknown().optional(),
+  error: SerializedErrorSchema.optional(),
+  startedAt: z.iso.datetime(),
+  durationMs: z.number().nonnegative(),
+});
+export type StepResult = z.infer<typeof StepResultSchema>;
+
+/** The run log the engine uploads to S3: everything about one run's execution. */
+export const RunLogSchema = z.object({
+  version: z.literal(1),
+  runId: z.string(),
+  flowId: z.string(),
+  flowVersionId: z.string(),
+  status: FinalRunStatusSchema,
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  steps: z.array(StepResultSchema),
+  error: SerializedErrorSchema.optional(),
+});
+export type RunLog = z.infer<typeof RunLogSchema>;
+
+/** The response a flow's response step sends back to a sync webhook caller. */
+export const FlowResponseSchema = z.object({
+  status: z.number().int().min(100).max(599),
+  headers: z.record(z.string(), z.string()),
+  body: z.unknown(),
+});
+export type FlowResponse = z.infer<typeof FlowResponseSchema>;

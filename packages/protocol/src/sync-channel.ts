@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { SerializedErrorSchema } from './errors.ts';
+import { FinalRunStatusSchema, FlowResponseSchema } from './run.ts';
+
+/**
+ * app ⇄ app over Redis pub/sub: the instance that learns a sync run's answer publishes it on
+ * the channel of the instance that holds the caller's connection.
+ */
+export function syncChannelName(prefix: string, instanceId: string): string {
+  return `${prefix}:sync:${instanceId}`;
+}
+
+export const SyncMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    version: z.literal(1),
+    type: z.literal('flow-response'),
+    runId: z.string(),
+    response: FlowResponseSchema,
+  }),
+  /** The run ended without a response step answering: the caller gets an error naming the run. */
+  z.object({
+    version: z.literal(1),
+    type: z.literal('run-ended'),
+    runId: z.string(),
+    status: FinalRunStatusSchema,
+    error: SerializedErrorSchema.optional(),
+  }),
+]);
+export type SyncMessage = z.infer<typeof SyncMessageSchema>;
