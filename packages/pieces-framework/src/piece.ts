@@ -1,0 +1,39 @@
+import type { Action } from './action.ts';
+import type { Trigger } from './trigger.ts';
+
+export interface PieceDefinition {
+  name: string;
+  version: string;
+  actions?: readonly Action[];
+  triggers?: readonly Trigger[];
+}
+
+export interface Piece {
+  readonly name: string;
+  readonly version: string;
+  readonly actions: ReadonlyMap<string, Action>;
+  readonly triggers: ReadonlyMap<string, Trigger>;
+}
+
+export function createPiece(definition: PieceDefinition): Piece {
+  return {
+    name: definition.name,
+    version: definition.version,
+    actions: byName(definition.name, 'action', definition.actions ?? []),
+    triggers: byName(definition.name, 'trigger', definition.triggers ?? []),
+  };
+}
+
+function byName<T extends { name: string }>(
+  piece: string,
+  kind: string,
+  items: readonly T[],
+): ReadonlyMap<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    // A duplicate would silently shadow a step's target: fail when the piece is built.
+    if (map.has(item.name)) throw new Error(`piece ${piece} declares ${kind} ${item.name} twice`);
+    map.set(item.name, item);
+  }
+  return map;
+}
