@@ -1,0 +1,62 @@
+import {
+  ENGINE_CALLBACK_PATHS,
+  FlowboxError,
+  type FlowResponse,
+  type FlowResponseReport,
+  type RunFinishedReport,
+  type StepReport,
+  type StepResult,
+} from '@flowbox/protocol';
+import type { HttpClient } from './http-client.ts';
+
+/** The engine's callbacks to the app for one run; any failure is `CALLBACK_FAILED`. */
+export interface AppClient {
+  reportStep(step: StepResult): Promise<void>;
+  reportResponse(response: FlowResponse): Promise<void>;
+  reportFinished(report: Omit<RunFinishedReport, 'version' | 'type'>): Promise<void>;
+}
+
+export interface AppClientOptions {
+  http: HttpClient;
+  appUrl: string;
+  engineToken: string;
+  runId: string;
+  timeoutMs: number;
+}
+
+export function createAppClient(options: AppClientOptions): AppClient {
+  // Keep any path prefix of the app URL (a reverse proxy may mount the app under one).
+  const base = options.appUrl.replace(/\/+$/, '');
+  const post = async (path: string, report: StepReport | FlowResponseReport | RunFinishedReport) => {
+    let status: number;
+    let excerpt: string;
+    try {
+      const response = await options.http.request({
+        method: 'POST',
+        url: `${base}${path}`,
+        headers: {
+          authorization: `Bearer ${options.engineToken}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(report),
+        timeoutMs: options.timeoutMs,
+      });
+      status = response.status;
+      excerpt = response.bodyExcerpt;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new FlowboxError('CALLBACK_FAILED', `POST ${path} failed: ${message}`, { cause: error });
+    }
+    if (status < 200 || status > 299) {
+      throw new FlowboxError('CALLBACK_FAILED', `POST ${path} answered ${status}: ${excerpt.slice(0, 500)}`);
+    }
+  };
+  return {
+    reportStep: (step) =>
+      post(ENGINE_CALLBACK_PATHS.steps(options.runId), { version: 1, type: 'step', step }),
+    reportResponse: (response) =>
+      post(ENGINE_CALLBACK_PATHS.response(options.runId), { version: 1, type: 'flow-response', response }),
+    reportFinished: (report) =>
+      post(ENGINE_CALLBACK_PATHS.finish(options.runId), { version: 1, type: 'run-finished', ...report }),
+  };
+}

@@ -1,0 +1,54 @@
+import { type ExecuteResult, serializeError, type WorkerToEngine } from '@flowbox/protocol';
+import type { FlowExecutor } from './flow-executor.ts';
+import type { EngineIpcChannel } from './ipc-channel.ts';
+
+export interface Engine {
+  /** Listens for jobs and tells the worker it is ready. */
+  start(): void;
+  /** Resolves when the job in progress (if any) has answered. */
+  close(): Promise<void>;
+}
+
+/** Serves `execute` requests from the worker one at a time. */
+export function createEngine(deps: { channel: EngineIpcChannel; executor: FlowExecutor }): Engine {
+  const { channel, executor } = deps;
+  // The worker sends one job at a time; chaining keeps that true even if it did not.
+  let queue: Promise<void> = Promise.resolve();
+
+  const handle = async (message: WorkerToEngine): Promise<void> => {
+    const { requestId, job } = message;
+    let result: ExecuteResult;
+    try {
+      const outcome = await executor.execute(job);
+      result = { version: 1, type: 'execute-result', requestId, ...outcome };
+    } catch (error) {
+      // The executor turns flow failures into outcomes; reaching here is a bug in the engine.
+      channel.log('error', 'flow execution crashed', { runId: job.runId, error: serializeError(error) });
+      result = {
+        version: 1,
+        type: 'execute-result',
+        requestId,
+        status: 'INTERNAL_ERROR',
+        error: serializeError(error),
+        logKey: null,
+        timings: { runMs: 0, logPersistMs: 0 },
+      };
+    }
+    await channel.sendResult(result).catch((error: unknown) => {
+      channel.log('error', 'could not send the execute result', {
+        runId: job.runId,
+        error: serializeError(error),
+      });
+    });
+  };
+
+  return {
+    start() {
+      channel.onMessage((message) => {
+        queue = queue.then(() => handle(message));
+      });
+      channel.sendReady();
+    },
+    close: () => queue,
+  };
+}

@@ -1,0 +1,42 @@
+import { mathHelperPiece } from '@flowbox/piece-math-helper';
+import { webhookPiece } from '@flowbox/piece-webhook';
+import type { Action, Piece, Trigger } from '@flowbox/pieces-framework';
+import { FlowboxError } from '@flowbox/protocol';
+
+/** The pieces bundled into the engine. */
+export const BUILT_IN_PIECES: readonly Piece[] = [webhookPiece, mathHelperPiece];
+
+/** Finds the piece code a step names; an unknown name fails the step. */
+export interface PieceRegistry {
+  action(piece: string, action: string): Action;
+  trigger(piece: string, trigger: string): Trigger;
+}
+
+export function createPieceRegistry(pieces: readonly Piece[]): PieceRegistry {
+  const byName = new Map<string, Piece>();
+  for (const piece of pieces) {
+    if (byName.has(piece.name)) throw new Error(`piece ${piece.name} is registered twice`);
+    byName.set(piece.name, piece);
+  }
+  const piece = (name: string): Piece => {
+    const found = byName.get(name);
+    if (found === undefined) throw new FlowboxError('STEP_FAILED', `unknown piece '${name}'`);
+    return found;
+  };
+  return {
+    action(pieceName, actionName) {
+      const action = piece(pieceName).actions.get(actionName);
+      if (action === undefined) {
+        throw new FlowboxError('STEP_FAILED', `piece '${pieceName}' has no action '${actionName}'`);
+      }
+      return action;
+    },
+    trigger(pieceName, triggerName) {
+      const trigger = piece(pieceName).triggers.get(triggerName);
+      if (trigger === undefined) {
+        throw new FlowboxError('STEP_FAILED', `piece '${pieceName}' has no trigger '${triggerName}'`);
+      }
+      return trigger;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import type { ActionContext } from '@flowbox/pieces-framework';
+import {
+  type EngineJob,
+  type FlowResponse,
+  type StepDefinition,
+  type StepResult,
+  serializeError,
+} from '@flowbox/protocol';
+import type { CodeRunner } from './code-runner.ts';
+import type { EngineLog } from './ipc-channel.ts';
+import type { PieceRegistry } from './piece-registry.ts';
+import { resolveTemplates, type TemplateScope } from './template.ts';
+
+export interface StepRunnerDeps {
+  pieces: PieceRegistry;
+  codeRunner: CodeRunner;
+  log: EngineLog;
+}
+
+/** Runs one step of one run and records it; a failing step is a result, never a throw. */
+export interface StepRunner {
+  runTrigger(): Promise<StepResult>;
+  runStep(step: StepDefinition, scope: TemplateScope): Promise<StepResult>;
+}
+
+export function createStepRunner(
+  deps: StepRunnerDeps,
+  job: EngineJob,
+  respond: (response: FlowResponse) => Promise<void>,
+): StepRunner {
+  const stepLog =
+    (stepName: string): EngineLog =>
+    (level, msg, data) =>
+      deps.log(level, msg, { ...data, runId: job.runId, step: stepName });
+
+  return {
+    runTrigger() {
+      const { trigger } = job.flow;
+      return record(trigger.name, `${trigger.piece}/${trigger.trigger}`, trigger.input, {}, async () => {
+        const piece = deps.pieces.trigger(trigger.piece, trigger.trigger);
+        return piece.execute(job.trigger, {
+          runId: job.runId,
+          stepName: trigger.name,
+          log: stepLog(trigger.name),
+        });
+      });
+    },
+    runStep(step, scope) {
+      if (step.type === 'code') {
+        return record(step.name, 'code', step.input, scope, (inputs) =>
+          deps.codeRunner.run({
+            code: step.code,
+            inputs,
+            timeoutMs: job.limits.codeStepTimeoutMs,
+            memoryMb: job.limits.codeStepMemoryMb,
+          }),
+        );
+      }
+      return record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
+        const action = deps.pieces.action(step.piece, step.action);
+        const ctx: ActionContext = {
+          runId: job.runId,
+          stepName: step.name,
+          respond,
+          log: stepLog(step.name),
+        };
+        return action.execute(input, ctx);
+      });
+    },
+  };
+}
+
+async function record(
+  name: string,
+  kind: string,
+  rawInput: unknown,
+  scope: TemplateScope,
+  run: (input: unknown) => Promise<unknown>,
+): Promise<StepResult> {
+  const startedAt = new Date().toISOString();
+  const started = performance.now();
+  // Until the templates resolve, the report shows the input as written.
+  let input = rawInput;
+  try {
+    input = resolveTemplates(rawInput, scope);
+    const output = await run(input);
+    const result: StepResult = { name, kind, status: 'SUCCEEDED', input, startedAt, durationMs: 0 };
+    if (output !== undefined) result.output = output;
+    result.durationMs = performance.now() - started;
+    return result;
+  } catch (error) {
+    // Errors from piece code without a flowbox code are the step's own failure.
+    const serialized = { ...serializeError(error, 'STEP_FAILED'), step: name };
+    return {
+      name,
+      kind,
+      status: 'FAILED',
+      input,
+      error: serialized,
+      startedAt,
+      durationMs: performance.now() - started,
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { FlowboxError } from '@flowbox/protocol';
+
+/** Earlier outputs a step's input may reference: `{ trigger: ..., step_1: ..., ... }`. */
+export type TemplateScope = Readonly<Record<string, unknown>>;
+
+const WHOLE_TEMPLATE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
+const ANY_TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
+
+/**
+ * Resolves `{{step.path}}` templates in a step's input, recursively through arrays and
+ * objects. A string that is exactly one template yields the referenced value with its type;
+ * templates inside a longer string are interpolated as text (objects as JSON).
+ */
+export function resolveTemplates(value: unknown, scope: TemplateScope): unknown {
+  if (typeof value === 'string') return resolveString(value, scope);
+  if (Array.isArray(value)) return value.map((item) => resolveTemplates(item, scope));
+  if (isPlainObject(value)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, resolveTemplates(item, scope)]),
+    );
+  }
+  return value;
+}
+
+function resolveString(text: string, scope: TemplateScope): unknown {
+  const whole = WHOLE_TEMPLATE.exec(text);
+  if (whole) return lookup(whole[1] ?? '', scope);
+  return text.replace(ANY_TEMPLATE, (_match, expression: string) => asText(lookup(expression, scope)));
+}
+
+/** Follows `step.a.b` (array items by index: `step.items.0`) through own properties only. */
+function lookup(expression: string, scope: TemplateScope): unknown {
+  const segments = expression.split('.');
+  const [root, ...path] = segments;
+  if (root === undefined || root === '' || segments.some((segment) => segment === '')) {
+    throw new FlowboxError('TEMPLATE_ERROR', `invalid template {{${expression}}}`);
+  }
+  // Own properties only, so `{{step_1.constructor}}` cannot reach prototypes.
+  if (!Object.hasOwn(scope, root)) {
+    throw new FlowboxError('TEMPLATE_ERROR', `template {{${expression}}} references unknown step '${root}'`);
+  }
+  let current: unknown = scope[root];
+  let walked = root;
+  for (const segment of path) {
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) {
+      throw new FlowboxError(
+        'TEMPLATE_ERROR',
+        `template {{${expression}}}: '${walked}' has no property '${segment}'`,
+      );
+    }
+    current = (current as Record<string, unknown>)[segment];
+    walked = `${walked}.${segment}`;
+  }
+  return current;
+}
+
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

@@ -1,0 +1,42 @@
+import type { EngineJob, FlowDefinition } from '@flowbox/protocol';
+
+/** The flow the app seeds and the benchmark calls: 2 + 3, plus 1 in a code step, answered as JSON. */
+export const SEEDED_FLOW: FlowDefinition = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    { type: 'piece', name: 'step_1', piece: 'math-helper', action: 'addition_math', input: { a: 2, b: 3 } },
+    {
+      type: 'code',
+      name: 'step_2',
+      code: 'return { result: Number(inputs.sum) + 1 };',
+      input: { sum: '{{step_1.result}}' },
+    },
+    {
+      type: 'piece',
+      name: 'step_3',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, headers: {}, body: '{{step_2}}' },
+    },
+  ],
+};
+
+/** An engine job for `flow` whose callbacks and log upload go to `appUrl` (a fake app server). */
+export function makeEngineJob(
+  appUrl: string,
+  logUploadUrl: string,
+  overrides: Partial<EngineJob> = {},
+): EngineJob {
+  return {
+    runId: 'run-1',
+    flowId: 'flow-1',
+    flowVersionId: 'flow-version-1',
+    flow: SEEDED_FLOW,
+    trigger: { body: { hello: 'world' }, headers: { 'content-type': 'application/json' }, query: {} },
+    appUrl,
+    engineToken: 'engine-token-1',
+    logUpload: { url: logUploadUrl, key: 'runs/run-1.json', maxBytes: 1_000_000 },
+    limits: { flowTimeoutMs: 30_000, codeStepTimeoutMs: 5_000, codeStepMemoryMb: 32 },
+    ...overrides,
+  };
+}

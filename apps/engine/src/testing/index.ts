@@ -1,0 +1,3 @@
+/** Test helpers shared by the engine's and the worker's tests (`@flowbox/engine/testing`). */
+export * from './fake-app-server.ts';
+export * from './fixtures.ts';
