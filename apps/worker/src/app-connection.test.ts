@@ -1,0 +1,165 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Deferred, defer } from '@flowbox/node-kit';
+import {
+  type DispatchedJob,
+  type JobResult,
+  JobResultSchema,
+  type PollReply,
+  PollRequestSchema,
+  SOCKET_EVENTS,
+} from '@flowbox/protocol';
+import { Server, type Socket } from 'socket.io';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AppConnection, createAppConnection } from './app-connection.ts';
+import { makeDispatchedJob, silentLogger } from './test-helpers.ts';
+
+/** A socket.io "app" whose poll answers the test scripts one at a time. */
+interface FakeBroker {
+  url: string;
+  tokens: unknown[];
+  /** The next poll: the test answers it through `reply`. */
+  nextPoll(): Promise<{ request: unknown; reply: (answer: unknown) => void; socket: Socket }>;
+  results: unknown[];
+  nextResult(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function startFakeBroker(): Promise<FakeBroker> {
+  const httpServer = http.createServer();
+  const io = new Server(httpServer, { transports: ['websocket'] });
+  const tokens: unknown[] = [];
+  const results: unknown[] = [];
+  const polls: Deferred<{ request: unknown; reply: (answer: unknown) => void; socket: Socket }>[] = [defer()];
+  const resultWaiters: Deferred<unknown>[] = [defer()];
+  let polled = 0;
+  let reported = 0;
+  io.use((socket, next) => {
+    const auth: unknown = socket.handshake.auth;
+    tokens.push((auth as { token?: unknown }).token);
+    next();
+  });
+  io.on('connection', (socket) => {
+    socket.on(SOCKET_EVENTS.poll, (request: unknown, ack: (answer: unknown) => void) => {
+      polls[polled]?.resolve({ request, reply: ack, socket });
+      polled += 1;
+      polls.push(defer());
+    });
+    socket.on(SOCKET_EVENTS.jobResult, (result: unknown, ack: (answer: unknown) => void) => {
+      results.push(result);
+      ack({ version: 1, type: 'ok' });
+      resultWaiters[reported]?.resolve(result);
+      reported += 1;
+      resultWaiters.push(defer());
+    });
+  });
+  httpServer.listen(0, '127.0.0.1');
+  await once(httpServer, 'listening');
+  const { port } = httpServer.address() as AddressInfo;
+  let pollsTaken = 0;
+  let resultsTaken = 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tokens,
+    results,
+    nextPoll: () => {
+      const next = polls[pollsTaken];
+      pollsTaken += 1;
+      if (next === undefined) throw new Error('polls out of order');
+      return next.promise;
+    },
+    nextResult: () => {
+      const next = resultWaiters[resultsTaken];
+      resultsTaken += 1;
+      if (next === undefined) throw new Error('results out of order');
+      return next.promise;
+    },
+    close: async () => {
+      await io.close();
+    },
+  };
+}
+
+let broker: FakeBroker;
+let connection: AppConnection;
+let ran: DispatchedJob[];
+
+beforeEach(async () => {
+  broker = await startFakeBroker();
+  ran = [];
+  connection = createAppConnection({
+    appUrl: broker.url,
+    token: 'worker-token',
+    workerId: 'worker-1',
+    logger: silentLogger(),
+    retryDelayMs: 5,
+    runJob: async (job): Promise<JobResult> => {
+      ran.push(job);
+      return {
+        version: 1,
+        type: 'job-result',
+        workerId: 'worker-1',
+        jobId: job.jobId,
+        runId: job.runId,
+        status: 'SUCCEEDED',
+        timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+      };
+    },
+  });
+  connection.start();
+});
+
+afterEach(async () => {
+  await connection.close();
+  await broker.close();
+});
+
+const jobReply = (job: DispatchedJob): PollReply => ({ version: 1, type: 'job', job });
+const fakeApp = { url: 'http://127.0.0.1:1', logUploadUrl: (key: string) => `http://127.0.0.1:1/${key}` };
+
+describe('app connection', () => {
+  it('authenticates, polls, runs the job it gets and reports the result', async () => {
+    const first = await broker.nextPoll();
+    expect(PollRequestSchema.parse(first.request)).toEqual({
+      version: 1,
+      type: 'poll',
+      workerId: 'worker-1',
+    });
+    expect(broker.tokens).toEqual(['worker-token']);
+    first.reply({ version: 1, type: 'idle' });
+
+    const second = await broker.nextPoll();
+    const job = makeDispatchedJob(fakeApp, 'run-1');
+    second.reply(jobReply(job));
+
+    const result = JobResultSchema.parse(await broker.nextResult());
+    expect(result).toMatchObject({ runId: 'run-1', jobId: 'job-run-1', status: 'SUCCEEDED' });
+    expect(ran.map((j) => j.runId)).toEqual(['run-1']);
+    // It polls again after reporting.
+    await broker.nextPoll();
+  });
+
+  it('drops a bad poll reply and keeps polling', async () => {
+    (await broker.nextPoll()).reply({ version: 1, type: 'job', job: { runId: 'no' } });
+    const next = await broker.nextPoll();
+    next.reply(jobReply(makeDispatchedJob(fakeApp, 'run-2')));
+    expect(JobResultSchema.parse(await broker.nextResult()).runId).toBe('run-2');
+    expect(ran.map((j) => j.runId)).toEqual(['run-2']);
+  });
+
+  it('reconnects after the app drops it', async () => {
+    const first = await broker.nextPoll();
+    first.socket.disconnect(true);
+    const afterReconnect = await broker.nextPoll();
+    expect(afterReconnect.socket.id).not.toBe(first.socket.id);
+    expect(broker.tokens).toEqual(['worker-token', 'worker-token']);
+  });
+
+  it('closes promptly while a long-poll is pending', async () => {
+    await broker.nextPoll();
+    const started = performance.now();
+    await connection.close();
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -1,0 +1,171 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@flowbox/node-kit';
+import {
+  type DispatchedJob,
+  type JobResult,
+  JobResultAckSchema,
+  PollReplySchema,
+  type PollRequest,
+  parseMessage,
+  SOCKET_EVENTS,
+  serializeError,
+} from '@flowbox/protocol';
+import { io, type Socket } from 'socket.io-client';
+
+/**
+ * The worker's only line to the app: socket.io, authenticated by the worker token. A loop
+ * long-polls for a job, runs it, and reports its result; the app answers through acks.
+ */
+export interface AppConnection {
+  start(): void;
+  /** Stops polling, lets the job in progress finish and report, then disconnects. */
+  close(): Promise<void>;
+}
+
+export interface AppConnectionOptions {
+  appUrl: string;
+  token: string;
+  workerId: string;
+  logger: Logger;
+  runJob(job: DispatchedJob): Promise<JobResult>;
+  /** The app holds a poll for up to ~20 s before answering idle. */
+  pollAckTimeoutMs?: number;
+  resultAckTimeoutMs?: number;
+  resultAttempts?: number;
+  /** Pause after an error answer, a bad frame or a refused connection. */
+  retryDelayMs?: number;
+}
+
+export function createAppConnection(options: AppConnectionOptions): AppConnection {
+  const { logger } = options;
+  const pollAckTimeoutMs = options.pollAckTimeoutMs ?? 30_000;
+  const resultAckTimeoutMs = options.resultAckTimeoutMs ?? 10_000;
+  const resultAttempts = options.resultAttempts ?? 5;
+  const retryDelayMs = options.retryDelayMs ?? 2_000;
+  const stop = new AbortController();
+  let loop: Promise<void> | undefined;
+
+  const socket: Socket = io(options.appUrl, {
+    auth: { token: options.token },
+    transports: ['websocket'],
+    autoConnect: false,
+  });
+
+  const pause = () => sleep(retryDelayMs, undefined, { signal: stop.signal }).catch(() => {});
+  // socket.io retries lost connections itself, but not ones the server refused or closed.
+  const reconnectLater = () => {
+    void pause().then(() => {
+      if (!stop.signal.aborted) socket.connect();
+    });
+  };
+  socket.on('connect', () => logger.info({ appUrl: options.appUrl }, 'connected to the app'));
+  socket.on('disconnect', (reason) => {
+    logger.warn({ reason }, 'disconnected from the app');
+    if (reason === 'io server disconnect' && !stop.signal.aborted) reconnectLater();
+  });
+  socket.on('connect_error', (error) => {
+    logger.warn({ error: error.message, retrying: socket.active }, 'could not connect to the app');
+    if (!socket.active && !stop.signal.aborted) reconnectLater();
+  });
+
+  const connected = (signal: AbortSignal): Promise<void> => {
+    if (socket.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onConnect = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        socket.off('connect', onConnect);
+        reject(signal.reason);
+      };
+      socket.once('connect', onConnect);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  };
+
+  const aborted = new Promise<never>((_resolve, reject) => {
+    stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
+  });
+  aborted.catch(() => {});
+
+  const poll = async (): Promise<DispatchedJob | undefined> => {
+    await connected(stop.signal);
+    const request: PollRequest = { version: 1, type: 'poll', workerId: options.workerId };
+    let frame: unknown;
+    try {
+      const ack = socket.timeout(pollAckTimeoutMs).emitWithAck(SOCKET_EVENTS.poll, request);
+      ack.catch(() => {});
+      // Closing must not wait out a long-poll; a job the app hands out meanwhile is the app's to requeue.
+      frame = await Promise.race([ack, aborted]);
+    } catch (error) {
+      if (!stop.signal.aborted) logger.warn({ error: String(error) }, 'poll got no answer');
+      return undefined;
+    }
+    const parsed = parseMessage(PollReplySchema, frame);
+    if (!parsed.ok) {
+      logger.error({ error: parsed.error }, 'dropped a bad poll reply');
+      await pause();
+      return undefined;
+    }
+    const reply = parsed.value;
+    if (reply.type === 'job') return reply.job;
+    if (reply.type === 'error') {
+      logger.warn({ error: reply.error }, 'the app answered the poll with an error');
+      await pause();
+    }
+    return undefined;
+  };
+
+  // Delivery outlives close(): a finished run's result must still reach the app.
+  const deliver = async (result: JobResult): Promise<void> => {
+    const ids = { runId: result.runId, jobId: result.jobId };
+    for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
+      try {
+        await connected(AbortSignal.timeout(resultAckTimeoutMs));
+        const frame: unknown = await socket
+          .timeout(resultAckTimeoutMs)
+          .emitWithAck(SOCKET_EVENTS.jobResult, result);
+        const parsed = parseMessage(JobResultAckSchema, frame);
+        if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad job-result ack');
+        else if (parsed.value.type === 'error') {
+          logger.warn({ ...ids, error: parsed.value.error }, 'the app rejected the job result');
+        }
+        return;
+      } catch (error) {
+        logger.warn({ ...ids, attempt, error: String(error) }, 'job result not acknowledged');
+      }
+    }
+    logger.error(ids, 'gave up delivering the job result');
+  };
+
+  const run = async (): Promise<void> => {
+    while (!stop.signal.aborted) {
+      const job = await poll().catch(() => undefined);
+      if (job === undefined) continue;
+      let result: JobResult;
+      try {
+        result = await options.runJob(job);
+      } catch (error) {
+        // The runner reports every failure as a result; reaching here is a bug.
+        logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
+        continue;
+      }
+      await deliver(result);
+    }
+  };
+
+  return {
+    start() {
+      if (loop !== undefined) return;
+      socket.connect();
+      loop = run();
+    },
+    async close() {
+      stop.abort(new Error('closing'));
+      await loop;
+      socket.removeAllListeners();
+      socket.disconnect();
+    },
+  };
+}

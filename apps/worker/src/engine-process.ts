@@ -1,0 +1,157 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
+import {
+  type EngineJob,
+  EngineToWorkerSchema,
+  type ExecuteResult,
+  FlowboxError,
+  parseMessage,
+  type WorkerToEngine,
+} from '@flowbox/protocol';
+
+/** One forked engine process: boots once, then executes jobs one at a time. */
+export interface EngineProcess {
+  readonly pid: number;
+  /** fork → `ready`, in milliseconds. */
+  readonly bootMs: number;
+  /** False once the process has exited (or is being killed). */
+  readonly alive: boolean;
+  /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
+  execute(job: EngineJob): Promise<ExecuteResult>;
+  /** SIGKILLs the process and resolves once it has exited. */
+  kill(): Promise<void>;
+}
+
+export interface EngineProcessOptions {
+  entry: string;
+  logger: Logger;
+  /** Node flags for the engine; the worker's own flags are not inherited. */
+  execArgv?: string[];
+  /** The engine's environment; empty by default so it never sees the worker's token. */
+  env?: Record<string, string>;
+  bootTimeoutMs?: number;
+}
+
+const DEFAULT_BOOT_TIMEOUT_MS = 15_000;
+
+export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
+  const forkedAt = performance.now();
+  const child = fork(options.entry, [], {
+    execArgv: options.execArgv ?? [],
+    env: options.env ?? {},
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'json',
+  });
+  const logger = options.logger.child({ enginePid: child.pid });
+  forwardOutput(child, logger);
+
+  const ready = defer<void>();
+  const exited = defer<void>();
+  let alive = true;
+  let pending: { requestId: string; result: Deferred<ExecuteResult> } | undefined;
+
+  const crash = (reason: string) =>
+    new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
+
+  child.on('message', (frame: unknown) => {
+    const parsed = parseMessage(EngineToWorkerSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ error: parsed.error }, 'dropped a bad IPC frame from the engine');
+      return;
+    }
+    const message = parsed.value;
+    switch (message.type) {
+      case 'ready':
+        ready.resolve();
+        return;
+      case 'log':
+        logger[message.level](message.data ?? {}, message.msg);
+        return;
+      case 'execute-result':
+        if (pending?.requestId !== message.requestId) {
+          logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
+          return;
+        }
+        pending.result.resolve(message);
+        pending = undefined;
+        return;
+    }
+  });
+  child.on('error', (error) => {
+    logger.error({ err: error }, 'engine process error');
+    // A failed spawn emits `error` without `exit`.
+    if (child.pid === undefined) onExit(crash(`could not start: ${error.message}`));
+  });
+  child.on('exit', (code, signal) => {
+    logger.info({ code, signal }, 'engine exited');
+    onExit(crash(`exited (code ${code}, signal ${signal})`));
+  });
+
+  function onExit(error: FlowboxError): void {
+    alive = false;
+    ready.reject(error);
+    pending?.result.reject(error);
+    pending = undefined;
+    exited.resolve();
+  }
+
+  // Nobody awaits these when the engine dies at an idle moment.
+  ready.promise.catch(() => {});
+  const bootTimer = setTimeout(() => {
+    ready.reject(crash(`sent no ready within ${options.bootTimeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS} ms`));
+    child.kill('SIGKILL');
+  }, options.bootTimeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS);
+  try {
+    await ready.promise;
+  } finally {
+    clearTimeout(bootTimer);
+  }
+  const bootMs = performance.now() - forkedAt;
+  logger.debug({ bootMs }, 'engine ready');
+
+  const pid = child.pid ?? -1;
+  return {
+    pid,
+    bootMs,
+    get alive() {
+      return alive;
+    },
+    execute(job) {
+      if (!alive) return Promise.reject(crash('is not running'));
+      if (pending !== undefined) {
+        return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
+      }
+      const requestId = randomUUID();
+      const result = defer<ExecuteResult>();
+      pending = { requestId, result };
+      const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job };
+      child.send(message, (error) => {
+        if (error && pending?.requestId === requestId) {
+          pending.result.reject(crash(`could not receive the job: ${error.message}`));
+          pending = undefined;
+        }
+      });
+      return result.promise;
+    },
+    async kill() {
+      if (alive) {
+        alive = false;
+        child.kill('SIGKILL');
+      }
+      await exited.promise;
+    },
+  };
+}
+
+/** The engine logs over IPC; anything on stdout/stderr is unexpected (a crash trace) and kept. */
+function forwardOutput(child: ChildProcess, logger: Logger): void {
+  for (const [stream, source] of [
+    ['stdout', child.stdout],
+    ['stderr', child.stderr],
+  ] as const) {
+    if (source === null) continue;
+    createInterface({ input: source }).on('line', (line) => logger.warn({ stream }, line));
+  }
+}
