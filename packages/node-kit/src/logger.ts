@@ -1,9 +1,12 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { type Logger, type LoggerOptions, pino } from 'pino';
 
 export type { Logger } from 'pino';
 
 /** A structured JSON logger for one process; children carry `runId`, `jobId`, `step`. */
-export function createLogger(options: { name: string; level: string }, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(
+  options: { name: string; level: string },
+  destination?: NodeJS.WritableStream,
+): Logger {
   const pinoOptions: LoggerOptions = {
     name: options.name,
     level: options.level,

@@ -26,7 +26,12 @@ export const EngineJobSchema = z.object({
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 
 export const WorkerToEngineSchema = z.discriminatedUnion('type', [
-  z.object({ version: z.literal(1), type: z.literal('execute'), requestId: z.string(), job: EngineJobSchema }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('execute'),
+    requestId: z.string(),
+    job: EngineJobSchema,
+  }),
 ]);
 export type WorkerToEngine = z.infer<typeof WorkerToEngineSchema>;
 

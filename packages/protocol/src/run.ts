@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { SerializedErrorSchema } from './errors.ts';
 
-export const RunStatusSchema = z.enum(['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR']);
+export const RunStatusSchema = z.enum([
+  'QUEUED',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'TIMEOUT',
+  'INTERNAL_ERROR',
+]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'] as const;

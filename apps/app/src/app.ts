@@ -1,0 +1,159 @@
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@flowbox/node-kit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { createFlowsRepository } from './db/flows-repository.ts';
+import { migrate } from './db/migrate.ts';
+import { createPool } from './db/pool.ts';
+import { createRunsRepository } from './db/runs-repository.ts';
+import { Dispatcher } from './dispatcher.ts';
+import type { AppConfig } from './env.ts';
+import { registerEngineRoutes } from './http/engine-routes.ts';
+import { installErrorHandler } from './http/error-handler.ts';
+import { registerHealthRoutes } from './http/health-routes.ts';
+import { registerRunRoutes } from './http/run-routes.ts';
+import { registerWebhookRoutes } from './http/webhook-routes.ts';
+import { JobBroker } from './queue/job-broker.ts';
+import { RunQueue } from './queue/run-queue.ts';
+import { RunLogStorage } from './run-log-storage.ts';
+import { seedBenchmarkFlow } from './seed.ts';
+import { WorkerGateway } from './socket/worker-gateway.ts';
+import { SyncResponseHub } from './sync/sync-response-hub.ts';
+import { TokenService } from './tokens.ts';
+
+export interface FlowboxApp {
+  readonly http: FastifyInstance;
+  readonly tokens: TokenService;
+  readonly instanceId: string;
+  /** Migrates, seeds, connects and listens; resolves with the base URL. */
+  start(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Builds one app instance from its config. Nothing connects until `start()`. */
+export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const flows = createFlowsRepository(pool);
+  const runs = createRunsRepository(pool);
+  // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
+  // commands offline; the broker's connection waits and reconnects on its own.
+  const producerRedis = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
+  const subscriberRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+  const brokerRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+  for (const [name, connection] of Object.entries({ producerRedis, subscriberRedis, brokerRedis })) {
+    connection.on('error', (error) =>
+      logger.warn({ err: error, connection: name }, 'redis connection error'),
+    );
+  }
+  const prefix = config.REDIS_PREFIX;
+  const tokens = new TokenService(config.TOKEN_SECRET);
+  const storage = new RunLogStorage({
+    endpoint: config.S3_ENDPOINT,
+    region: config.S3_REGION,
+    bucket: config.S3_BUCKET,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+  });
+  const hub = new SyncResponseHub({
+    publisher: producerRedis,
+    subscriber: subscriberRedis,
+    prefix,
+    instanceId: config.INSTANCE_ID,
+    logger: logger.child({ component: 'sync-hub' }),
+  });
+  const queue = new RunQueue({ connection: producerRedis, prefix });
+  const broker = new JobBroker({
+    connection: brokerRedis,
+    prefix,
+    logger: logger.child({ component: 'job-broker' }),
+    blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
+  });
+  const dispatcher = new Dispatcher({ flows, runs, tokens, storage, hub, config });
+  let gateway: WorkerGateway | null = null;
+
+  const http: FastifyInstance = Fastify({
+    // Per-request lines would double the hot path's log volume; failures are logged by the
+    // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
+    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
+    bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
+  });
+  // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
+  http.removeContentTypeParser('text/plain');
+  installErrorHandler(http, logger);
+  registerHealthRoutes(http, {
+    database: async () => {
+      await pool.query('SELECT 1');
+    },
+    redis: async () => {
+      await producerRedis.ping();
+    },
+    connectedWorkers: () => gateway?.connectedWorkers ?? 0,
+  });
+  registerWebhookRoutes(http, {
+    flows,
+    runs,
+    queue,
+    hub,
+    webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+  });
+  registerRunRoutes(http, { runs, storage });
+  registerEngineRoutes(http, { runs, hub, tokens });
+
+  return {
+    http,
+    tokens,
+    instanceId: config.INSTANCE_ID,
+
+    async start() {
+      await Promise.all([producerRedis, subscriberRedis, brokerRedis].map(connectRedis));
+      await migrate(pool, logger);
+      if (await seedBenchmarkFlow(flows)) logger.info('seeded the benchmark flow');
+      await storage.ensureBucket();
+      await hub.start();
+      await broker.start();
+      gateway = new WorkerGateway({
+        httpServer: http.server,
+        broker,
+        dispatcher,
+        tokens,
+        logger: logger.child({ component: 'worker-gateway' }),
+        pollSeconds: config.WORKER_POLL_SECONDS,
+      });
+      await http.listen({ host: config.HOST, port: config.PORT });
+      const address = http.server.address() as AddressInfo;
+      const url = `http://${config.HOST}:${address.port}`;
+      logger.info({ url, instanceId: config.INSTANCE_ID }, 'app listening');
+      return url;
+    },
+
+    async close() {
+      // Order: answer waiting callers, stop handing out work (failing what workers held), then
+      // drop connections. The gateway closes the HTTP server with its socket.io server.
+      await hub.close();
+      await gateway?.close();
+      await broker.close();
+      await http.close();
+      await queue.close();
+      await Promise.allSettled([producerRedis.quit(), subscriberRedis.quit(), brokerRedis.quit()]);
+      storage.close();
+      await pool.end();
+    },
+  };
+}
+
+/** Connects a lazy client, or waits for one that something (BullMQ) already began connecting. */
+async function connectRedis(client: Redis): Promise<void> {
+  if (client.status === 'ready') return;
+  if (client.status === 'wait') {
+    await client.connect();
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', resolve);
+    client.once('end', () => reject(new Error('redis connection ended before it was ready')));
+  });
+}

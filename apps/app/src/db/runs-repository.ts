@@ -1,0 +1,129 @@
+import type { FinalRunStatus, JobTimings, RunStatus, SerializedError, StepResult } from '@flowbox/protocol';
+import type { Pool } from './pool.ts';
+
+export interface RunRecord {
+  id: string;
+  flowId: string;
+  flowVersionId: string;
+  status: RunStatus;
+  sync: boolean;
+  steps: StepResult[];
+  error: SerializedError | null;
+  logKey: string | null;
+  logError: SerializedError | null;
+  timings: (JobTimings & { totalMs: number }) | null;
+  workerId: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface FinishRunInput {
+  status: FinalRunStatus;
+  error?: SerializedError | undefined;
+  logKey?: string | null | undefined;
+  logError?: SerializedError | undefined;
+}
+
+export interface RunsRepository {
+  create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
+  markRunning(runId: string, workerId: string): Promise<boolean>;
+  appendStep(runId: string, step: StepResult): Promise<boolean>;
+  /** Finalises a run that is not final yet; false when it already was (the first final state wins). */
+  finish(runId: string, input: FinishRunInput): Promise<boolean>;
+  recordTimings(runId: string, timings: JobTimings): Promise<void>;
+  get(runId: string): Promise<RunRecord | null>;
+}
+
+const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
+
+interface RunRow {
+  id: string;
+  flow_id: string;
+  flow_version_id: string;
+  status: RunStatus;
+  sync: boolean;
+  steps: StepResult[];
+  error: SerializedError | null;
+  log_key: string | null;
+  log_error: SerializedError | null;
+  timings: (JobTimings & { totalMs: number }) | null;
+  worker_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export function createRunsRepository(pool: Pool): RunsRepository {
+  return {
+    async create({ id, flowId, flowVersionId, sync }) {
+      await pool.query(
+        "INSERT INTO runs (id, flow_id, flow_version_id, status, sync) VALUES ($1, $2, $3, 'QUEUED', $4)",
+        [id, flowId, flowVersionId, sync],
+      );
+    },
+
+    async markRunning(runId, workerId) {
+      const result = await pool.query(
+        `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now() WHERE id = $1 AND ${UNFINISHED}`,
+        [runId, workerId],
+      );
+      return result.rowCount === 1;
+    },
+
+    async appendStep(runId, step) {
+      const result = await pool.query(
+        `UPDATE runs SET steps = steps || jsonb_build_array($2::jsonb) WHERE id = $1 AND ${UNFINISHED}`,
+        [runId, JSON.stringify(step)],
+      );
+      return result.rowCount === 1;
+    },
+
+    async finish(runId, { status, error, logKey, logError }) {
+      const result = await pool.query(
+        `UPDATE runs SET status = $2, error = $3, log_key = $4, log_error = $5, finished_at = now()
+         WHERE id = $1 AND ${UNFINISHED}`,
+        [
+          runId,
+          status,
+          error === undefined ? null : JSON.stringify(error),
+          logKey ?? null,
+          logError === undefined ? null : JSON.stringify(logError),
+        ],
+      );
+      return result.rowCount === 1;
+    },
+
+    async recordTimings(runId, timings) {
+      // totalMs: accepted → finished, from the row's own clock, so the anatomy adds up against it.
+      await pool.query(
+        `UPDATE runs SET timings = $2::jsonb || jsonb_build_object('totalMs',
+           round(extract(epoch FROM (coalesce(finished_at, now()) - created_at)) * 1000))
+         WHERE id = $1`,
+        [runId, JSON.stringify(timings)],
+      );
+    },
+
+    async get(runId) {
+      const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
+      const row = rows[0];
+      if (row === undefined) return null;
+      return {
+        id: row.id,
+        flowId: row.flow_id,
+        flowVersionId: row.flow_version_id,
+        status: row.status,
+        sync: row.sync,
+        steps: row.steps,
+        error: row.error,
+        logKey: row.log_key,
+        logError: row.log_error,
+        timings: row.timings,
+        workerId: row.worker_id,
+        createdAt: row.created_at,
+        startedAt: row.started_at,
+        finishedAt: row.finished_at,
+      };
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import {
+  FlowboxError,
+  FlowResponseReportSchema,
+  parseMessage,
+  RunFinishedReportSchema,
+  StepReportSchema,
+} from '@flowbox/protocol';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { RunsRepository } from '../db/runs-repository.ts';
+import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
+import type { EngineTokenClaims, TokenService } from '../tokens.ts';
+
+export interface EngineRouteDeps {
+  runs: RunsRepository;
+  hub: SyncResponseHub;
+  tokens: TokenService;
+}
+
+interface EngineRequest {
+  Params: { runId: string };
+  Body: unknown;
+}
+
+/**
+ * The engine callback API. Every call carries a JWT scoped to one run; a token for another run,
+ * an expired or tampered one is refused before anything is written.
+ */
+export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps): void {
+  const authorize = async (request: FastifyRequest<EngineRequest>): Promise<EngineTokenClaims> => {
+    const header = request.headers.authorization;
+    if (header === undefined || !header.startsWith('Bearer ')) {
+      throw new FlowboxError('UNAUTHORIZED', 'missing engine token');
+    }
+    const claims = await deps.tokens.verifyEngineToken(header.slice('Bearer '.length));
+    if (claims.runId !== request.params.runId) {
+      throw new FlowboxError('FORBIDDEN', 'the engine token is for another run');
+    }
+    return claims;
+  };
+
+  app.post<EngineRequest>('/v1/engine/runs/:runId/steps', async (request, reply) => {
+    await authorize(request);
+    const report = parseBody(StepReportSchema, request.body);
+    if (!(await deps.runs.appendStep(request.params.runId, report.step)))
+      throw alreadyFinished(request.params.runId);
+    return reply.status(204).send();
+  });
+
+  app.post<EngineRequest>('/v1/engine/runs/:runId/response', async (request, reply) => {
+    const claims = await authorize(request);
+    const report = parseBody(FlowResponseReportSchema, request.body);
+    if (claims.syncInstanceId !== null) {
+      await deps.hub.publish(claims.syncInstanceId, {
+        version: 1,
+        type: 'flow-response',
+        runId: claims.runId,
+        response: report.response,
+      });
+    }
+    return reply.status(204).send();
+  });
+
+  app.post<EngineRequest>('/v1/engine/runs/:runId/finish', async (request, reply) => {
+    const claims = await authorize(request);
+    const report = parseBody(RunFinishedReportSchema, request.body);
+    const finalised = await deps.runs.finish(claims.runId, {
+      status: report.status,
+      error: report.error,
+      logKey: report.logKey,
+      logError: report.logError,
+    });
+    if (!finalised) throw alreadyFinished(claims.runId);
+    // A sync caller whose flow failed before its response step hears about it now, not at the
+    // webhook timeout. When a response was already sent there is no waiter and this is moot.
+    if (claims.syncInstanceId !== null) {
+      await deps.hub.publish(claims.syncInstanceId, {
+        version: 1,
+        type: 'run-ended',
+        runId: claims.runId,
+        status: report.status,
+        ...(report.error === undefined ? {} : { error: report.error }),
+      });
+    }
+    return reply.status(204).send();
+  });
+}
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = parseMessage(schema, body);
+  if (!parsed.ok) throw new FlowboxError('INVALID_REQUEST', parsed.error);
+  return parsed.value;
+}
+
+function alreadyFinished(runId: string): FlowboxError {
+  return new FlowboxError('RUN_ALREADY_FINISHED', `run ${runId} has already finished`);
+}

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+
+export interface HealthChecks {
+  database(): Promise<void>;
+  redis(): Promise<void>;
+  /** Workers connected to this instance over socket.io. */
+  connectedWorkers(): number;
+}
+
+/** `live`: the process answers. `ready`: it can take webhooks (Postgres and Redis answer). */
+export function registerHealthRoutes(app: FastifyInstance, checks: HealthChecks): void {
+  app.get('/health/live', async () => ({ status: 'ok' }));
+  app.get('/health/ready', async (_request, reply) => {
+    const results = await Promise.allSettled([checks.database(), checks.redis()]);
+    const [database, redis] = results.map((r) => (r.status === 'fulfilled' ? 'ok' : 'unavailable'));
+    const ready = database === 'ok' && redis === 'ok';
+    return reply
+      .status(ready ? 200 : 503)
+      .send({ status: ready ? 'ok' : 'unavailable', database, redis, workers: checks.connectedWorkers() });
+  });
+}

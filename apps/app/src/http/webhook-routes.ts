@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { FlowboxError, serializeError, type TriggerPayload } from '@flowbox/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FlowsRepository } from '../db/flows-repository.ts';
+import type { RunsRepository } from '../db/runs-repository.ts';
+import type { RunQueue } from '../queue/run-queue.ts';
+import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
+import type { ErrorBody } from './error-handler.ts';
+
+export const RUN_ID_HEADER = 'x-flowbox-run-id';
+
+/** Headers a flow may not set on its response: they describe the connection, not the content. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'content-length',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+]);
+
+export interface WebhookDeps {
+  flows: FlowsRepository;
+  runs: RunsRepository;
+  queue: RunQueue;
+  hub: SyncResponseHub;
+  webhookTimeoutMs: number;
+}
+
+interface WebhookRequest {
+  Params: { flowId: string };
+  Querystring: Record<string, string>;
+  Body: unknown;
+}
+
+export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
+  app.post<WebhookRequest>('/v1/webhooks/:flowId/sync', (request, reply) =>
+    acceptRun(request, reply, deps, true),
+  );
+  app.post<WebhookRequest>('/v1/webhooks/:flowId', (request, reply) =>
+    acceptRun(request, reply, deps, false),
+  );
+}
+
+async function acceptRun(
+  request: FastifyRequest<WebhookRequest>,
+  reply: FastifyReply,
+  deps: WebhookDeps,
+  sync: boolean,
+): Promise<FastifyReply> {
+  const trigger = toTriggerPayload(request);
+  const flow = await deps.flows.findPublished(request.params.flowId);
+  if (flow === null || !flow.enabled) {
+    throw new FlowboxError(
+      'FLOW_NOT_FOUND',
+      `flow ${request.params.flowId} does not exist or is not enabled`,
+    );
+  }
+  const runId = randomUUID();
+  await deps.runs.create({ id: runId, flowId: flow.flowId, flowVersionId: flow.flowVersionId, sync });
+  reply.header(RUN_ID_HEADER, runId);
+
+  const waiter = sync ? deps.hub.register(runId) : null;
+  try {
+    await deps.queue.add({
+      version: 1,
+      type: 'run-flow',
+      runId,
+      flowId: flow.flowId,
+      flowVersionId: flow.flowVersionId,
+      trigger,
+      syncInstanceId: sync ? deps.hub.instanceId : null,
+      acceptedAt: Date.now(),
+    });
+  } catch (error) {
+    waiter?.cancel();
+    // The run was accepted, so it must end readable: record why it never ran.
+    await deps.runs.finish(runId, { status: 'INTERNAL_ERROR', error: serializeError(error) });
+    throw error;
+  }
+
+  if (waiter === null) return reply.status(202).send({ runId });
+  const outcome = await waiter.wait(deps.webhookTimeoutMs);
+  return sendOutcome(reply, outcome, deps.webhookTimeoutMs);
+}
+
+function toTriggerPayload(request: FastifyRequest<WebhookRequest>): TriggerPayload {
+  const body = request.body ?? {};
+  if (typeof body !== 'object' || Array.isArray(body) || body === null) {
+    throw new FlowboxError('INVALID_BODY', 'the webhook body must be a JSON object');
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers[name] = value;
+    else if (Array.isArray(value)) headers[name] = value.join(', ');
+  }
+  return { body: body as Record<string, unknown>, headers, query: { ...request.query } };
+}
+
+function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: number): FastifyReply {
+  switch (outcome.type) {
+    case 'flow-response': {
+      const { status, headers, body } = outcome.response;
+      for (const [name, value] of Object.entries(headers)) {
+        if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
+          reply.header(name, value);
+      }
+      return reply.status(status).send(body === undefined ? '' : body);
+    }
+    case 'run-ended': {
+      const error = outcome.error ?? {
+        code: 'INTERNAL' as const,
+        message: `the run ended ${outcome.status} without a response`,
+      };
+      const body: ErrorBody & { status: string; step?: string } = {
+        error: { code: error.code, message: error.message },
+        runId: outcome.runId,
+        status: outcome.status,
+      };
+      if (outcome.error?.step !== undefined) body.step = outcome.error.step;
+      return reply.status(outcome.status === 'TIMEOUT' ? 504 : 500).send(body);
+    }
+    case 'timeout': {
+      const body: ErrorBody = {
+        error: {
+          code: 'WEBHOOK_TIMEOUT',
+          message: `the flow did not answer within ${timeoutMs / 1000}s; the run goes on and stays readable`,
+        },
+        runId: outcome.runId,
+      };
+      return reply.status(504).send(body);
+    }
+    case 'shutdown': {
+      const body: ErrorBody = {
+        error: { code: 'QUEUE_UNAVAILABLE', message: 'this app instance is shutting down; the run goes on' },
+        runId: outcome.runId,
+      };
+      return reply.status(503).send(body);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
+import { createApp } from './app.ts';
+import { loadConfig } from './env.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = createLogger({ name: 'app', level: config.LOG_LEVEL });
+  const app = createApp(config, logger);
+  onShutdownSignal(logger, () => app.close());
+  const url = await app.start();
+  // A supervising parent (pnpm dev, tests, the benchmark runner) learns the URL whatever the log level.
+  process.send?.({ type: 'ready', url });
+}
+
+main().catch((error: unknown) => {
+  // Config errors already say which variable is wrong; print them without a stack.
+  const message = error instanceof Error && error.name === 'ConfigError' ? error.message : error;
+  console.error('flowbox app failed to start:', message);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@flowbox/node-kit';
+import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
+import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { RUN_QUEUE_NAME } from './run-queue.ts';
+
+/** A job taken from the queue for one worker; the app holds its lock until the result. */
+export interface LeasedJob {
+  jobId: string;
+  data: RunJobData;
+  complete(): Promise<void>;
+  fail(reason: string): Promise<void>;
+  /** Puts the job back in the queue untouched (its worker went away before receiving it). */
+  release(): Promise<void>;
+}
+
+interface PendingPoll {
+  resolve: (job: LeasedJob | null) => void;
+}
+
+const LOCK_DURATION_MS = 30_000;
+
+/**
+ * Takes jobs out of BullMQ on behalf of the socket.io workers, which hold no Redis credentials.
+ * Polls wait in FIFO order; one fetch loop per app instance serves them through a single
+ * blocking Redis connection, so the app does not open a connection per worker.
+ */
+export class JobBroker {
+  readonly #worker: Worker<RunJobData>;
+  readonly #logger: Logger;
+  readonly #polls: PendingPoll[] = [];
+  readonly #leases = new Map<string, NodeJS.Timeout>();
+  #fetching = false;
+  #closed = false;
+
+  constructor(options: { connection: Redis; prefix: string; logger: Logger; blockSeconds: number }) {
+    this.#logger = options.logger;
+    this.#worker = new Worker<RunJobData>(RUN_QUEUE_NAME, null, {
+      connection: options.connection,
+      prefix: options.prefix,
+      autorun: false,
+      lockDuration: LOCK_DURATION_MS,
+      drainDelay: options.blockSeconds,
+    });
+    this.#worker.on('error', (error) => this.#logger.error({ err: error }, 'job broker error'));
+  }
+
+  async start(): Promise<void> {
+    await this.#worker.waitUntilReady();
+    // Jobs whose app died while holding them go back to the queue after their lock expires.
+    void this.#worker.startStalledCheckTimer().catch((error: unknown) => {
+      this.#logger.error({ err: error }, 'stalled-job checker stopped');
+    });
+  }
+
+  /** Resolves with the next job, or null when none came within `timeoutMs` or `signal` aborted. */
+  next(timeoutMs: number, signal: AbortSignal): Promise<LeasedJob | null> {
+    if (this.#closed || signal.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const poll: PendingPoll = {
+        resolve: (job) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(job);
+        },
+      };
+      const drop = () => {
+        const index = this.#polls.indexOf(poll);
+        if (index >= 0) this.#polls.splice(index, 1);
+        poll.resolve(null);
+      };
+      const onAbort = () => drop();
+      const timer = setTimeout(drop, timeoutMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#polls.push(poll);
+      this.#pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const poll of this.#polls.splice(0)) poll.resolve(null);
+    for (const timer of this.#leases.values()) clearInterval(timer);
+    this.#leases.clear();
+    await this.#worker.close(true);
+  }
+
+  #pump(): void {
+    if (this.#fetching || this.#closed) return;
+    this.#fetching = true;
+    void this.#fetchLoop().finally(() => {
+      this.#fetching = false;
+      if (this.#polls.length > 0 && !this.#closed) this.#pump();
+    });
+  }
+
+  async #fetchLoop(): Promise<void> {
+    while (this.#polls.length > 0 && !this.#closed) {
+      const token = randomUUID();
+      let job: Job<RunJobData> | undefined;
+      try {
+        job = await this.#worker.getNextJob(token, { block: true });
+      } catch (error) {
+        if (this.#closed) return;
+        this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
+        await new Promise((r) => setTimeout(r, 1_000));
+        continue;
+      }
+      if (job === undefined) continue;
+      const lease = this.#lease(job, token);
+      if (lease === null) continue;
+      const poll = this.#polls.shift();
+      if (poll === undefined) {
+        await lease.release();
+        return;
+      }
+      poll.resolve(lease);
+    }
+  }
+
+  #lease(job: Job<RunJobData>, token: string): LeasedJob | null {
+    const jobId = job.id ?? '';
+    const parsed = parseMessage(RunJobDataSchema, job.data);
+    if (!parsed.ok) {
+      this.#logger.error({ jobId, reason: parsed.error }, 'dropped a job with invalid data');
+      void job.moveToFailed(new Error(`invalid job data: ${parsed.error}`), token, false).catch(() => {});
+      return null;
+    }
+    // Keep the lock while a worker runs the job; the app, not the worker, talks to Redis.
+    const renew = setInterval(() => {
+      job.extendLock(token, LOCK_DURATION_MS).catch((error: unknown) => {
+        this.#logger.warn({ err: error, jobId }, 'could not extend a job lock');
+      });
+    }, LOCK_DURATION_MS / 2);
+    this.#leases.set(jobId, renew);
+    const endLease = () => {
+      clearInterval(renew);
+      this.#leases.delete(jobId);
+    };
+    return {
+      jobId,
+      data: parsed.value,
+      complete: async () => {
+        endLease();
+        await job.moveToCompleted('done', token, false);
+      },
+      fail: async (reason) => {
+        endLease();
+        await job.moveToFailed(new Error(reason), token, false);
+      },
+      release: async () => {
+        endLease();
+        await job.moveToWait(token);
+      },
+    };
+  }
+}

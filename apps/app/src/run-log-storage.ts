@@ -1,0 +1,77 @@
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+
+export interface S3Settings {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * The app's side of object storage: it holds the credentials and hands out presigned URLs,
+ * so workers and engines never see a key.
+ */
+export class RunLogStorage {
+  readonly #client: S3Client;
+  readonly #bucket: string;
+
+  constructor(settings: S3Settings) {
+    this.#bucket = settings.bucket;
+    this.#client = new S3Client({
+      endpoint: settings.endpoint,
+      region: settings.region,
+      credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+      forcePathStyle: true,
+      // Presigned URLs must not carry checksum parameters the uploader cannot know in advance.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  static logKey(runId: string): string {
+    return `runs/${runId}/log.json`;
+  }
+
+  /**
+   * Checks at start that the bucket exists and the credentials can write to it, creating the
+   * bucket when it is missing. An object write rather than HeadBucket: some S3-compatible
+   * servers (s3rver) refuse path-style bucket-level reads.
+   */
+  async ensureBucket(): Promise<void> {
+    const probe = new PutObjectCommand({ Bucket: this.#bucket, Key: '_flowbox/probe', Body: 'ok' });
+    try {
+      await this.#client.send(probe);
+    } catch (error) {
+      if (!(error instanceof S3ServiceException) || error.name !== 'NoSuchBucket') throw error;
+      await this.#client.send(new CreateBucketCommand({ Bucket: this.#bucket }));
+      await this.#client.send(probe);
+    }
+  }
+
+  presignLogUpload(runId: string, expiresInSeconds: number): Promise<string> {
+    const command = new PutObjectCommand({
+      Bucket: this.#bucket,
+      Key: RunLogStorage.logKey(runId),
+      ContentType: 'application/json',
+    });
+    return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds });
+  }
+
+  presignDownload(key: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
+  }
+
+  close(): void {
+    this.#client.destroy();
+  }
+}

@@ -1,0 +1,213 @@
+import type { Server as HttpServer } from 'node:http';
+import type { Logger } from '@flowbox/node-kit';
+import {
+  type JobResultAck,
+  JobResultSchema,
+  type PollReply,
+  PollRequestSchema,
+  parseMessage,
+  SOCKET_EVENTS,
+  serializeError,
+} from '@flowbox/protocol';
+import { Server, type Socket } from 'socket.io';
+import type { Dispatcher } from '../dispatcher.ts';
+import type { JobBroker, LeasedJob } from '../queue/job-broker.ts';
+import type { TokenService } from '../tokens.ts';
+
+type Ack<T> = (reply: T) => void;
+
+interface WorkerSession {
+  workerName: string;
+  inFlight: LeasedJob | null;
+  polling: boolean;
+  disconnected: AbortController;
+}
+
+/**
+ * The workers' only door into flowbox: socket.io, authenticated by a worker token. A worker
+ * polls; the app leases it a job from BullMQ and later records its result.
+ */
+export class WorkerGateway {
+  readonly #io: Server;
+  readonly #broker: JobBroker;
+  readonly #dispatcher: Dispatcher;
+  readonly #tokens: TokenService;
+  readonly #logger: Logger;
+  readonly #pollMs: number;
+  /** Runs being finalised because their worker vanished; close() waits for them. */
+  readonly #losses = new Set<Promise<void>>();
+
+  constructor(deps: {
+    httpServer: HttpServer;
+    broker: JobBroker;
+    dispatcher: Dispatcher;
+    tokens: TokenService;
+    logger: Logger;
+    pollSeconds: number;
+  }) {
+    this.#broker = deps.broker;
+    this.#dispatcher = deps.dispatcher;
+    this.#tokens = deps.tokens;
+    this.#logger = deps.logger;
+    this.#pollMs = deps.pollSeconds * 1000;
+    this.#io = new Server(deps.httpServer, { serveClient: false, transports: ['websocket'] });
+    this.#io.use((socket, next) => {
+      const token: unknown = socket.handshake.auth.token;
+      if (typeof token !== 'string') return next(new Error('UNAUTHORIZED: missing worker token'));
+      this.#tokens.verifyWorkerToken(token).then(
+        ({ workerName }) => {
+          socket.data.workerName = workerName;
+          next();
+        },
+        (error: unknown) => next(new Error(`UNAUTHORIZED: ${(error as Error).message}`)),
+      );
+    });
+    this.#io.on('connection', (socket) => this.#onConnection(socket));
+  }
+
+  get connectedWorkers(): number {
+    return this.#io.of('/').sockets.size;
+  }
+
+  async close(): Promise<void> {
+    // Disconnecting fails each socket's in-flight job (see the disconnect handler), so nothing
+    // stays RUNNING; then the socket.io server (and with it the HTTP server) closes.
+    this.#io.disconnectSockets(true);
+    await Promise.allSettled([...this.#losses]);
+    await this.#io.close();
+  }
+
+  #onConnection(socket: Socket): void {
+    const session: WorkerSession = {
+      workerName: String(socket.data.workerName),
+      inFlight: null,
+      polling: false,
+      disconnected: new AbortController(),
+    };
+    const logger = this.#logger.child({ worker: session.workerName, socketId: socket.id });
+    logger.info('worker connected');
+
+    socket.on(SOCKET_EVENTS.poll, (frame: unknown, ack: Ack<PollReply>) => {
+      if (typeof ack !== 'function') return;
+      void this.#onPoll(session, frame, ack, logger);
+    });
+    socket.on(SOCKET_EVENTS.jobResult, (frame: unknown, ack: Ack<JobResultAck>) => {
+      if (typeof ack !== 'function') return;
+      void this.#onJobResult(session, frame, ack, logger);
+    });
+    socket.on('disconnect', (reason) => {
+      session.disconnected.abort();
+      logger.info({ reason }, 'worker disconnected');
+      const lease = session.inFlight;
+      session.inFlight = null;
+      if (lease === null) return;
+      const loss = this.#workerLost(lease, logger).finally(() => this.#losses.delete(loss));
+      this.#losses.add(loss);
+    });
+  }
+
+  async #onPoll(session: WorkerSession, frame: unknown, ack: Ack<PollReply>, logger: Logger): Promise<void> {
+    const parsed = parseMessage(PollRequestSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ reason: parsed.error }, 'dropped an invalid poll');
+      ack({
+        version: 1,
+        type: 'error',
+        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: parsed.error },
+      });
+      return;
+    }
+    if (session.inFlight !== null || session.polling) {
+      ack({
+        version: 1,
+        type: 'error',
+        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: 'a worker runs one job at a time' },
+      });
+      return;
+    }
+    session.polling = true;
+    try {
+      const lease = await this.#broker.next(this.#pollMs, session.disconnected.signal);
+      if (lease === null) {
+        ack({ version: 1, type: 'idle' });
+        return;
+      }
+      if (session.disconnected.signal.aborted) {
+        await lease.release();
+        return;
+      }
+      session.inFlight = lease;
+      try {
+        const job = await this.#dispatcher.dispatch(lease, parsed.value.workerId);
+        ack({ version: 1, type: 'job', job });
+      } catch (error) {
+        session.inFlight = null;
+        logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
+        await this.#dispatcher.conclude(lease, { status: 'INTERNAL_ERROR', error: serializeError(error) });
+        ack({ version: 1, type: 'idle' });
+      }
+    } finally {
+      session.polling = false;
+    }
+  }
+
+  async #onJobResult(
+    session: WorkerSession,
+    frame: unknown,
+    ack: Ack<JobResultAck>,
+    logger: Logger,
+  ): Promise<void> {
+    const parsed = parseMessage(JobResultSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ reason: parsed.error }, 'dropped an invalid job result');
+      ack({
+        version: 1,
+        type: 'error',
+        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: parsed.error },
+      });
+      return;
+    }
+    const result = parsed.value;
+    const lease = session.inFlight;
+    if (lease === null || lease.jobId !== result.jobId) {
+      ack({
+        version: 1,
+        type: 'error',
+        error: {
+          name: 'ProtocolError',
+          code: 'INVALID_REQUEST',
+          message: `job ${result.jobId} is not leased to you`,
+        },
+      });
+      return;
+    }
+    session.inFlight = null;
+    try {
+      await this.#dispatcher.conclude(lease, {
+        status: result.status,
+        error: result.error,
+        timings: result.timings,
+      });
+      ack({ version: 1, type: 'ok' });
+    } catch (error) {
+      logger.error({ err: error, runId: result.runId }, 'could not record a job result');
+      ack({ version: 1, type: 'error', error: serializeError(error) });
+    }
+  }
+
+  async #workerLost(lease: LeasedJob, logger: Logger): Promise<void> {
+    logger.warn({ runId: lease.data.runId, jobId: lease.jobId }, 'worker lost with a job in flight');
+    try {
+      await this.#dispatcher.conclude(lease, {
+        status: 'FAILED',
+        error: {
+          name: 'WorkerLost',
+          code: 'WORKER_LOST',
+          message: 'the worker running this job disconnected',
+        },
+      });
+    } catch (error) {
+      logger.error({ err: error, runId: lease.data.runId }, 'could not finalise a run whose worker was lost');
+    }
+  }
+}

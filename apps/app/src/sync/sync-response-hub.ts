@@ -1,0 +1,108 @@
+import type { Logger } from '@flowbox/node-kit';
+import { type Deferred, defer } from '@flowbox/node-kit';
+import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
+import type { Redis } from 'ioredis';
+
+export type SyncOutcome =
+  | SyncMessage
+  | { type: 'timeout'; runId: string }
+  | { type: 'shutdown'; runId: string };
+
+export interface SyncWaiter {
+  /** Resolves with the run's answer, or `timeout` after `timeoutMs`. Never rejects. */
+  wait(timeoutMs: number): Promise<SyncOutcome>;
+  cancel(): void;
+}
+
+/**
+ * Connects sync webhook callers to their run's answer. Every app instance subscribes to its own
+ * channel; whichever instance learns the answer publishes it there. An answer for this very
+ * instance is delivered in-process, without a Redis round trip.
+ */
+export class SyncResponseHub {
+  readonly #waiters = new Map<string, Deferred<SyncOutcome>>();
+  readonly #publisher: Redis;
+  readonly #subscriber: Redis;
+  readonly #prefix: string;
+  readonly #instanceId: string;
+  readonly #logger: Logger;
+
+  constructor(options: {
+    publisher: Redis;
+    subscriber: Redis;
+    prefix: string;
+    instanceId: string;
+    logger: Logger;
+  }) {
+    this.#publisher = options.publisher;
+    this.#subscriber = options.subscriber;
+    this.#prefix = options.prefix;
+    this.#instanceId = options.instanceId;
+    this.#logger = options.logger;
+  }
+
+  get instanceId(): string {
+    return this.#instanceId;
+  }
+
+  async start(): Promise<void> {
+    this.#subscriber.on('message', (_channel: string, raw: string) => this.#onMessage(raw));
+    await this.#subscriber.subscribe(syncChannelName(this.#prefix, this.#instanceId));
+  }
+
+  /** Register before the run is enqueued, so a fast answer cannot arrive before anyone listens. */
+  register(runId: string): SyncWaiter {
+    const deferred = defer<SyncOutcome>();
+    this.#waiters.set(runId, deferred);
+    return {
+      wait: async (timeoutMs) => {
+        const timer = setTimeout(() => deferred.resolve({ type: 'timeout', runId }), timeoutMs);
+        try {
+          return await deferred.promise;
+        } finally {
+          clearTimeout(timer);
+          this.#waiters.delete(runId);
+        }
+      },
+      cancel: () => {
+        this.#waiters.delete(runId);
+      },
+    };
+  }
+
+  async publish(instanceId: string, message: SyncMessage): Promise<void> {
+    if (instanceId === this.#instanceId) {
+      this.#deliver(message);
+      return;
+    }
+    await this.#publisher.publish(syncChannelName(this.#prefix, instanceId), JSON.stringify(message));
+  }
+
+  /** Answers every waiting caller with `shutdown`; their runs go on and stay readable. */
+  async close(): Promise<void> {
+    for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
+    this.#waiters.clear();
+    await this.#subscriber.unsubscribe().catch(() => {});
+  }
+
+  #onMessage(raw: string): void {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(raw);
+    } catch {
+      this.#logger.warn('dropped a sync message that is not JSON');
+      return;
+    }
+    const parsed = parseMessage(SyncMessageSchema, frame);
+    if (!parsed.ok) {
+      this.#logger.warn({ reason: parsed.error }, 'dropped an invalid sync message');
+      return;
+    }
+    this.#deliver(parsed.value);
+  }
+
+  #deliver(message: SyncMessage): void {
+    // No waiter: the caller already got an answer (or timed out); later messages are moot.
+    this.#waiters.get(message.runId)?.resolve(message);
+  }
+}

@@ -1,0 +1,66 @@
+import { createLogger } from '@flowbox/node-kit';
+import { inject } from 'vitest';
+import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { createApp, type FlowboxApp } from '../src/app.ts';
+import { loadConfig } from '../src/env.ts';
+
+export const TEST_TOKEN_SECRET = 'test-secret-test-secret-test-secret!';
+
+/** An in-process app on a fresh database, bucket and Redis namespace of the shared test servers. */
+export async function startTestApp(
+  env: Record<string, string> = {},
+): Promise<{ app: FlowboxApp; url: string }> {
+  const s3 = inject('s3');
+  const config = loadConfig({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: await createTestDatabase(),
+    REDIS_URL: inject('redisUrl'),
+    REDIS_PREFIX: testNamespace(),
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_BUCKET: await createTestBucket(),
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    TOKEN_SECRET: TEST_TOKEN_SECRET,
+    WORKER_POLL_SECONDS: '2',
+    ...env,
+  });
+  const app = createApp(config, createLogger({ name: 'app', level: 'silent' }));
+  const url = await app.start();
+  return { app, url };
+}
+
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** `GET /v1/runs/:id` as a test reads it. */
+export interface RunView {
+  id: string;
+  status: string;
+  flowId: string;
+  sync: boolean;
+  steps: Array<{ name: string; status: string; output?: unknown; error?: { code: string; message: string } }>;
+  error: { code: string; message: string; step?: string } | null;
+  logKey: string | null;
+  logUrl: string | null;
+  logError: { code: string; message: string } | null;
+  workerId: string | null;
+  timings: Record<string, number> | null;
+}
+
+export async function getRun(baseUrl: string, runId: string): Promise<RunView> {
+  const response = await fetch(`${baseUrl}/v1/runs/${runId}`);
+  if (response.status !== 200)
+    throw new Error(`GET run ${runId}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as RunView;
+}

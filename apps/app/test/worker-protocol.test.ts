@@ -1,0 +1,192 @@
+import type { DispatchedJob, PollReply, RunLog, StepResult } from '@flowbox/protocol';
+import { ENGINE_CALLBACK_PATHS } from '@flowbox/protocol';
+import { io, type Socket } from 'socket.io-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FlowboxApp } from '../src/app.ts';
+import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
+import { BENCHMARK_FLOW } from '../src/seed.ts';
+import { getRun, postJson, startTestApp } from './app-harness.ts';
+
+/**
+ * Drives the app through its two machine-facing protocols, socket.io for workers and HTTP for
+ * engines, the way a real worker and engine do, without starting them.
+ */
+describe('worker and engine protocols', () => {
+  let app: FlowboxApp;
+  let url: string;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    ({ app, url } = await startTestApp());
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.disconnect();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  async function connectWorker(token: string): Promise<Socket> {
+    const socket = io(url, { auth: { token }, transports: ['websocket'], reconnection: false });
+    sockets.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+    return socket;
+  }
+
+  async function pollJob(socket: Socket): Promise<DispatchedJob> {
+    const reply = (await socket
+      .timeout(10_000)
+      .emitWithAck('poll', { version: 1, type: 'poll', workerId: 'w1' })) as PollReply;
+    if (reply.type !== 'job') throw new Error(`expected a job, got ${JSON.stringify(reply)}`);
+    return reply.job;
+  }
+
+  function callback(
+    job: DispatchedJob,
+    path: string,
+    body: unknown,
+    token = job.engineToken,
+  ): Promise<Response> {
+    return postJson(`${url}${path}`, body, { authorization: `Bearer ${token}` });
+  }
+
+  function step(name: string, output: unknown): StepResult {
+    return {
+      name,
+      kind: 'test',
+      status: 'SUCCEEDED',
+      input: {},
+      output,
+      startedAt: new Date().toISOString(),
+      durationMs: 1,
+    };
+  }
+
+  it('refuses a worker without a valid token', async () => {
+    await expect(connectWorker('not-a-token')).rejects.toThrow(/UNAUTHORIZED/);
+    const engineToken = await app.tokens.signEngineToken({ runId: 'r', syncInstanceId: null }, 60);
+    await expect(connectWorker(engineToken)).rejects.toThrow(/UNAUTHORIZED/);
+  });
+
+  it('carries a sync run from webhook to response, log and final state', async () => {
+    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync?x=1`, { hello: 'world' });
+    const job = await pollJob(worker);
+    expect(job.flow).toEqual(BENCHMARK_FLOW);
+    expect(job.trigger.body).toEqual({ hello: 'world' });
+    expect(job.trigger.query).toEqual({ x: '1' });
+    expect(job.logUpload.key).toBe(`runs/${job.runId}/log.json`);
+    expect((await getRun(url, job.runId)).status).toBe('RUNNING');
+
+    // Engine tokens are scoped: none, another run's, or garbage are refused and write nothing.
+    const otherRun = await app.tokens.signEngineToken(
+      { runId: crypto.randomUUID(), syncInstanceId: null },
+      60,
+    );
+    const report = { version: 1, type: 'step', step: step('trigger', { hello: 'world' }) };
+    expect((await postJson(`${url}${ENGINE_CALLBACK_PATHS.steps(job.runId)}`, report)).status).toBe(401);
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, otherRun)).status).toBe(403);
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, 'x.y.z')).status).toBe(401);
+    expect(
+      (await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), { version: 1, type: 'step' })).status,
+    ).toBe(400);
+
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
+    const response = {
+      version: 1,
+      type: 'flow-response',
+      response: { status: 201, headers: { 'x-custom': 'yes', 'content-length': '999' }, body: { result: 6 } },
+    };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
+
+    const answer = await pending;
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('x-custom')).toBe('yes');
+    expect(answer.headers.get(RUN_ID_HEADER)).toBe(job.runId);
+    expect(await answer.json()).toEqual({ result: 6 });
+
+    const log: RunLog = {
+      version: 1,
+      runId: job.runId,
+      flowId: job.flowId,
+      flowVersionId: job.flowVersionId,
+      status: 'SUCCEEDED',
+      startedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      steps: [step('trigger', { hello: 'world' })],
+    };
+    const upload = await fetch(job.logUpload.url, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(log),
+    });
+    expect(upload.status).toBe(200);
+    const finish = { version: 1, type: 'run-finished', status: 'SUCCEEDED', logKey: job.logUpload.key };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(409);
+
+    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
+      version: 1,
+      type: 'job-result',
+      workerId: 'w1',
+      jobId: job.jobId,
+      runId: job.runId,
+      status: 'SUCCEEDED',
+      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+    });
+    expect(ack).toEqual({ version: 1, type: 'ok' });
+
+    const run = await getRun(url, job.runId);
+    expect(run).toMatchObject({ status: 'SUCCEEDED', logKey: job.logUpload.key, workerId: 'w1' });
+    expect(run.steps).toHaveLength(1);
+    expect(run.timings).toMatchObject({ runMs: 2, workerBusyMs: 4 });
+    const downloaded = await fetch(String(run.logUrl));
+    expect(downloaded.status).toBe(200);
+    expect(await downloaded.json()).toEqual(log);
+  });
+
+  it('answers a sync caller with 500 and the run id as soon as the flow fails', async () => {
+    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    const job = await pollJob(worker);
+    const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
+    const finish = { version: 1, type: 'run-finished', status: 'FAILED', error, logKey: null };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
+    const answer = await pending;
+    expect(answer.status).toBe(500);
+    expect(await answer.json()).toEqual({
+      error: { code: 'CODE_STEP_FAILED', message: 'boom' },
+      runId: job.runId,
+      status: 'FAILED',
+      step: 'step_2',
+    });
+  });
+
+  it('fails the in-flight run when its worker disconnects', async () => {
+    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    const job = await pollJob(worker);
+    worker.disconnect();
+    const answer = await pending;
+    expect(answer.status).toBe(500);
+    expect(await answer.json()).toMatchObject({ runId: job.runId, error: { code: 'WORKER_LOST' } });
+    expect((await getRun(url, job.runId)).status).toBe('FAILED');
+  });
+
+  it('refuses a job result for a job the worker does not hold', async () => {
+    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
+      version: 1,
+      type: 'job-result',
+      workerId: 'w1',
+      jobId: 'nope',
+      runId: 'nope',
+      status: 'SUCCEEDED',
+      timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
+    });
+    expect(ack).toMatchObject({ type: 'error', error: { code: 'INVALID_REQUEST' } });
+  });
+});
