@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import {
+  createBucket,
+  createDatabase,
+  type PgliteServer,
+  type S3Config,
+  startPglite,
+} from '../packages/local-services/src/index.ts';
+
+/**
+ * Helpers for tests that use the servers started by test/global-setup.ts. Every helper hands
+ * out something fresh (database, bucket, namespace) so test files never see each other's data.
+ */
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin URL (user postgres, database postgres) of the shared PostgreSQL server. */
+    postgresUrl: string;
+    redisUrl: string;
+    /** The shared versitygw: checks SigV4 signatures as strictly as AWS. */
+    s3: S3Config;
+  }
+}
+
+/** A random prefix for BullMQ queue names and Redis keys. */
+export function testNamespace(): string {
+  return `test-${randomUUID()}`;
+}
+
+/** A new, empty database (or a clone of `template`) on the shared server; returns its URL. */
+export function createTestDatabase(template?: string): Promise<string> {
+  return createDatabase(inject('postgresUrl'), `test_${randomUUID().replaceAll('-', '')}`, template);
+}
+
+/** A new bucket on the shared S3 server; returns its name. */
+export async function createTestBucket(): Promise<string> {
+  const bucket = `test-${randomUUID()}`;
+  await createBucket(inject('s3'), bucket);
+  return bucket;
+}
+
+/** An in-memory PGlite behind pglite-socket for this test alone; close it when done. */
+export function startTestPglite(): Promise<PgliteServer> {
+  return startPglite({});
+}
