@@ -1,0 +1,54 @@
+import { BENCHMARK_FLOW_ID } from '@flowbox/app';
+import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
+import { loadConfig } from './env.ts';
+import { startStack } from './stack.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env, process.cwd());
+  const logger = createLogger({ name: 'dev', level: config.LOG_LEVEL });
+  const stack = await startStack({
+    dataDir: config.dataDir,
+    apps: config.APPS,
+    workers: config.WORKERS,
+    port: config.PORT,
+    logLevel: config.LOG_LEVEL,
+    databaseUrl: config.DATABASE_URL,
+    redisUrl: config.REDIS_URL,
+    s3:
+      config.S3_ENDPOINT === undefined
+        ? undefined
+        : {
+            endpoint: config.S3_ENDPOINT,
+            region: config.S3_REGION,
+            bucket: config.S3_BUCKET,
+            accessKeyId: config.S3_ACCESS_KEY_ID ?? '',
+            secretAccessKey: config.S3_SECRET_ACCESS_KEY ?? '',
+          },
+    tokenSecret: config.TOKEN_SECRET,
+    baseEnv: process.env,
+    onLine: (_name, line) => process.stdout.write(`${line.raw}\n`),
+  });
+  onShutdownSignal(logger, () => stack.close(), 20_000);
+  const url = stack.appUrls[0];
+  process.stdout.write(
+    [
+      '',
+      `flowbox is up: ${stack.appUrls.length} app(s), ${stack.workers.length} worker(s); embedded: ${stack.embedded.join(', ') || 'none'}; data in ${config.dataDir}`,
+      'Try the benchmark flow:',
+      '',
+      `  curl -i -X POST ${url}/v1/webhooks/${BENCHMARK_FLOW_ID}/sync -H 'content-type: application/json' -d '{}'`,
+      '',
+      `Then read the run: curl ${url}/v1/runs/<x-flowbox-run-id from the response>`,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((error: unknown) => {
+  const message =
+    error instanceof Error && ['ConfigError', 'MissingBinaryError'].includes(error.name)
+      ? error.message
+      : error;
+  console.error('flowbox dev failed to start:', message);
+  process.exit(1);
+});

@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { TokenService } from '@flowbox/app';
+import { type LocalService, startPglite, startRedisServer, startS3rver } from '@flowbox/local-services';
+import { type LogLine, type ManagedProcess, startNodeProcess } from './managed-process.ts';
+
+export interface StackOptions {
+  dataDir: string;
+  apps: number;
+  workers: number;
+  /** Port of the first app; the others take the next ones. 0 picks free ports. */
+  port: number;
+  logLevel: string;
+  databaseUrl?: string | undefined;
+  redisUrl?: string | undefined;
+  s3?:
+    | { endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string }
+    | undefined;
+  tokenSecret?: string | undefined;
+  /** Which app each worker connects to (index into the apps); default round-robin. */
+  workerTargets?: number[] | undefined;
+  /** Extra environment for every app process (e.g. WEBHOOK_TIMEOUT_SECONDS in tests). */
+  appEnv?: Record<string, string> | undefined;
+  workerEnv?: Record<string, string> | undefined;
+  onLine?: ((name: string, line: LogLine) => void) | undefined;
+  /** The environment the child processes inherit (PATH and the like). */
+  baseEnv: Record<string, string | undefined>;
+}
+
+export interface RunningStack {
+  appUrls: string[];
+  apps: ManagedProcess[];
+  workers: ManagedProcess[];
+  /** What was started in-process or from PATH because no URL was given. */
+  embedded: string[];
+  close(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+
+/**
+ * Brings up a whole flowbox on this machine: the stores that were not given as URLs (PGlite,
+ * redis-server, an S3 server), then the app and worker processes. Used by `pnpm dev`, the
+ * end-to-end tests and the benchmark runner.
+ */
+export async function startStack(options: StackOptions): Promise<RunningStack> {
+  // createRequire rather than import.meta.resolve: vitest's module runner lacks the latter.
+  const require = createRequire(import.meta.url);
+  const appEntry = require.resolve('@flowbox/app/main');
+  const workerEntry = require.resolve('@flowbox/worker/main');
+  const services: LocalService[] = [];
+  const processes: ManagedProcess[] = [];
+  const embedded: string[] = [];
+  const close = async () => {
+    await Promise.allSettled(processes.reverse().map((p) => p.stop()));
+    await Promise.allSettled(services.reverse().map((s) => s.close()));
+  };
+  try {
+    await mkdir(options.dataDir, { recursive: true });
+    const databaseUrl =
+      options.databaseUrl ??
+      (
+        await embed(services, embedded, 'PGlite', () =>
+          startPglite({ dataDir: join(options.dataDir, 'pglite') }),
+        )
+      ).url;
+    const redisUrl =
+      options.redisUrl ??
+      (
+        await embed(services, embedded, 'redis-server', async () => {
+          const dataDir = join(options.dataDir, 'redis');
+          await mkdir(dataDir, { recursive: true });
+          return startRedisServer({ port: 0, dataDir });
+        })
+      ).url;
+    const s3 = options.s3 ?? (await embedS3(services, embedded, options.dataDir));
+    const tokenSecret = options.tokenSecret ?? randomBytes(32).toString('base64url');
+
+    const baseEnv = cleanEnv(options.baseEnv);
+    const appUrls: string[] = [];
+    const apps: ManagedProcess[] = [];
+    for (let index = 0; index < options.apps; index++) {
+      const app = startNodeProcess({
+        name: `app-${index}`,
+        entry: appEntry,
+        onLine: options.onLine,
+        env: {
+          ...baseEnv,
+          PORT: String(options.port === 0 ? 0 : options.port + index),
+          LOG_LEVEL: options.logLevel,
+          INSTANCE_ID: `app-${index}-${randomBytes(3).toString('hex')}`,
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redisUrl,
+          S3_ENDPOINT: s3.endpoint,
+          S3_REGION: s3.region,
+          S3_BUCKET: s3.bucket,
+          S3_ACCESS_KEY_ID: s3.accessKeyId,
+          S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+          TOKEN_SECRET: tokenSecret,
+          ...options.appEnv,
+        },
+      });
+      processes.push(app);
+      apps.push(app);
+      // Apps start one after the other so the first one migrates and seeds alone.
+      appUrls.push(await readyUrl(app));
+    }
+
+    const tokens = new TokenService(tokenSecret);
+    const workers: ManagedProcess[] = [];
+    for (let index = 0; index < options.workers; index++) {
+      const target = options.workerTargets?.[index] ?? index % appUrls.length;
+      const appUrl = appUrls[target];
+      if (appUrl === undefined)
+        throw new Error(`worker ${index} targets app ${target}, which does not exist`);
+      const worker = startNodeProcess({
+        name: `worker-${index}`,
+        entry: workerEntry,
+        onLine: options.onLine,
+        env: {
+          ...baseEnv,
+          LOG_LEVEL: options.logLevel,
+          APP_URL: appUrl,
+          WORKER_ID: `worker-${index}`,
+          WORKER_TOKEN: await tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600),
+          ...options.workerEnv,
+        },
+      });
+      processes.push(worker);
+      workers.push(worker);
+    }
+    return { appUrls, apps, workers, embedded, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function readyUrl(app: ManagedProcess): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${app.name} was not ready within ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
+  });
+  try {
+    const message = await Promise.race([app.firstMessage, timeout]);
+    const url = (message as { type?: unknown; url?: unknown } | null)?.url;
+    if (typeof url !== 'string') throw new Error(`${app.name} sent an unexpected first message`);
+    return url;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function embed<T extends LocalService>(
+  services: LocalService[],
+  embedded: string[],
+  name: string,
+  start: () => Promise<T>,
+): Promise<T> {
+  const service = await start();
+  services.push(service);
+  embedded.push(name);
+  return service;
+}
+
+async function embedS3(services: LocalService[], embedded: string[], dataDir: string) {
+  // Local development credentials for the in-process server only; never used elsewhere.
+  const credentials = { accessKeyId: 'flowbox-dev', secretAccessKey: 'flowbox-dev-secret' };
+  const bucket = 'flowbox';
+  const server = await embed(services, embedded, 'S3 (s3rver)', () =>
+    startS3rver({ dataDir: join(dataDir, 's3'), bucket, ...credentials }),
+  );
+  return { endpoint: server.endpoint, region: 'us-east-1', bucket, ...credentials };
+}
+
+/** Children get the parent's environment minus flowbox's own variables, which are set explicitly. */
+function cleanEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (
+      value !== undefined &&
+      !/^(DATABASE_|REDIS_|S3_|TOKEN_SECRET|WORKER_|APP_URL|PORT$|INSTANCE_ID)/.test(key)
+    ) {
+      out[key] = value;
+    }
+  }
+  return out;
+}

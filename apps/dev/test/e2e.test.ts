@@ -1,0 +1,208 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FlowDefinition, RunLog } from '@flowbox/protocol';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { createFlowsRepository } from '../../app/src/db/flows-repository.ts';
+import { createPool } from '../../app/src/db/pool.ts';
+import { RUN_ID_HEADER } from '../../app/src/http/webhook-routes.ts';
+import { getRun, postJson, type RunView } from '../../app/test/app-harness.ts';
+import { type RunningStack, startStack } from '../src/stack.ts';
+
+const FINAL = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
+
+/** Waits for a run to reach a final state, reading it the way a user would. */
+async function waitForFinalRun(baseUrl: string, runId: string, deadlineMs = 20_000): Promise<RunView> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const run = await getRun(baseUrl, runId);
+    if (FINAL.includes(run.status)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function codeFlow(code: string): FlowDefinition {
+  return {
+    trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+    steps: [
+      { type: 'code', name: 'step_1', code, input: { who: '{{trigger.who}}' } },
+      {
+        type: 'piece',
+        name: 'step_2',
+        piece: 'webhook',
+        action: 'return_response',
+        input: { status: 200, headers: {}, body: '{{step_1}}' },
+      },
+    ],
+  };
+}
+
+async function startTestStack(
+  options: { apps: number; workers: number; workerTargets?: number[]; appEnv?: Record<string, string> },
+  dataDir: string,
+) {
+  const s3 = inject('s3');
+  const databaseUrl = await createTestDatabase();
+  const stack = await startStack({
+    dataDir,
+    apps: options.apps,
+    workers: options.workers,
+    workerTargets: options.workerTargets,
+    port: 0,
+    logLevel: 'warn',
+    databaseUrl,
+    redisUrl: inject('redisUrl'),
+    s3: { ...s3, bucket: await createTestBucket() },
+    appEnv: { REDIS_PREFIX: testNamespace(), WORKER_POLL_SECONDS: '2', ...options.appEnv },
+    baseEnv: process.env,
+  });
+  return { stack, databaseUrl };
+}
+
+describe('end to end: one app and one worker as real processes', () => {
+  let stack: RunningStack;
+  let url: string;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'flowbox-e2e-'));
+    const started = await startTestStack(
+      { apps: 1, workers: 1, appEnv: { WEBHOOK_TIMEOUT_SECONDS: '2', CODE_STEP_TIMEOUT_MS: '4000' } },
+      dataDir,
+    );
+    stack = started.stack;
+    url = stack.appUrls[0] ?? '';
+    const pool = createPool(started.databaseUrl, 1);
+    const flows = createFlowsRepository(pool);
+    const flowsToAdd: Record<string, string> = {
+      throws: "throw new Error('boom: ' + inputs.who);",
+      loops: 'while (true) {}',
+      // Busy for longer than the webhook timeout but well inside the code-step timeout.
+      slow: 'const end = Date.now() + 3000; while (Date.now() < end) {} return { done: true };',
+    };
+    for (const [id, code] of Object.entries(flowsToAdd)) {
+      await flows.ensureFlow({ flowId: id, name: id, flowVersionId: `${id}-v1`, definition: codeFlow(code) });
+    }
+    await pool.end();
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers the benchmark flow with {"result":6} and records the run, its steps and its log', async () => {
+    const response = await postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ result: 6 });
+    const runId = response.headers.get(RUN_ID_HEADER) ?? '';
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const run = await waitForFinalRun(url, runId);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
+      ['trigger', 'SUCCEEDED', {}],
+      ['step_1', 'SUCCEEDED', { result: 5 }],
+      ['step_2', 'SUCCEEDED', { result: 6 }],
+      ['step_3', 'SUCCEEDED', expect.objectContaining({ body: { result: 6 } })],
+    ]);
+    expect(run.logKey).toBe(`runs/${runId}/log.json`);
+
+    const log = (await (await fetch(String(run.logUrl))).json()) as RunLog;
+    expect(log).toMatchObject({ runId, status: 'SUCCEEDED', flowId: 'benchmark' });
+    expect(log.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
+    for (const step of log.steps) {
+      expect(step).toHaveProperty('input');
+      expect(step.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('runs an async webhook to completion', async () => {
+    const response = await postJson(`${url}/v1/webhooks/benchmark`, { any: 'thing' });
+    expect(response.status).toBe(202);
+    const { runId } = (await response.json()) as { runId: string };
+    expect((await waitForFinalRun(url, runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('answers 500 naming the run when a code step throws, and records the failure', async () => {
+    const response = await postJson(`${url}/v1/webhooks/throws/sync`, { who: 'alice' });
+    // 500 rather than the webhook timeout's 504: the failure was reported at once.
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as {
+      runId: string;
+      step: string;
+      error: { code: string; message: string };
+    };
+    expect(body).toMatchObject({ step: 'step_1', error: { code: 'CODE_STEP_FAILED' } });
+    expect(body.error.message).toContain('boom: alice');
+    expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
+
+    const run = await waitForFinalRun(url, body.runId);
+    expect(run.status).toBe('FAILED');
+    expect(run.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_1' });
+    expect(run.steps.at(-1)).toMatchObject({ name: 'step_1', status: 'FAILED' });
+    const log = (await (await fetch(String(run.logUrl))).json()) as RunLog;
+    expect(log.status).toBe('FAILED');
+    expect(log.steps.at(-1)?.error?.message).toContain('boom: alice');
+  });
+
+  it('kills a code step that never ends and fails its run', async () => {
+    const response = await postJson(`${url}/v1/webhooks/loops/sync`, { who: 'bob' });
+    const body = (await response.json()) as { runId: string; error: { code: string } };
+    // The 2 s webhook timeout may answer first; either way the run id is there and the run fails.
+    expect([500, 504]).toContain(response.status);
+    const run = await waitForFinalRun(url, body.runId);
+    expect(run.status).toBe('FAILED');
+    expect(run.error?.code).toBe('CODE_STEP_TIMEOUT');
+  });
+
+  it('answers 504 with the run id when the flow is slower than the webhook timeout, and still finishes the run', async () => {
+    const response = await postJson(`${url}/v1/webhooks/slow/sync`, { who: 'carol' });
+    expect(response.status).toBe(504);
+    const body = (await response.json()) as { runId: string; error: { code: string } };
+    expect(body.error.code).toBe('WEBHOOK_TIMEOUT');
+    expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
+    const run = await waitForFinalRun(url, body.runId);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.steps.find((s) => s.name === 'step_1')?.output).toEqual({ done: true });
+  });
+
+  it('still serves the benchmark flow after the failures above', async () => {
+    const response = await postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ result: 6 });
+  });
+});
+
+describe('end to end: two apps, the webhook on one and the worker on the other', () => {
+  let stack: RunningStack;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'flowbox-e2e-'));
+    ({ stack } = await startTestStack({ apps: 2, workers: 1, workerTargets: [1] }, dataDir));
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('routes the response through Redis to the app holding the connection', async () => {
+    const [entry, workerApp] = stack.appUrls as [string, string];
+    const response = await postJson(`${entry}/v1/webhooks/benchmark/sync`, {});
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ result: 6 });
+
+    // The engine calls back the app its worker is connected to, so all callbacks landed on the
+    // second app while the first held the caller's connection.
+    const health = async (base: string) =>
+      (await (await fetch(`${base}/health/ready`)).json()) as { workers: number };
+    expect((await health(entry)).workers).toBe(0);
+    expect((await health(workerApp)).workers).toBe(1);
+    const run = await waitForFinalRun(entry, response.headers.get(RUN_ID_HEADER) ?? '');
+    expect(run.status).toBe('SUCCEEDED');
+  });
+});
