@@ -15,6 +15,8 @@ export const ERROR_CATALOG = {
   UNAUTHORIZED: { family: 'user', httpStatus: 401 },
   FORBIDDEN: { family: 'user', httpStatus: 403 },
   RUN_ALREADY_FINISHED: { family: 'user', httpStatus: 409 },
+  INVALID_FLOW: { family: 'user', httpStatus: 400 },
+  FLOW_VERSION_NOT_FOUND: { family: 'user', httpStatus: 404 },
   // A flow that ran and failed.
   STEP_FAILED: { family: 'user', httpStatus: 500 },
   INVALID_STEP_INPUT: { family: 'user', httpStatus: 500 },
@@ -29,6 +31,10 @@ export const ERROR_CATALOG = {
   WORKER_LOST: { family: 'system', httpStatus: 500 },
   LOG_UPLOAD_FAILED: { family: 'system', httpStatus: 500 },
   CALLBACK_FAILED: { family: 'system', httpStatus: 500 },
+  /** A flow bundle or piece archive could not be fetched or unpacked into the worker's cache. */
+  PROVISION_FAILED: { family: 'system', httpStatus: 500 },
+  /** A fetched artifact's sha256 is not the one the app recorded: refused, never run. */
+  ARTIFACT_INTEGRITY: { family: 'system', httpStatus: 500 },
   QUEUE_UNAVAILABLE: { family: 'system', httpStatus: 503 },
   INTERNAL: { family: 'system', httpStatus: 500 },
 } as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number }>;

@@ -9,10 +9,15 @@
  * - worker: a concurrency-1 process that runs one job at a time by forking an engine.
  * - engine: the child process that executes a flow and calls the app back over HTTP.
  * - step: one node of a flow (trigger, piece action or code) and its recorded result.
+ * - piece: a versioned package of actions and triggers, shipped to workers as an archive.
+ * - flow bundle: a published flow version as one verified file (definition + compiled code).
+ * - warm / cold: an engine process reused between jobs, or a fresh one for every job.
  *
  * Every message carries `version` and a string `type`; receivers parse, never cast.
  */
+export * from './artifacts.ts';
 export * from './callbacks.ts';
+export * from './code-step.ts';
 export * from './errors.ts';
 export * from './flow.ts';
 export * from './ipc.ts';
@@ -21,3 +26,4 @@ export * from './parse.ts';
 export * from './run.ts';
 export * from './socket-events.ts';
 export * from './sync-channel.ts';
+export * from './templates.ts';

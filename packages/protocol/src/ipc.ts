@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { PieceRefSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
-import { FlowDefinitionSchema, RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
+import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { FinalRunStatusSchema } from './run.ts';
 
 /**
@@ -11,11 +12,19 @@ import { FinalRunStatusSchema } from './run.ts';
  *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
  *   engine ── 'execute-result' ─▶ worker   once per execute
  */
+/** Where code steps run: in isolated-vm (default), or in the engine itself, for comparison. */
+export const ExecutionModeSchema = z.enum(['SANDBOX_CODE_ONLY', 'UNSANDBOXED']);
+export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
+
 export const EngineJobSchema = z.object({
   runId: z.string(),
   flowId: z.string(),
   flowVersionId: z.string(),
-  flow: FlowDefinitionSchema,
+  /** The verified flow bundle in the worker's cache (a FlowBundle JSON file). */
+  bundlePath: z.string(),
+  /** Unpacked, verified piece archives in the worker's cache: `<dir>/manifest.json`, `<dir>/index.mjs`. */
+  pieces: z.array(PieceRefSchema.extend({ dir: z.string() })),
+  executionMode: ExecutionModeSchema,
   trigger: TriggerPayloadSchema,
   /** Base URL of the app the engine calls back, e.g. http://127.0.0.1:3000 */
   appUrl: z.url(),

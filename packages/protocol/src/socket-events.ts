@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { ArtifactDownloadSchema, PieceDownloadSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
-import { FlowDefinitionSchema, RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
+import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { FinalRunStatusSchema } from './run.ts';
 
 /**
@@ -25,7 +26,10 @@ export const DispatchedJobSchema = z.object({
   runId: z.string(),
   flowId: z.string(),
   flowVersionId: z.string(),
-  flow: FlowDefinitionSchema,
+  /** The flow bundle (presigned GET); the worker caches it by flowVersionId and checks its hash. */
+  bundle: ArtifactDownloadSchema,
+  /** The archives of every piece the flow uses (presigned GETs); cached by name, version and hash. */
+  pieces: z.array(PieceDownloadSchema),
   trigger: TriggerPayloadSchema,
   /** JWT scoped to this run; the engine sends it on every callback. */
   engineToken: z.string(),
@@ -44,16 +48,42 @@ export const PollReplySchema = z.discriminatedUnion('type', [
 ]);
 export type PollReply = z.infer<typeof PollReplySchema>;
 
-/** Where a worker's time for one job went (milliseconds). */
+const Ms = z.number().nonnegative();
+
+/**
+ * Where a worker's time for one job went (milliseconds): the latency anatomy.
+ *   queueMs       accepted by the app → received by the worker
+ *   provisionMs   bundle + pieces + engine bundle into the disk cache (cache hits are ~0)
+ *   bootMs        fork → engine ready; 0 when a running engine was reused or prewarmed
+ *   runMs         the flow with its callbacks, without the log upload
+ *   logPersistMs  the run log's upload
+ *   workerBusyMs  received → result ready: what sets a concurrency-1 worker's throughput
+ */
 export const JobTimingsSchema = z.object({
-  queueMs: z.number().nonnegative(),
-  provisionMs: z.number().nonnegative(),
-  bootMs: z.number().nonnegative(),
+  queueMs: Ms,
+  provisionMs: Ms,
+  provision: z.object({ bundleMs: Ms, piecesMs: Ms, engineMs: Ms }).optional(),
+  bootMs: Ms,
   runMs: z.number().nonnegative(),
   logPersistMs: z.number().nonnegative(),
   workerBusyMs: z.number().nonnegative(),
 });
 export type JobTimings = z.infer<typeof JobTimingsSchema>;
+
+/** What the worker's cache and engine did for one job, for the run row, logs and tests. */
+export const JobProvisioningSchema = z.object({
+  bundle: z.enum(['hit', 'miss']),
+  pieceHits: z.number().int().nonnegative(),
+  pieceMisses: z.number().int().nonnegative(),
+  engine: z.object({
+    pid: z.number().int(),
+    /** Jobs this engine process has run, this one included (1 in cold mode). */
+    jobsServed: z.number().int().positive(),
+    /** True when the engine was booted ahead of the job (prewarm) or reused (warm). */
+    preBooted: z.boolean(),
+  }),
+});
+export type JobProvisioning = z.infer<typeof JobProvisioningSchema>;
 
 export const JobResultSchema = z.object({
   version: z.literal(1),
@@ -64,6 +94,8 @@ export const JobResultSchema = z.object({
   status: FinalRunStatusSchema,
   error: SerializedErrorSchema.optional(),
   timings: JobTimingsSchema,
+  /** Absent when the job failed before provisioning finished. */
+  provisioning: JobProvisioningSchema.optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
 

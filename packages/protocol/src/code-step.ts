@@ -1,0 +1,11 @@
+/**
+ * How a code step's source becomes what the sandbox evaluates. The app compiles (wraps and
+ * syntax-checks) code steps at publish time and stores the result in the flow bundle; the
+ * engine evaluates that expression to get an async function of `inputs`.
+ */
+export const CODE_STEP_FILENAME = 'code-step.js';
+
+/** The user's code sits on its own line, so their line N is line N + 1 of the wrapped source. */
+export function wrapCodeStep(code: string): string {
+  return `(async function codeStep(inputs) {\n${code}\n})`;
+}
