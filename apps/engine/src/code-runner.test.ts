@@ -1,80 +1,134 @@
-import { isFlowboxError } from '@flowbox/protocol';
-import { describe, expect, it } from 'vitest';
-import { type CodeRunRequest, createCodeRunner } from './code-runner.ts';
+import { type ExecutionMode, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CodeRunner, CodeRunRequest } from './code-runner.ts';
+import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
+import { createNodeVmRunner } from './node-vm-runner.ts';
 
-const runner = createCodeRunner({
-  onCatastrophicError: (message) => {
-    throw new Error(`catastrophic isolate error in a test: ${message}`);
-  },
+/** One runner per execution mode, held to the same suite below. */
+const RUNNERS: Record<ExecutionMode, CodeRunner> = {
+  SANDBOX_CODE_ONLY: createIsolatedVmRunner({
+    onCatastrophicError: (message) => {
+      throw new Error(`catastrophic isolate error in a test: ${message}`);
+    },
+  }),
+  UNSANDBOXED: createNodeVmRunner(),
+};
+
+afterAll(() => {
+  for (const runner of Object.values(RUNNERS)) runner.close();
 });
 
 function request(code: string, overrides: Partial<CodeRunRequest> = {}): CodeRunRequest {
-  return { code, inputs: {}, timeoutMs: 1_000, memoryMb: 16, ...overrides };
+  return { source: wrapCodeStep(code), inputs: {}, timeoutMs: 1_000, memoryMb: 16, ...overrides };
 }
 
-async function failure(req: CodeRunRequest): Promise<{ code: string; message: string }> {
+async function failure(runner: CodeRunner, req: CodeRunRequest) {
   const error: unknown = await runner.run(req).then(
     () => undefined,
     (e: unknown) => e,
   );
   if (!isFlowboxError(error)) throw new Error(`expected a FlowboxError, got ${String(error)}`);
-  return { code: error.code, message: error.message };
+  return { code: error.code, message: error.message, stack: error.stack };
 }
 
-describe('code runner', () => {
+describe.each(Object.keys(RUNNERS) as ExecutionMode[])('code runner, %s', (mode) => {
+  const runner = RUNNERS[mode];
+  const run = (code: string, overrides?: Partial<CodeRunRequest>) => runner.run(request(code, overrides));
+  const fail = (code: string, overrides?: Partial<CodeRunRequest>) =>
+    failure(runner, request(code, overrides));
+
   it('returns the value the code returns, with its inputs', async () => {
-    await expect(
-      runner.run(request('return { result: Number(inputs.sum) + 1 };', { inputs: { sum: 5 } })),
-    ).resolves.toEqual({ result: 6 });
-  });
-
-  it('supports await and returns undefined when the code returns nothing', async () => {
-    await expect(runner.run(request('await null; return [1, "a", null];'))).resolves.toEqual([1, 'a', null]);
-    await expect(runner.run(request('const x = 1;'))).resolves.toBeUndefined();
-  });
-
-  it('maps a thrown error to CODE_STEP_FAILED with the user message', async () => {
-    const { code, message } = await failure(request("throw new Error('boom')"));
-    expect(code).toBe('CODE_STEP_FAILED');
-    expect(message).toContain('boom');
-  });
-
-  it("keeps the user's stack, with lines counted from the first line of the code", async () => {
-    const error: unknown = await runner.run(request('const a = 1;\nnull.x;')).catch((e: unknown) => e);
-    expect(error).toMatchObject({
-      code: 'CODE_STEP_FAILED',
-      stack: expect.stringContaining('code-step.js:2:'),
+    await expect(run('return { result: Number(inputs.sum) + 1 };', { inputs: { sum: 5 } })).resolves.toEqual({
+      result: 6,
     });
   });
 
-  it('maps a syntax error and a non-JSON result to CODE_STEP_FAILED', async () => {
-    expect((await failure(request('return {'))).code).toBe('CODE_STEP_FAILED');
-    const bigint = await failure(request('return 1n;'));
-    expect(bigint).toMatchObject({ code: 'CODE_STEP_FAILED', message: expect.stringMatching(/JSON/) });
+  it('supports await and returns undefined when the code returns nothing', async () => {
+    await expect(run('await null; return [1, "a", null];')).resolves.toEqual([1, 'a', null]);
+    await expect(run('const x = 1;')).resolves.toBeUndefined();
   });
 
-  it('stops a busy loop with CODE_STEP_TIMEOUT within timeout + 1 s', async () => {
+  it('returns JSON only: dates become strings, functions and undefined disappear', async () => {
+    const code = 'return { d: new Date(0), f() {}, u: undefined, n: NaN, list: [undefined] };';
+    await expect(run(code)).resolves.toEqual({ d: '1970-01-01T00:00:00.000Z', n: null, list: [null] });
+  });
+
+  it('rejects a result JSON cannot hold with CODE_STEP_FAILED', async () => {
+    expect(await fail('return 1n;')).toMatchObject({ code: 'CODE_STEP_FAILED', message: /JSON/ });
+    expect(await fail('const a = {}; a.a = a; return a;')).toMatchObject({
+      code: 'CODE_STEP_FAILED',
+      message: /JSON/,
+    });
+  });
+
+  it('gives the code a copy of its inputs: mutating them changes nothing outside', async () => {
+    const inputs = { list: [1], nested: { n: 1 } };
+    const code = 'inputs.list.push(2); inputs.nested.n = 99; inputs.extra = true; return inputs;';
+    const result = await run(code, { inputs });
+    expect(result).toEqual({ list: [1, 2], nested: { n: 99 }, extra: true });
+    expect(inputs).toEqual({ list: [1], nested: { n: 1 } });
+  });
+
+  it('maps a thrown error to CODE_STEP_FAILED with the user message', async () => {
+    expect(await fail("throw new Error('boom')")).toMatchObject({
+      code: 'CODE_STEP_FAILED',
+      message: 'boom',
+    });
+    expect(await fail("throw new TypeError('bad type')")).toMatchObject({ message: 'TypeError: bad type' });
+    expect(await fail("throw 'a string'")).toMatchObject({ code: 'CODE_STEP_FAILED', message: 'a string' });
+    expect(await fail('await null; throw { reason: 1 };')).toMatchObject({ message: '{"reason":1}' });
+  });
+
+  it("keeps the user's stack, with lines counted from the first line of the code", async () => {
+    expect((await fail('const a = 1;\nnull.x;')).stack).toContain('code-step.js:2:');
+  });
+
+  it('maps a syntax error to CODE_STEP_FAILED', async () => {
+    expect(await fail('return {')).toMatchObject({ code: 'CODE_STEP_FAILED', message: /SyntaxError/ });
+  });
+
+  it('stops a busy loop with CODE_STEP_TIMEOUT within timeout + 1 s, and runs the next step', async () => {
     const started = performance.now();
-    expect((await failure(request('while (true) {}', { timeoutMs: 300 }))).code).toBe('CODE_STEP_TIMEOUT');
+    expect((await fail('while (true) {}', { timeoutMs: 300 })).code).toBe('CODE_STEP_TIMEOUT');
     expect(performance.now() - started).toBeLessThan(1_300);
+    await expect(run('return 1;')).resolves.toBe(1);
   });
 
   it('stops an awaited promise that never settles with CODE_STEP_TIMEOUT', async () => {
     const started = performance.now();
-    const result = await failure(request('await new Promise(() => {});', { timeoutMs: 300 }));
-    expect(result.code).toBe('CODE_STEP_TIMEOUT');
+    expect((await fail('await new Promise(() => {});', { timeoutMs: 300 })).code).toBe('CODE_STEP_TIMEOUT');
     expect(performance.now() - started).toBeLessThan(1_300);
   });
 
   it('stops a busy loop after an await with CODE_STEP_TIMEOUT', async () => {
-    expect((await failure(request('await null; while (true) {}', { timeoutMs: 300 }))).code).toBe(
-      'CODE_STEP_TIMEOUT',
-    );
+    expect((await fail('await null; while (true) {}', { timeoutMs: 300 })).code).toBe('CODE_STEP_TIMEOUT');
   });
+
+  it('exposes an empty global scope, without timers or network', async () => {
+    await expect(run('return Object.keys(globalThis);')).resolves.toEqual([]);
+    expect(await fail('return setTimeout(() => {}, 1);')).toMatchObject({
+      message: /setTimeout is not defined/,
+    });
+    expect(await fail("return await fetch('http://127.0.0.1:1');")).toMatchObject({
+      message: /fetch is not defined/,
+    });
+  });
+
+  it('gives each run a fresh global scope', async () => {
+    await run('globalThis.leak = 1; JSON.stringify = () => "x"; Array.prototype.push = null; return null;');
+    await expect(run('return [typeof globalThis.leak, JSON.stringify([1])];')).resolves.toEqual([
+      'undefined',
+      '[1]',
+    ]);
+  });
+});
+
+describe('code runner, SANDBOX_CODE_ONLY only', () => {
+  const runner = RUNNERS.SANDBOX_CODE_ONLY;
 
   it('maps unbounded allocation to CODE_STEP_MEMORY_LIMIT, and the next run still works', async () => {
     const hog = 'const hoard = []; while (true) { hoard.push(new Array(100_000).fill(Math.random())); }';
-    const result = await failure(request(hog, { memoryMb: 16, timeoutMs: 10_000 }));
+    const result = await failure(runner, request(hog, { memoryMb: 16, timeoutMs: 10_000 }));
     expect(result.code).toBe('CODE_STEP_MEMORY_LIMIT');
     await expect(runner.run(request('return inputs.n * 2;', { inputs: { n: 21 } }))).resolves.toBe(42);
   });
@@ -85,18 +139,14 @@ describe('code runner', () => {
     ['dynamic import', "return await import('node:fs');", /not supported/i],
     ['constructor escape', "return this.constructor.constructor('return process')().pid;", /process is not/],
     ['function escape', "return (() => {}).constructor('return process')().pid;", /process is not/],
-    ['timers', 'return setTimeout(() => {}, 1);', /setTimeout is not defined/],
-    ['fetch', "return await fetch('http://127.0.0.1:1');", /fetch is not defined/],
   ])('has no %s inside the isolate', async (_name, code, message) => {
-    expect(await failure(request(code))).toMatchObject({ code: 'CODE_STEP_FAILED', message });
+    expect(await failure(runner, request(code))).toMatchObject({ code: 'CODE_STEP_FAILED', message });
   });
+});
 
-  it('exposes an empty global scope', async () => {
-    await expect(runner.run(request('return Object.keys(globalThis);'))).resolves.toEqual([]);
-  });
-
-  it('gives each run a fresh global scope', async () => {
-    await runner.run(request('globalThis.leak = 1; JSON.stringify = () => "x"; return null;'));
-    await expect(runner.run(request('return typeof globalThis.leak;'))).resolves.toBe('undefined');
+describe('code runner, UNSANDBOXED only', () => {
+  it('is no sandbox: the constructor escape reaches the engine process', async () => {
+    const code = "return this.constructor.constructor('return process')().pid;";
+    await expect(RUNNERS.UNSANDBOXED.run(request(code))).resolves.toBe(process.pid);
   });
 });

@@ -3,14 +3,21 @@ import type { FlowExecutor } from './flow-executor.ts';
 import type { EngineIpcChannel } from './ipc-channel.ts';
 
 export interface Engine {
-  /** Listens for jobs and tells the worker it is ready. */
+  /** Listens for jobs (main.ts tells the worker it is ready once the runtime is warm). */
   start(): void;
   /** Resolves when the job in progress (if any) has answered. */
   close(): Promise<void>;
 }
 
+export interface EngineDeps {
+  channel: EngineIpcChannel;
+  executor: FlowExecutor;
+  /** After each result is sent, off the job's path. */
+  afterJob?: () => void;
+}
+
 /** Serves `execute` requests from the worker one at a time. */
-export function createEngine(deps: { channel: EngineIpcChannel; executor: FlowExecutor }): Engine {
+export function createEngine(deps: EngineDeps): Engine {
   const { channel, executor } = deps;
   // The worker sends one job at a time; chaining keeps that true even if it did not.
   let queue: Promise<void> = Promise.resolve();
@@ -40,6 +47,7 @@ export function createEngine(deps: { channel: EngineIpcChannel; executor: FlowEx
         error: serializeError(error),
       });
     });
+    deps.afterJob?.();
   };
 
   return {
@@ -47,7 +55,6 @@ export function createEngine(deps: { channel: EngineIpcChannel; executor: FlowEx
       channel.onMessage((message) => {
         queue = queue.then(() => handle(message));
       });
-      channel.sendReady();
     },
     close: () => queue,
   };

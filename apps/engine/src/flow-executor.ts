@@ -2,22 +2,27 @@ import {
   type EngineJob,
   ERROR_CATALOG,
   type FinalRunStatus,
+  FlowboxError,
   type RunLog,
   type SerializedError,
   type StepResult,
   serializeError,
 } from '@flowbox/protocol';
 import { createAppClient } from './app-client.ts';
-import type { CodeRunner } from './code-runner.ts';
+import type { CodeRunners } from './code-runner.ts';
+import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import type { HttpClient } from './http-client.ts';
 import type { EngineLog } from './ipc-channel.ts';
 import { uploadRunLog } from './log-uploader.ts';
-import type { PieceRegistry } from './piece-registry.ts';
-import { createStepRunner } from './step-runner.ts';
+import type { PieceLoader } from './piece-loader.ts';
+import { createPieceRegistry } from './piece-registry.ts';
+import { createStepRunner, type StepRunnerDeps } from './step-runner.ts';
 
 export interface FlowExecutorDeps {
-  pieces: PieceRegistry;
-  codeRunner: CodeRunner;
+  bundles: FlowBundleLoader;
+  pieces: PieceLoader;
+  /** One per execution mode; each job names its own. */
+  codeRunners: CodeRunners;
   http: HttpClient;
   log: EngineLog;
   /** Per callback and for the log upload; the worker's flow timeout bounds the whole run. */
@@ -52,16 +57,17 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         runId: job.runId,
         timeoutMs,
       });
-      const steps = createStepRunner(deps, job, (response) => app.reportResponse(response));
       const results: StepResult[] = [];
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
 
       try {
+        const run = await prepareRun(deps, job);
+        const steps = createStepRunner(run, job, (response) => app.reportResponse(response));
         const scope: Record<string, unknown> = {};
         const plan = [
           () => steps.runTrigger(),
-          ...job.flow.steps.map((step) => () => steps.runStep(step, scope)),
+          ...run.bundle.definition.steps.map((step) => () => steps.runStep(step, scope)),
         ];
         for (const runNext of plan) {
           const result = await runNext();
@@ -75,9 +81,10 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           }
           scope[result.name] = result.output;
         }
-      } catch (callbackError) {
+      } catch (systemError) {
+        // A callback the app refused, or a bundle or piece the worker's cache could not give.
         status = 'INTERNAL_ERROR';
-        error = serializeError(callbackError);
+        error = serializeError(systemError);
       }
 
       const runLog: RunLog = {
@@ -120,5 +127,35 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       if (error !== undefined) outcome.error = error;
       return outcome;
     },
+  };
+}
+
+/** The run's flow bundle and pieces from the worker's cache, and the code runner of its mode. */
+async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepRunnerDeps> {
+  const [bundle, pieces] = await Promise.all([
+    deps.bundles.load(job.bundlePath),
+    Promise.all(job.pieces.map((piece) => deps.pieces.load(piece))),
+  ]);
+  if (bundle.flowId !== job.flowId || bundle.flowVersionId !== job.flowVersionId) {
+    throw new FlowboxError(
+      'PROVISION_FAILED',
+      `flow bundle ${job.bundlePath} holds ${bundle.flowId}/${bundle.flowVersionId}, not ${job.flowId}/${job.flowVersionId}`,
+    );
+  }
+  const provided = new Set(job.pieces.map((piece) => `${piece.name}@${piece.version}`));
+  const missing = bundle.pieces
+    .map((piece) => `${piece.name}@${piece.version}`)
+    .filter((p) => !provided.has(p));
+  if (missing.length > 0) {
+    throw new FlowboxError(
+      'PROVISION_FAILED',
+      `the flow needs ${missing.join(', ')}, which the job does not provide`,
+    );
+  }
+  return {
+    bundle,
+    pieces: createPieceRegistry(pieces),
+    codeRunner: deps.codeRunners[job.executionMode],
+    log: deps.log,
   };
 }

@@ -6,40 +6,17 @@ import {
   type WorkerToEngine,
   WorkerToEngineSchema,
 } from '@flowbox/protocol';
+import type { IpcPort } from './ipc-port.ts';
 
 /** The engine's log: lines travel to the worker, which writes them with its logger. */
 export type EngineLog = PieceLog;
 
-/** The parts of `process` the channel uses, so tests can stand in for a forked process. */
-export interface IpcPort {
-  readonly connected: boolean;
-  send(message: EngineToWorker, callback: (error: Error | null) => void): void;
-  onMessage(listener: (frame: unknown) => void): void;
-  onDisconnect(listener: () => void): void;
-}
-
+/** The engine's typed side of the IPC channel (main.ts sends `ready` on the raw port). */
 export interface EngineIpcChannel {
-  sendReady(): void;
   sendResult(result: ExecuteResult): Promise<void>;
   log: EngineLog;
   /** Every frame is parsed; bad ones are dropped with a log line. */
   onMessage(handler: (message: WorkerToEngine) => void): void;
-  onDisconnect(handler: () => void): void;
-}
-
-export function processIpcPort(proc: NodeJS.Process): IpcPort {
-  const send = proc.send?.bind(proc);
-  if (send === undefined) throw new Error('the engine must be forked with an IPC channel');
-  return {
-    get connected() {
-      return proc.connected;
-    },
-    send: (message, callback) => {
-      send(message, undefined, undefined, callback);
-    },
-    onMessage: (listener) => proc.on('message', listener),
-    onDisconnect: (listener) => proc.on('disconnect', listener),
-  };
 }
 
 export function createIpcChannel(port: IpcPort): EngineIpcChannel {
@@ -58,9 +35,6 @@ export function createIpcChannel(port: IpcPort): EngineIpcChannel {
     send(message).catch(() => {});
   };
   return {
-    sendReady: () => {
-      send({ version: 1, type: 'ready', pid: process.pid }).catch(() => {});
-    },
     sendResult: (result) => send(result),
     log,
     onMessage(handler) {
@@ -73,6 +47,5 @@ export function createIpcChannel(port: IpcPort): EngineIpcChannel {
         handler(parsed.value);
       });
     },
-    onDisconnect: (handler) => port.onDisconnect(handler),
   };
 }

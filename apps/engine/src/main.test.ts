@@ -1,30 +1,106 @@
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type EngineToWorker, EngineToWorkerSchema } from '@flowbox/protocol';
-import { describe, expect, it } from 'vitest';
+import { type EngineToWorker, EngineToWorkerSchema, type ExecutionMode } from '@flowbox/protocol';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeAppServer,
+  makeEngineJob,
+  prepareEngineArtifacts,
+  startFakeAppServer,
+} from './testing/index.ts';
 
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+/** What the worker forks (the built bundle), and the source it is built from. */
+const ENTRIES = {
+  bundle: fileURLToPath(new URL('../dist/engine.mjs', import.meta.url)),
+  source: fileURLToPath(new URL('./main.ts', import.meta.url)),
+};
 
-describe('engine main', () => {
-  it('says ready, drops a bad frame with a log line, and exits when its worker goes away', async () => {
-    const child = fork(MAIN, [], { execArgv: [], env: {}, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    const messages: EngineToWorker[] = [];
-    const nextMessage = () =>
-      once(child, 'message').then(([frame]) => {
-        const message = EngineToWorkerSchema.parse(frame);
-        messages.push(message);
-        return message;
-      });
+let dir: string;
+let app: FakeAppServer;
+let child: ChildProcess | undefined;
 
-    expect(await nextMessage()).toEqual({ version: 1, type: 'ready', pid: child.pid });
+beforeAll(async () => {
+  await access(ENTRIES.bundle).catch(() => {
+    throw new Error(`${ENTRIES.bundle} is missing: run \`pnpm build\` first`);
+  });
+  dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-main-'));
+  app = await startFakeAppServer();
+});
 
-    child.send({ version: 1, type: 'execute', requestId: 'r' });
-    expect(await nextMessage()).toMatchObject({ type: 'log', level: 'warn', msg: 'dropped a bad IPC frame' });
+afterAll(async () => {
+  await app.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
+afterEach(async () => {
+  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
     const exited = once(child, 'exit');
-    child.disconnect();
+    child.kill('SIGKILL');
+    await exited;
+  }
+});
+
+/** Forks an engine the way the worker does (README.md) and reads its frames with the protocol. */
+function start(entry: string) {
+  const forked = fork(entry, [], {
+    execArgv: [],
+    env: {},
+    serialization: 'json',
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  child = forked;
+  const nextMessage = (type?: EngineToWorker['type']): Promise<EngineToWorker> =>
+    new Promise((resolve) => {
+      const onMessage = (frame: unknown) => {
+        const message = EngineToWorkerSchema.parse(frame);
+        if (type !== undefined && message.type !== type) return;
+        forked.off('message', onMessage);
+        resolve(message);
+      };
+      forked.on('message', onMessage);
+    });
+  return { child: forked, nextMessage };
+}
+
+describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s)', (entry) => {
+  it('says ready, drops a bad frame with a log line, and exits when its worker goes away', async () => {
+    const engine = start(ENTRIES[entry]);
+    expect(await engine.nextMessage()).toEqual({ version: 1, type: 'ready', pid: engine.child.pid });
+
+    engine.child.send({ version: 1, type: 'execute', requestId: 'r' });
+    expect(await engine.nextMessage()).toMatchObject({
+      type: 'log',
+      level: 'warn',
+      msg: 'dropped a bad IPC frame',
+    });
+
+    const exited = once(engine.child, 'exit');
+    engine.child.disconnect();
     const [code, signal] = await exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
   });
+
+  it.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])(
+    'runs the seeded flow in %s, sent the moment it is ready',
+    async (executionMode) => {
+      const artifacts = await prepareEngineArtifacts(dir);
+      const engine = start(ENTRIES[entry]);
+      await engine.nextMessage('ready');
+      const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), {
+        ...artifacts,
+        executionMode,
+      });
+      engine.child.send({ version: 1, type: 'execute', requestId: 'req-1', job });
+      expect(await engine.nextMessage('execute-result')).toMatchObject({
+        type: 'execute-result',
+        requestId: 'req-1',
+        status: 'SUCCEEDED',
+        logKey: 'runs/run-1.json',
+      });
+    },
+  );
 });

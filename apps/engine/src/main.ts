@@ -1,38 +1,47 @@
-import { createCodeRunner } from './code-runner.ts';
-import { createEngine } from './engine.ts';
-import { createFlowExecutor } from './flow-executor.ts';
-import { createHttpClient } from './http-client.ts';
-import { createIpcChannel, processIpcPort } from './ipc-channel.ts';
-import { BUILT_IN_PIECES, createPieceRegistry } from './piece-registry.ts';
+import { type IpcPort, processIpcPort } from './ipc-port.ts';
+import { loadEngineRuntime } from './load-runtime.ts';
 
 /**
  * The engine child process. It has no configuration of its own: everything a run needs
  * arrives with each `execute` message from the worker that forked it.
+ *
+ * `ready` means ready: it goes out once the runtime (zod and the protocol schemas that parse
+ * every frame, HTTP, the code runners, isolated-vm) is loaded, so the worker's `bootMs` is the
+ * whole cost of a fresh engine. This file imports only the raw IPC port, so the runtime's load
+ * is the first thing the process does. How the bundle carries the runtime cheaply:
+ * load-bundled-runtime.ts.
  */
 function main(): void {
-  const channel = createIpcChannel(processIpcPort(process));
-  const http = createHttpClient();
-  const codeRunner = createCodeRunner({
-    onCatastrophicError(message) {
-      // isolated-vm: the process can no longer be trusted; the worker sees ENGINE_CRASHED.
-      channel.log('fatal', 'isolated-vm catastrophic error', { message });
-      process.abort();
-    },
-  });
-  const executor = createFlowExecutor({
-    pieces: createPieceRegistry(BUILT_IN_PIECES),
-    codeRunner,
-    http,
-    log: channel.log,
-  });
-  const engine = createEngine({ channel, executor });
+  const port = processIpcPort(process);
 
-  // The IPC channel closes when the worker dies: an engine without a worker must not linger.
-  channel.onDisconnect(() => {
-    http.close();
-    process.exit(0);
-  });
-  engine.start();
+  // The IPC channel closes when the worker dies: an engine without a worker must not linger,
+  // not even to finish its job (the worker's side reports it; the app's sweeper ends the run).
+  port.onDisconnect(() => process.exit(0));
+
+  loadEngineRuntime()
+    .then(async (loaded) => {
+      const runtime = loaded.startEngineRuntime({ port, onCatastrophicError: (msg) => abort(port, msg) });
+      await runtime.warm;
+      port.send({ version: 1, type: 'ready', pid: process.pid }, () => {});
+    })
+    .catch((error: unknown) => {
+      fatal(port, 'the engine runtime failed to start', error, () => process.exit(1));
+    });
+}
+
+/** isolated-vm lost control of an isolate: this process can no longer be trusted. */
+function abort(port: IpcPort, message: string): void {
+  fatal(port, 'isolated-vm catastrophic error', message, () => process.abort());
+}
+
+/** Tells the worker why the engine is about to end, then ends it (`then`). */
+function fatal(port: IpcPort, msg: string, error: unknown, then: () => void): void {
+  const data = error instanceof Error ? { message: error.message, stack: error.stack } : { message: error };
+  if (!port.connected) {
+    then();
+    return;
+  }
+  port.send({ version: 1, type: 'log', level: 'fatal', msg, data }, then);
 }
 
 main();

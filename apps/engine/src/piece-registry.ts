@@ -1,12 +1,7 @@
-import { mathHelperPiece } from '@flowbox/piece-math-helper';
-import { webhookPiece } from '@flowbox/piece-webhook';
 import type { Action, Piece, Trigger } from '@flowbox/pieces-framework';
 import { FlowboxError } from '@flowbox/protocol';
 
-/** The pieces bundled into the engine. */
-export const BUILT_IN_PIECES: readonly Piece[] = [webhookPiece, mathHelperPiece];
-
-/** Finds the piece code a step names; an unknown name fails the step. */
+/** Finds the piece code a step names among one run's pieces; an unknown name fails the step. */
 export interface PieceRegistry {
   action(piece: string, action: string): Action;
   trigger(piece: string, trigger: string): Trigger;
@@ -15,7 +10,8 @@ export interface PieceRegistry {
 export function createPieceRegistry(pieces: readonly Piece[]): PieceRegistry {
   const byName = new Map<string, Piece>();
   for (const piece of pieces) {
-    if (byName.has(piece.name)) throw new Error(`piece ${piece.name} is registered twice`);
+    if (byName.has(piece.name))
+      throw new FlowboxError('PROVISION_FAILED', `piece ${piece.name} is provided twice`);
     byName.set(piece.name, piece);
   }
   const piece = (name: string): Piece => {

@@ -1,6 +1,8 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
 import {
   type EngineJob,
+  type FlowBundle,
+  FlowboxError,
   type FlowResponse,
   type StepDefinition,
   type StepResult,
@@ -11,7 +13,9 @@ import type { EngineLog } from './ipc-channel.ts';
 import type { PieceRegistry } from './piece-registry.ts';
 import { resolveTemplates, type TemplateScope } from './template.ts';
 
+/** What one run's steps run with: its bundle, its pieces and the code runner of its mode. */
 export interface StepRunnerDeps {
+  bundle: FlowBundle;
   pieces: PieceRegistry;
   codeRunner: CodeRunner;
   log: EngineLog;
@@ -35,7 +39,7 @@ export function createStepRunner(
 
   return {
     runTrigger() {
-      const { trigger } = job.flow;
+      const { trigger } = deps.bundle.definition;
       return record(trigger.name, `${trigger.piece}/${trigger.trigger}`, trigger.input, {}, async () => {
         const piece = deps.pieces.trigger(trigger.piece, trigger.trigger);
         return piece.execute(job.trigger, {
@@ -47,14 +51,17 @@ export function createStepRunner(
     },
     runStep(step, scope) {
       if (step.type === 'code') {
-        return record(step.name, 'code', step.input, scope, (inputs) =>
-          deps.codeRunner.run({
-            code: step.code,
+        return record(step.name, 'code', step.input, scope, (inputs) => {
+          // The bundle loader checked that every code step has its compiled source.
+          const source = deps.bundle.code[step.name];
+          if (source === undefined) throw new FlowboxError('INTERNAL', `no compiled code for ${step.name}`);
+          return deps.codeRunner.run({
+            source,
             inputs,
             timeoutMs: job.limits.codeStepTimeoutMs,
             memoryMb: job.limits.codeStepMemoryMb,
-          }),
-        );
+          });
+        });
       }
       return record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
         const action = deps.pieces.action(step.piece, step.action);

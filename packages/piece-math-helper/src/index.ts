@@ -1,8 +1,13 @@
 import { createPiece } from '@flowbox/pieces-framework';
+import pkg from '../package.json' with { type: 'json' };
 import { additionMath } from './addition-math.ts';
 
+// Name and version live in package.json, which the build also reads for the archive's manifest.
 export const mathHelperPiece = createPiece({
-  name: 'math-helper',
-  version: '0.1.0',
+  name: pkg.flowbox.piece.name,
+  version: pkg.version,
   actions: [additionMath],
 });
+
+/** The piece archive's entry (`index.mjs`) exports the piece as its default. */
+export default mathHelperPiece;

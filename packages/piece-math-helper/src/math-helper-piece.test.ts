@@ -1,6 +1,7 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
 import { describe, expect, it } from 'vitest';
-import { mathHelperPiece } from './index.ts';
+import pkg from '../package.json' with { type: 'json' };
+import piece, { mathHelperPiece } from './index.ts';
 
 const ctx: ActionContext = { runId: 'r', stepName: 'step_1', respond: async () => {}, log: () => {} };
 const addition = mathHelperPiece.actions.get('addition_math');
@@ -19,5 +20,16 @@ describe('addition_math', () => {
       code: 'INVALID_STEP_INPUT',
       message: expect.stringMatching(/\ba:/),
     });
+  });
+});
+
+describe('math-helper piece', () => {
+  it('is the default export, named and versioned by package.json', () => {
+    expect(piece).toBe(mathHelperPiece);
+    expect({ name: piece.name, version: piece.version }).toEqual({
+      name: 'math-helper',
+      version: pkg.version,
+    });
+    expect(pkg.flowbox.piece.name).toBe('math-helper');
   });
 });

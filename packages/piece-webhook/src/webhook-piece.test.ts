@@ -1,6 +1,7 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
 import { describe, expect, it } from 'vitest';
-import { webhookPiece } from './index.ts';
+import pkg from '../package.json' with { type: 'json' };
+import piece, { webhookPiece } from './index.ts';
 
 describe('webhook piece', () => {
   it('catch_webhook outputs the request body', async () => {
@@ -33,5 +34,13 @@ describe('webhook piece', () => {
     await expect(action?.execute({ status: 42, body: null }, ctx)).rejects.toMatchObject({
       code: 'INVALID_STEP_INPUT',
     });
+  });
+});
+
+describe('webhook piece', () => {
+  it('is the default export, named and versioned by package.json', () => {
+    expect(piece).toBe(webhookPiece);
+    expect({ name: piece.name, version: piece.version }).toEqual({ name: 'webhook', version: pkg.version });
+    expect(pkg.flowbox.piece.name).toBe('webhook');
   });
 });

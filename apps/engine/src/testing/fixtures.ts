@@ -21,17 +21,23 @@ export const SEEDED_FLOW: FlowDefinition = {
   ],
 };
 
-/** An engine job for `flow` whose callbacks and log upload go to `appUrl` (a fake app server). */
+/** Where a job's flow bundle and pieces are on disk (see `prepareEngineArtifacts`). */
+export type EngineJobArtifacts = Pick<EngineJob, 'bundlePath' | 'pieces'>;
+
+/**
+ * An engine job for the flow bundle and pieces in `artifacts`, whose callbacks and log upload
+ * go to `appUrl` (a fake app server). Ids match `prepareEngineArtifacts`' defaults.
+ */
 export function makeEngineJob(
   appUrl: string,
   logUploadUrl: string,
-  overrides: Partial<EngineJob> = {},
+  overrides: Partial<EngineJob> & EngineJobArtifacts,
 ): EngineJob {
   return {
     runId: 'run-1',
     flowId: 'flow-1',
     flowVersionId: 'flow-version-1',
-    flow: SEEDED_FLOW,
+    executionMode: 'SANDBOX_CODE_ONLY',
     trigger: { body: { hello: 'world' }, headers: { 'content-type': 'application/json' }, query: {} },
     appUrl,
     engineToken: 'engine-token-1',

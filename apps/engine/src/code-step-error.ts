@@ -1,0 +1,50 @@
+import { FlowboxError } from '@flowbox/protocol';
+import type { CodeRunRequest } from './code-runner.ts';
+
+/** Why a code step stopped, as its runner saw it. */
+export type CodeStepStop =
+  | { kind: 'timeout' }
+  | { kind: 'memory-limit'; cause: unknown }
+  | { kind: 'failed'; error: unknown };
+
+/** One mapping for both runners, so a failure reads the same in either execution mode. */
+export function toCodeStepError(stop: CodeStepStop, request: CodeRunRequest): FlowboxError {
+  switch (stop.kind) {
+    case 'timeout':
+      return new FlowboxError('CODE_STEP_TIMEOUT', `code step did not finish within ${request.timeoutMs} ms`);
+    case 'memory-limit':
+      return new FlowboxError(
+        'CODE_STEP_MEMORY_LIMIT',
+        `code step exceeded its ${request.memoryMb} MB memory limit`,
+        { cause: stop.cause },
+      );
+    case 'failed': {
+      const failed = new FlowboxError('CODE_STEP_FAILED', describeUserError(stop.error));
+      // The user's own stack (lines of their code) says more than the engine's frames would.
+      const stack = isError(stop.error) ? stop.error.stack : undefined;
+      if (typeof stack === 'string') failed.stack = stack;
+      return failed;
+    }
+  }
+}
+
+/** The error the result wrapper throws inside the sandbox, recognised across realms by message. */
+export const NOT_JSON_MESSAGE = 'the result must be JSON-serialisable: ';
+
+function describeUserError(error: unknown): string {
+  if (isError(error)) {
+    const name = typeof error.name === 'string' ? error.name : 'Error';
+    return name !== '' && name !== 'Error' ? `${name}: ${error.message}` : String(error.message);
+  }
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** `instanceof Error` fails for errors thrown in another realm (a node:vm context); the tag does not. */
+function isError(value: unknown): value is Error {
+  return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+}

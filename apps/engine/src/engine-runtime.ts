@@ -1,0 +1,70 @@
+import type { CodeRunners } from './code-runner.ts';
+import { createEngine } from './engine.ts';
+import { createFlowBundleLoader } from './flow-bundle-loader.ts';
+import { createFlowExecutor } from './flow-executor.ts';
+import { createHttpClient } from './http-client.ts';
+import { createIpcChannel } from './ipc-channel.ts';
+import type { IpcPort } from './ipc-port.ts';
+import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
+import { createNodeVmRunner } from './node-vm-runner.ts';
+import { createPieceLoader } from './piece-loader.ts';
+
+export interface EngineRuntimeOptions {
+  port: IpcPort;
+  onCatastrophicError(message: string): void;
+}
+
+export interface EngineRuntime {
+  /** Resolves once HTTP and isolated-vm are loaded: the engine can run a job without loading anything. */
+  readonly warm: Promise<void>;
+  /** Waits for the job in progress, then lets go of sockets and isolates (in-process use). */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything the engine runs jobs with, built once per process (main.ts). It starts taking
+ * frames from the port, then loads node:http and isolated-vm so the first job does not pay
+ * for them; main.ts says `ready` when that is done.
+ */
+export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime {
+  const channel = createIpcChannel(options.port);
+  const http = createHttpClient();
+  const codeRunners: CodeRunners = {
+    SANDBOX_CODE_ONLY: createIsolatedVmRunner({ onCatastrophicError: options.onCatastrophicError }),
+    UNSANDBOXED: createNodeVmRunner(),
+  };
+  const executor = createFlowExecutor({
+    bundles: createFlowBundleLoader(),
+    pieces: createPieceLoader(),
+    codeRunners,
+    http,
+    log: channel.log,
+  });
+  const engine = createEngine({ channel, executor, afterJob: flushCompileCache });
+  engine.start();
+  // What the first job would load otherwise; a job that arrives meanwhile waits on the same loads.
+  const warm = Promise.all([http.warmUp(), codeRunners.SANDBOX_CODE_ONLY.warmUp()])
+    .then(flushCompileCache)
+    .catch((error: unknown) => {
+      // The first job that needs it will try again and fail with the reason.
+      const message = error instanceof Error ? error.message : String(error);
+      channel.log('warn', 'engine warm-up failed', { message });
+    });
+  return {
+    warm,
+    async close() {
+      await engine.close();
+      http.close();
+      for (const runner of Object.values(codeRunners)) runner.close();
+    },
+  };
+}
+
+/**
+ * With NODE_COMPILE_CACHE set (README.md), Node writes the code it compiled at exit, which an
+ * engine the worker kills never reaches: write it now, so the next engine boots from it.
+ * Only new entries are written; without the variable this does nothing.
+ */
+function flushCompileCache(): void {
+  process.getBuiltinModule('node:module').flushCompileCache();
+}

@@ -1,0 +1,74 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useExecutorHarness } from './flow-executor.harness.ts';
+import { makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from './testing/index.ts';
+
+const h = useExecutorHarness();
+
+describe('flow executor: what the worker provisioned', () => {
+  it('ends INTERNAL_ERROR with PROVISION_FAILED, and still reports the end, when the bundle is missing', async () => {
+    const outcome = await h.executor.execute(
+      await h.job(SEEDED_FLOW, { bundlePath: join(h.dir, 'missing.json') }),
+    );
+
+    expect(outcome).toMatchObject({ status: 'INTERNAL_ERROR', logKey: 'runs/run-1.json' });
+    expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /missing\.json/ });
+    expect(h.stepReports()).toEqual([]);
+    expect(h.finishReport()).toMatchObject({ status: 'INTERNAL_ERROR', error: { code: 'PROVISION_FAILED' } });
+  });
+
+  it('refuses a bundle that is not a flow bundle, or that holds another flow version', async () => {
+    const bad = join(h.dir, 'not-a-bundle.json');
+    await writeFile(bad, JSON.stringify({ version: 1, flowId: 'flow-1' }));
+    const invalid = await h.executor.execute(await h.job(SEEDED_FLOW, { bundlePath: bad }));
+    expect(invalid.error).toMatchObject({ code: 'PROVISION_FAILED', message: /invalid flow bundle/ });
+
+    const other = await h.executor.execute(await h.job(SEEDED_FLOW, { flowVersionId: 'flow-version-2' }));
+    expect(other.error).toMatchObject({
+      code: 'PROVISION_FAILED',
+      message: /flow-version-1, not flow-1\/flow-version-2/,
+    });
+  });
+
+  it('refuses a piece whose directory holds something else than the job says', async () => {
+    const artifacts = await prepareEngineArtifacts(h.dir);
+    const pieces = artifacts.pieces.map((piece) =>
+      piece.name === 'webhook' ? { ...piece, version: '9.9.9' } : piece,
+    );
+    const outcome = await h.executor.execute(
+      makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
+    );
+    expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /not webhook@9\.9\.9/ });
+  });
+
+  it('refuses a job that does not provide a piece the bundle names', async () => {
+    const artifacts = await prepareEngineArtifacts(h.dir);
+    const pieces = artifacts.pieces.filter((piece) => piece.name !== 'math-helper');
+    const outcome = await h.executor.execute(
+      makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
+    );
+    expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /needs math-helper@/ });
+  });
+
+  it('refuses a piece directory without a valid manifest', async () => {
+    const broken = join(h.dir, 'broken-piece');
+    await mkdir(broken, { recursive: true });
+    await writeFile(join(broken, 'manifest.json'), JSON.stringify({ name: 'webhook', entry: 'main.js' }));
+    const artifacts = await prepareEngineArtifacts(h.dir);
+    const pieces = artifacts.pieces.map((piece) =>
+      piece.name === 'webhook' ? { ...piece, dir: broken } : piece,
+    );
+    const outcome = await h.executor.execute(
+      makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
+    );
+    expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /invalid manifest\.json/ });
+  });
+
+  it('reads a bundle once: a warm engine runs it again without the file', async () => {
+    const first = await h.job();
+    expect((await h.executor.execute(first)).status).toBe('SUCCEEDED');
+    await rm(first.bundlePath);
+    expect((await h.executor.execute(first)).status).toBe('SUCCEEDED');
+  });
+});

@@ -1,0 +1,97 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type EngineJob,
+  type FlowDefinition,
+  RunFinishedReportSchema,
+  StepReportSchema,
+  type StepResult,
+} from '@flowbox/protocol';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import type { CodeRunners } from './code-runner.ts';
+import { createFlowBundleLoader } from './flow-bundle-loader.ts';
+import { createFlowExecutor, type FlowExecutor } from './flow-executor.ts';
+import { createHttpClient, type HttpClient } from './http-client.ts';
+import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
+import { createNodeVmRunner } from './node-vm-runner.ts';
+import { createPieceLoader } from './piece-loader.ts';
+import {
+  type FakeAppServer,
+  makeEngineJob,
+  prepareEngineArtifacts,
+  type RecordedRequest,
+  SEEDED_FLOW,
+  startFakeAppServer,
+} from './testing/index.ts';
+
+/**
+ * The flow executor's tests' setup: a temp folder for what a worker would provision, and per
+ * test a fake app, an HTTP client, both code runners and an executor, all closed after it.
+ */
+export function useExecutorHarness() {
+  let dir: string;
+  let app: FakeAppServer;
+  let http: HttpClient;
+  let codeRunners: CodeRunners;
+  let executor: FlowExecutor;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-test-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  beforeEach(async () => {
+    app = await startFakeAppServer();
+    http = createHttpClient();
+    codeRunners = {
+      SANDBOX_CODE_ONLY: createIsolatedVmRunner({ onCatastrophicError: () => {} }),
+      UNSANDBOXED: createNodeVmRunner(),
+    };
+    executor = createFlowExecutor({
+      bundles: createFlowBundleLoader(),
+      pieces: createPieceLoader(),
+      codeRunners,
+      http,
+      log: () => {},
+    });
+  });
+  afterEach(async () => {
+    for (const runner of Object.values(codeRunners)) runner.close();
+    http.close();
+    await app.close();
+  });
+
+  const posts = (suffix: string): RecordedRequest[] =>
+    app.requests.filter((r) => r.method === 'POST' && r.url === `/v1/engine/runs/run-1/${suffix}`);
+
+  return {
+    get dir() {
+      return dir;
+    },
+    get app() {
+      return app;
+    },
+    get executor() {
+      return executor;
+    },
+    /** A job for `flow`, with its bundle written and the built pieces unpacked, as a worker would. */
+    async job(flow: FlowDefinition = SEEDED_FLOW, overrides: Partial<EngineJob> = {}): Promise<EngineJob> {
+      const artifacts = await prepareEngineArtifacts(dir, flow);
+      return makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), { ...artifacts, ...overrides });
+    },
+    posts,
+    stepReports: (): StepResult[] => posts('steps').map((r) => StepReportSchema.parse(r.json).step),
+    finishReport: () => RunFinishedReportSchema.parse(posts('finish')[0]?.json),
+  };
+}
+
+/** The seeded flow with its code step's code (or input) changed. */
+export function withCodeStep(change: { code?: string; input?: Record<string, unknown> }): FlowDefinition {
+  const flow = structuredClone(SEEDED_FLOW);
+  const codeStep = flow.steps[1];
+  if (codeStep?.type !== 'code') throw new Error('the seeded flow changed');
+  Object.assign(codeStep, change);
+  return flow;
+}

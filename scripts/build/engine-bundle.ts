@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { RUNTIME_PAYLOAD_END, RUNTIME_PAYLOAD_START } from '../../apps/engine/src/load-bundled-runtime.ts';
+import { sha256Hex, type WrittenFile, writeIfChanged } from './write-if-changed.ts';
+import { zodEnglishOnly } from './zod-english-only.ts';
+
+/** The only module left outside the bundle: a native addon the worker links beside it. */
+export const ENGINE_EXTERNALS = ['isolated-vm'];
+
+/** Boot code over this size means something heavy slipped onto the boot path. */
+const MAX_BOOT_BYTES = 16_000;
+
+const COMMON: BuildOptions = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  external: ENGINE_EXTERNALS,
+  // Whitespace and syntax only: smaller to read and parse, and stack traces keep their names.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  write: false,
+  logLevel: 'warning',
+};
+
+/**
+ * `apps/engine/dist/engine.mjs`: the engine as one ES module for Node 24, and its sha256 in
+ * `engine.mjs.sha256` (sha256sum format). The worker copies it into its cache next to a
+ * `node_modules/isolated-vm` link, so the external import resolves from the bundle's folder.
+ *
+ * Two builds make the one file: the boot code (src/main.ts with load-bundled-runtime.ts in
+ * place of load-runtime.ts) and the runtime (src/engine-runtime.ts), which goes at the end
+ * as a base64 comment that the boot code imports after `ready`.
+ */
+export async function buildEngineBundle(root: string): Promise<WrittenFile[]> {
+  const src = join(root, 'apps/engine/src');
+  const [boot, runtime] = await Promise.all([
+    buildOne({ ...COMMON, entryPoints: [join(src, 'main.ts')], plugins: [bundledRuntimeLoader(src)] }),
+    buildOne({ ...COMMON, entryPoints: [join(src, 'engine-runtime.ts')], plugins: [zodEnglishOnly] }),
+  ]);
+  if (boot.byteLength > MAX_BOOT_BYTES) {
+    throw new Error(
+      `the engine's boot code is ${boot.byteLength} bytes: something heavy is imported by main.ts`,
+    );
+  }
+  const payload = Buffer.from(runtime).toString('base64');
+  const bundle = Buffer.concat([
+    boot,
+    Buffer.from(`\n${RUNTIME_PAYLOAD_START}${payload}${RUNTIME_PAYLOAD_END}`),
+  ]);
+  const dist = join(root, 'apps/engine/dist');
+  return [
+    await writeIfChanged(join(dist, 'engine.mjs'), bundle),
+    await writeIfChanged(join(dist, 'engine.mjs.sha256'), `${sha256Hex(bundle)}  engine.mjs\n`),
+  ];
+}
+
+async function buildOne(options: BuildOptions): Promise<Uint8Array> {
+  const result = await build({ ...options, write: false });
+  const [output] = result.outputFiles ?? [];
+  if (output === undefined || result.outputFiles?.length !== 1) {
+    throw new Error(`${String(options.entryPoints)} must build to one file`);
+  }
+  return output.contents;
+}
+
+/** Resolves main.ts's `./load-runtime.ts` to the bundle's loader. */
+function bundledRuntimeLoader(src: string): Plugin {
+  return {
+    name: 'bundled-runtime-loader',
+    setup(builder) {
+      builder.onResolve({ filter: /^\.\/load-runtime\.ts$/ }, (args) =>
+        args.importer === join(src, 'main.ts') ? { path: join(src, 'load-bundled-runtime.ts') } : undefined,
+      );
+    },
+  };
+}
