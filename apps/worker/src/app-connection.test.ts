@@ -116,7 +116,6 @@ afterEach(async () => {
 });
 
 const jobReply = (job: DispatchedJob): PollReply => ({ version: 1, type: 'job', job });
-const fakeApp = { url: 'http://127.0.0.1:1', logUploadUrl: (key: string) => `http://127.0.0.1:1/${key}` };
 
 describe('app connection', () => {
   it('authenticates, polls, runs the job it gets and reports the result', async () => {
@@ -130,7 +129,7 @@ describe('app connection', () => {
     first.reply({ version: 1, type: 'idle' });
 
     const second = await broker.nextPoll();
-    const job = makeDispatchedJob(fakeApp, 'run-1');
+    const job = makeDispatchedJob('run-1');
     second.reply(jobReply(job));
 
     const result = JobResultSchema.parse(await broker.nextResult());
@@ -143,7 +142,7 @@ describe('app connection', () => {
   it('drops a bad poll reply and keeps polling', async () => {
     (await broker.nextPoll()).reply({ version: 1, type: 'job', job: { runId: 'no' } });
     const next = await broker.nextPoll();
-    next.reply(jobReply(makeDispatchedJob(fakeApp, 'run-2')));
+    next.reply(jobReply(makeDispatchedJob('run-2')));
     expect(JobResultSchema.parse(await broker.nextResult()).runId).toBe('run-2');
     expect(ran.map((j) => j.runId)).toEqual(['run-2']);
   });

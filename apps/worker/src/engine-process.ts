@@ -18,6 +18,8 @@ export interface EngineProcess {
   readonly bootMs: number;
   /** False once the process has exited (or is being killed). */
   readonly alive: boolean;
+  /** Jobs handed to this process so far, the one in progress included. */
+  readonly jobsServed: number;
   /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
   execute(job: EngineJob): Promise<ExecuteResult>;
   /** SIGKILLs the process and resolves once it has exited. */
@@ -50,6 +52,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   const ready = defer<void>();
   const exited = defer<void>();
   let alive = true;
+  let jobsServed = 0;
   let pending: { requestId: string; result: Deferred<ExecuteResult> } | undefined;
 
   const crash = (reason: string) =>
@@ -118,11 +121,15 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     get alive() {
       return alive;
     },
+    get jobsServed() {
+      return jobsServed;
+    },
     execute(job) {
       if (!alive) return Promise.reject(crash('is not running'));
       if (pending !== undefined) {
         return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
       }
+      jobsServed += 1;
       const requestId = randomUUID();
       const result = defer<ExecuteResult>();
       pending = { requestId, result };

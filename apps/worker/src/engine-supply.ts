@@ -1,40 +1,31 @@
 import type { EngineProcess } from './engine-process.ts';
 
 /**
- * Where a job gets its engine. Warm (this file): one engine kept between jobs and replaced
- * only after it died or was killed. A cold supply (a fresh engine per job, booted ahead of
- * time while idle) implements the same interface.
+ * Where a job gets its engine. Two implementations, chosen by REUSE_SANDBOX:
+ * - warm (warm-engine-supply.ts): one engine serves job after job, recycled after a job count,
+ *   above a memory threshold, and always after a crash or a timeout;
+ * - cold (cold-engine-supply.ts): every job gets a process that never ran another job,
+ *   optionally booted ahead while the worker is idle (prewarm).
  */
 export interface EngineSupply {
-  /** An engine ready for a job; `bootMs` is 0 when it was already running. */
-  acquire(): Promise<{ engine: EngineProcess; bootMs: number }>;
+  /** Begins background work (a cold supply's first prewarm); acquire works without it. */
+  start(): void;
+  acquire(): Promise<AcquiredEngine>;
   /** Hands the engine back after a job; `reusable` is false after a timeout or crash. */
   release(engine: EngineProcess, outcome: { reusable: boolean }): Promise<void>;
-  /** The engine held right now, if any (for logs and tests). */
+  /** The engine held or kept right now, if any (for logs and tests). */
   readonly currentPid: number | undefined;
+  /** Kills every engine it holds, spares included. */
   close(): Promise<void>;
 }
 
-export function createWarmEngineSupply(start: () => Promise<EngineProcess>): EngineSupply {
-  let current: EngineProcess | undefined;
-  return {
-    async acquire() {
-      if (current?.alive) return { engine: current, bootMs: 0 };
-      current = await start();
-      return { engine: current, bootMs: current.bootMs };
-    },
-    async release(engine, outcome) {
-      if (outcome.reusable && engine.alive) return;
-      if (current === engine) current = undefined;
-      await engine.kill();
-    },
-    get currentPid() {
-      return current?.alive ? current.pid : undefined;
-    },
-    async close() {
-      const engine = current;
-      current = undefined;
-      await engine?.kill();
-    },
-  };
+export interface AcquiredEngine {
+  engine: EngineProcess;
+  /** How long the job waited for a boot: 0 for a reused engine or a ready prewarmed one. */
+  bootMs: number;
+  /** True when the engine was booted before the job asked for it (warm reuse or prewarm). */
+  preBooted: boolean;
 }
+
+/** Forks a fresh engine and resolves once it is ready for a job. */
+export type StartEngine = () => Promise<EngineProcess>;

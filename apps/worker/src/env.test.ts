@@ -1,33 +1,54 @@
-import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './env.ts';
 
+const required = {
+  APP_URL: 'http://127.0.0.1:3000',
+  WORKER_TOKEN: 'secret',
+  ENGINE_BUNDLE: 'dist/engine.mjs',
+};
+
 describe('worker config', () => {
   it('applies defaults', () => {
-    const config = loadConfig({ APP_URL: 'http://127.0.0.1:3000', WORKER_TOKEN: 'secret' });
+    const config = loadConfig(required);
     expect(config).toMatchObject({
       appUrl: 'http://127.0.0.1:3000',
       workerToken: 'secret',
       logLevel: 'info',
+      engineBundle: path.resolve('dist/engine.mjs'),
+      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024 },
+      executionMode: 'SANDBOX_CODE_ONLY',
     });
     expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
-    expect(config.engineEntry).toMatch(/apps[/\\]engine[/\\]src[/\\]main\.ts$/);
-    expect(existsSync(config.engineEntry)).toBe(true);
+    expect(config.cacheDir).toBe(path.join(tmpdir(), `flowbox-worker-${config.workerId}`));
   });
 
   it('takes explicit values', () => {
     const config = loadConfig({
-      APP_URL: 'http://app:3000',
-      WORKER_TOKEN: 't',
+      ...required,
       WORKER_ID: 'w-1',
       LOG_LEVEL: 'debug',
-      ENGINE_ENTRY: 'engine.js',
+      CACHE_DIR: 'cache',
+      REUSE_SANDBOX: 'false',
+      PREWARM: 'false',
+      EXECUTION_MODE: 'UNSANDBOXED',
     });
     expect(config).toMatchObject({
       workerId: 'w-1',
       logLevel: 'debug',
-      engineEntry: path.resolve('engine.js'),
+      cacheDir: path.resolve('cache'),
+      sandbox: { reuse: false, prewarm: false },
+      executionMode: 'UNSANDBOXED',
+    });
+    expect(loadConfig({ ...required, ENGINE_MAX_JOBS: '2', ENGINE_MAX_RSS_MB: '64' }).sandbox).toEqual({
+      reuse: true,
+      maxJobs: 2,
+      maxRssBytes: 64 * 1024 * 1024,
+    });
+    expect(loadConfig({ ...required, REUSE_SANDBOX: 'false' }).sandbox).toEqual({
+      reuse: false,
+      prewarm: true,
     });
   });
 
@@ -35,5 +56,8 @@ describe('worker config', () => {
     expect(() => loadConfig({ APP_URL: 'not a url', WORKER_TOKEN: '' })).toThrow(
       /APP_URL[\s\S]*WORKER_TOKEN/,
     );
+    expect(() => loadConfig({ ...required, EXECUTION_MODE: 'VM' })).toThrow(/EXECUTION_MODE/);
+    expect(() => loadConfig({ ...required, REUSE_SANDBOX: 'maybe' })).toThrow(/REUSE_SANDBOX/);
+    expect(() => loadConfig({ ...required, ENGINE_MAX_JOBS: '0' })).toThrow(/ENGINE_MAX_JOBS/);
   });
 });

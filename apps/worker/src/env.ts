@@ -1,42 +1,117 @@
 import { createRequire } from 'node:module';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { envFields, loadEnv } from '@flowbox/node-kit';
+import { ConfigError, envFields, loadEnv } from '@flowbox/node-kit';
+import { type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
 import { z } from 'zod';
 
+/**
+ * The worker's environment. Every variable, its default and its meaning:
+ *
+ *   APP_URL            (required) base URL of the app: socket.io for jobs and the engine's callbacks
+ *   WORKER_TOKEN       (required) the worker's credential towards the app; never passed to an engine
+ *   WORKER_ID          `<hostname>-<pid>`; names the worker in polls, results and logs
+ *   LOG_LEVEL          info
+ *   CACHE_DIR          `<os tmpdir>/flowbox-worker-<WORKER_ID>`; the provisioning cache (bundles,
+ *                      pieces, engine)
+ *   ENGINE_BUNDLE      the built engine (`@flowbox/engine/bundle`, apps/engine/dist/engine.mjs);
+ *                      installed into the cache once and forked from there
+ *   REUSE_SANDBOX      true: warm, one engine serves job after job; false: cold, a fresh engine for
+ *                      every job
+ *   ENGINE_MAX_JOBS    1000; warm only: an engine is recycled after this many jobs
+ *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
+ *   PREWARM            true; cold only: while idle, boot the next fresh engine ahead of the job
+ *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm) or UNSANDBOXED (in the engine)
+ */
 export const WorkerEnvSchema = z.object({
-  /** Base URL of the app: socket.io for jobs, and the engine's callbacks. */
-  APP_URL: envFields.url(),
-  WORKER_TOKEN: z.string().min(1, 'must not be empty'),
-  WORKER_ID: z.string().min(1).optional(),
-  LOG_LEVEL: envFields.logLevel(),
-  /** The engine's entry file; defaults to the @flowbox/engine package's main. */
-  ENGINE_ENTRY: z.string().min(1).optional(),
+  APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),
+  WORKER_TOKEN: z
+    .string()
+    .min(1, 'must not be empty')
+    .describe(
+      "The worker's credential towards the app (mint one with mint-worker-token); never passed to an engine.",
+    ),
+  WORKER_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 letters, digits, dots, dashes or underscores')
+    .optional()
+    .describe('Names the worker in polls, results and logs; unset: `<hostname>-<pid>`.'),
+  LOG_LEVEL: envFields.logLevel().describe('pino log level.'),
+  CACHE_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The provisioning cache (engine, flow bundles, pieces); unset: `<os tmpdir>/flowbox-worker-<WORKER_ID>`.',
+    ),
+  ENGINE_BUNDLE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The built engine file, installed into the cache once and forked from there; unset: `@flowbox/engine/bundle` (apps/engine/dist/engine.mjs, made by `pnpm build`).',
+    ),
+  REUSE_SANDBOX: envFields
+    .boolean(true)
+    .describe('true: warm, one engine serves job after job; false: cold, a fresh engine for every job.'),
+  ENGINE_MAX_JOBS: envFields
+    .positiveInt(1000)
+    .describe('Warm only: an engine is recycled after this many jobs.'),
+  ENGINE_MAX_RSS_MB: envFields
+    .positiveInt(512)
+    .describe('Warm only: an engine is recycled after a job that leaves its resident memory above this.'),
+  PREWARM: envFields
+    .boolean(true)
+    .describe('Cold only: while idle, boot the next fresh engine ahead of the job.'),
+  EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
+    '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `UNSANDBOXED`: in the engine itself (for comparison only).',
+  ),
 });
+
+/** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
+export type SandboxConfig =
+  | { reuse: true; maxJobs: number; maxRssBytes: number }
+  | { reuse: false; prewarm: boolean };
 
 export interface WorkerConfig {
   appUrl: string;
   workerToken: string;
   workerId: string;
   logLevel: string;
-  engineEntry: string;
+  cacheDir: string;
+  engineBundle: string;
+  sandbox: SandboxConfig;
+  executionMode: ExecutionMode;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
   const env = loadEnv(WorkerEnvSchema, source);
+  const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
   return {
     appUrl: env.APP_URL,
     workerToken: env.WORKER_TOKEN,
-    workerId: env.WORKER_ID ?? `${hostname()}-${process.pid}`,
+    workerId,
     logLevel: env.LOG_LEVEL,
-    engineEntry: env.ENGINE_ENTRY === undefined ? defaultEngineEntry() : path.resolve(env.ENGINE_ENTRY),
+    cacheDir: path.resolve(env.CACHE_DIR ?? path.join(tmpdir(), `flowbox-worker-${workerId}`)),
+    engineBundle: env.ENGINE_BUNDLE === undefined ? defaultEngineBundle() : path.resolve(env.ENGINE_BUNDLE),
+    sandbox: env.REUSE_SANDBOX
+      ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
+      : { reuse: false, prewarm: env.PREWARM },
+    executionMode: env.EXECUTION_MODE,
   };
 }
 
 /**
  * Resolved like `import.meta.resolve` would, through the package's `exports`; createRequire
- * because vitest's module runner does not provide `import.meta.resolve`.
+ * because vitest's module runner does not provide `import.meta.resolve`. The file exists only
+ * after `pnpm build`.
  */
-export function defaultEngineEntry(): string {
-  return createRequire(import.meta.url).resolve('@flowbox/engine/main');
+export function defaultEngineBundle(): string {
+  try {
+    return createRequire(import.meta.url).resolve('@flowbox/engine/bundle');
+  } catch (error) {
+    throw new ConfigError(
+      `invalid configuration:\n  ENGINE_BUNDLE: unset, and @flowbox/engine/bundle is not built (run \`pnpm build\`): ${String(error)}`,
+    );
+  }
 }

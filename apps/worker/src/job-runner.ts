@@ -2,16 +2,20 @@ import type { Logger } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
   type EngineJob,
+  type ExecutionMode,
   type FinalRunStatus,
   FlowboxError,
+  type JobProvisioning,
   type JobResult,
+  type JobTimings,
   type SerializedError,
   serializeError,
 } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
-import type { EngineSupply } from './engine-supply.ts';
+import type { AcquiredEngine, EngineSupply } from './engine-supply.ts';
+import type { Provisioned, Provisioner } from './provisioner.ts';
 
-/** Runs dispatched jobs one at a time on an engine, enforcing the flow timeout. */
+/** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
 export interface JobRunner {
   run(job: DispatchedJob): Promise<JobResult>;
   /** The engine currently held (for logs and tests). */
@@ -23,7 +27,9 @@ export interface JobRunnerOptions {
   /** Passed to the engine as the base URL of its callbacks. */
   appUrl: string;
   workerId: string;
+  executionMode: ExecutionMode;
   logger: Logger;
+  provisioner: Provisioner;
   engines: EngineSupply;
 }
 
@@ -36,15 +42,34 @@ interface Execution {
   reusable: boolean;
 }
 
+interface Attempt {
+  execution: Execution;
+  provisioned?: Provisioned;
+  acquired?: AcquiredEngine;
+  /** Time spent before provisioning failed (its parts are only known when it succeeds). */
+  failedProvisionMs?: number;
+}
+
+/** A run that never reached an engine. */
+const notRun = (status: FinalRunStatus, error: SerializedError): Execution => ({
+  status,
+  error,
+  runMs: 0,
+  logPersistMs: 0,
+  reusable: false,
+});
+
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
-  const { engines } = options;
+  const { engines, provisioner } = options;
   let busy = false;
 
-  const toEngineJob = (job: DispatchedJob): EngineJob => ({
+  const toEngineJob = (job: DispatchedJob, provisioned: Provisioned): EngineJob => ({
     runId: job.runId,
     flowId: job.flowId,
     flowVersionId: job.flowVersionId,
-    flow: job.flow,
+    bundlePath: provisioned.bundlePath,
+    pieces: provisioned.pieces,
+    executionMode: options.executionMode,
     trigger: job.trigger,
     appUrl: options.appUrl,
     engineToken: job.engineToken,
@@ -52,16 +77,17 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     limits: job.limits,
   });
 
-  const execute = async (engine: EngineProcess, job: DispatchedJob): Promise<Execution> => {
+  const execute = async (engine: EngineProcess, engineJob: EngineJob): Promise<Execution> => {
     const started = performance.now();
+    const { flowTimeoutMs } = engineJob.limits;
     let timedOut = false;
     // The engine cannot be trusted to stop itself (a stuck callback, a hostile step): kill it.
     const timer = setTimeout(() => {
       timedOut = true;
       void engine.kill();
-    }, job.limits.flowTimeoutMs);
+    }, flowTimeoutMs);
     try {
-      const result = await engine.execute(toEngineJob(job));
+      const result = await engine.execute(engineJob);
       const execution: Execution = {
         status: result.status,
         runMs: result.timings.runMs,
@@ -73,22 +99,81 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     } catch (error) {
       const runMs = performance.now() - started;
       if (timedOut) {
-        const timeout = new FlowboxError(
-          'FLOW_TIMEOUT',
-          `flow did not finish within ${job.limits.flowTimeoutMs} ms`,
-        );
-        return { status: 'TIMEOUT', error: serializeError(timeout), runMs, logPersistMs: 0, reusable: false };
+        const timeout = new FlowboxError('FLOW_TIMEOUT', `flow did not finish within ${flowTimeoutMs} ms`);
+        return { ...notRun('TIMEOUT', serializeError(timeout)), runMs };
       }
-      return {
-        status: 'FAILED',
-        error: serializeError(error, 'ENGINE_CRASHED'),
-        runMs,
-        logPersistMs: 0,
-        reusable: false,
-      };
+      return { ...notRun('FAILED', serializeError(error, 'ENGINE_CRASHED')), runMs };
     } finally {
       clearTimeout(timer);
     }
+  };
+
+  /** Provision, acquire, execute, release: each stage runs only if the one before succeeded. */
+  const attempt = async (job: DispatchedJob): Promise<Attempt> => {
+    let provisioned: Provisioned;
+    const provisionStarted = performance.now();
+    try {
+      provisioned = await provisioner.provision(job);
+    } catch (error) {
+      // Nothing ran: a system failure (a tampered or unreachable artifact), not the flow's.
+      return {
+        execution: notRun('INTERNAL_ERROR', serializeError(error, 'PROVISION_FAILED')),
+        failedProvisionMs: performance.now() - provisionStarted,
+      };
+    }
+    let acquired: AcquiredEngine;
+    try {
+      acquired = await engines.acquire();
+    } catch (error) {
+      return { execution: notRun('FAILED', serializeError(error, 'ENGINE_CRASHED')), provisioned };
+    }
+    const execution = await execute(acquired.engine, toEngineJob(job, provisioned));
+    await engines.release(acquired.engine, { reusable: execution.reusable });
+    return { execution, provisioned, acquired };
+  };
+
+  const runJob = async (job: DispatchedJob): Promise<JobResult> => {
+    const received = performance.now();
+    const queueMs = Math.max(0, Date.now() - job.acceptedAt);
+    const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job);
+    const { status, error, runMs, logPersistMs } = execution;
+    const parts = provisioned?.timings;
+    const timings: JobTimings = {
+      queueMs,
+      provisionMs:
+        parts === undefined ? (failedProvisionMs ?? 0) : parts.bundleMs + parts.piecesMs + parts.engineMs,
+      ...(parts === undefined ? {} : { provision: parts }),
+      bootMs: acquired?.bootMs ?? 0,
+      runMs,
+      logPersistMs,
+      workerBusyMs: performance.now() - received,
+    };
+    const result: JobResult = {
+      version: 1,
+      type: 'job-result',
+      workerId: options.workerId,
+      jobId: job.jobId,
+      runId: job.runId,
+      status,
+      timings,
+    };
+    if (error !== undefined) result.error = error;
+    if (provisioned !== undefined && acquired !== undefined) {
+      result.provisioning = describeProvisioning(provisioned, acquired);
+    }
+    // The one line per job: the latency anatomy, for logs and the benchmark.
+    options.logger.info(
+      {
+        runId: job.runId,
+        jobId: job.jobId,
+        status,
+        errorCode: error?.code,
+        timings,
+        provisioning: result.provisioning,
+      },
+      'job finished',
+    );
+    return result;
   };
 
   return {
@@ -96,51 +181,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (busy) throw new FlowboxError('INTERNAL', 'the job runner runs one job at a time');
       busy = true;
       try {
-        const received = performance.now();
-        const queueMs = Math.max(0, Date.now() - job.acceptedAt);
-        const logger = options.logger.child({ runId: job.runId, jobId: job.jobId });
-        let bootMs = 0;
-        let enginePid: number | undefined;
-        let execution: Execution;
-        try {
-          const acquired = await engines.acquire();
-          bootMs = acquired.bootMs;
-          enginePid = acquired.engine.pid;
-          execution = await execute(acquired.engine, job);
-          await engines.release(acquired.engine, { reusable: execution.reusable });
-        } catch (error) {
-          // The engine failed to boot: no run happened.
-          execution = {
-            status: 'FAILED',
-            error: serializeError(error, 'ENGINE_CRASHED'),
-            runMs: 0,
-            logPersistMs: 0,
-            reusable: false,
-          };
-        }
-        const timings = {
-          queueMs,
-          provisionMs: 0,
-          bootMs,
-          runMs: execution.runMs,
-          logPersistMs: execution.logPersistMs,
-          workerBusyMs: performance.now() - received,
-        };
-        const result: JobResult = {
-          version: 1,
-          type: 'job-result',
-          workerId: options.workerId,
-          jobId: job.jobId,
-          runId: job.runId,
-          status: execution.status,
-          timings,
-        };
-        if (execution.error !== undefined) result.error = execution.error;
-        logger.info(
-          { status: result.status, errorCode: result.error?.code, enginePid, timings },
-          'job finished',
-        );
-        return result;
+        return await runJob(job);
       } finally {
         busy = false;
       }
@@ -149,5 +190,18 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       return engines.currentPid;
     },
     close: () => engines.close(),
+  };
+}
+
+function describeProvisioning(provisioned: Provisioned, acquired: AcquiredEngine): JobProvisioning {
+  return {
+    bundle: provisioned.bundle,
+    pieceHits: provisioned.pieceHits,
+    pieceMisses: provisioned.pieceMisses,
+    engine: {
+      pid: acquired.engine.pid,
+      jobsServed: acquired.engine.jobsServed,
+      preBooted: acquired.preBooted,
+    },
   };
 }

@@ -1,23 +1,57 @@
 import type { Logger } from '@flowbox/node-kit';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
+import { createColdEngineSupply } from './cold-engine-supply.ts';
+import { isolatedVmPackageDir } from './engine-install.ts';
 import { startEngineProcess } from './engine-process.ts';
-import { createWarmEngineSupply } from './engine-supply.ts';
-import type { WorkerConfig } from './env.ts';
+import type { EngineSupply, StartEngine } from './engine-supply.ts';
+import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './job-runner.ts';
+import { createProvisioner, type Provisioner } from './provisioner.ts';
+import { createWarmEngineSupply } from './warm-engine-supply.ts';
 
 export interface Worker {
   start(): void;
-  /** Stops polling, finishes and reports the job in progress, then stops its engine. */
+  /** Stops polling, finishes and reports the job in progress, then stops its engines. */
   close(): Promise<void>;
 }
 
-/** Builds a concurrency-1 worker: app connection → job runner → (warm) engine supply. */
+/**
+ * Every engine is forked from the copy installed in the cache, never from the build output,
+ * with the recipe of apps/engine/README.md: no flags, and an environment holding only the
+ * compile cache (never the worker's token).
+ */
+export function engineStarter(provisioner: Provisioner, logger: Logger): StartEngine {
+  return async () => {
+    const installed = await provisioner.engine();
+    return startEngineProcess({
+      entry: installed.entry,
+      logger,
+      execArgv: [],
+      env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
+    });
+  };
+}
+
+export function createEngineSupply(sandbox: SandboxConfig, start: StartEngine, logger: Logger): EngineSupply {
+  return sandbox.reuse
+    ? createWarmEngineSupply({ start, logger, maxJobs: sandbox.maxJobs, maxRssBytes: sandbox.maxRssBytes })
+    : createColdEngineSupply({ start, logger, prewarm: sandbox.prewarm });
+}
+
+/** Builds a concurrency-1 worker: app connection → job runner → provisioner + engine supply. */
 export function createWorker(config: WorkerConfig, logger: Logger): Worker {
-  const engines = createWarmEngineSupply(() => startEngineProcess({ entry: config.engineEntry, logger }));
+  const provisioner = createProvisioner({
+    cacheDir: config.cacheDir,
+    engineBundle: config.engineBundle,
+    isolatedVmDir: isolatedVmPackageDir(),
+  });
+  const engines = createEngineSupply(config.sandbox, engineStarter(provisioner, logger), logger);
   const runner: JobRunner = createJobRunner({
     appUrl: config.appUrl,
     workerId: config.workerId,
+    executionMode: config.executionMode,
     logger,
+    provisioner,
     engines,
   });
   const connection: AppConnection = createAppConnection({
@@ -29,10 +63,9 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
   });
   return {
     start() {
-      logger.info(
-        { workerId: config.workerId, appUrl: config.appUrl, engineEntry: config.engineEntry },
-        'worker starting',
-      );
+      const { workerToken: _secret, ...shown } = config;
+      logger.info(shown, 'worker starting');
+      engines.start();
       connection.start();
     },
     async close() {

@@ -1,0 +1,126 @@
+import { type Deferred, defer } from '@flowbox/node-kit';
+import { describe, expect, it } from 'vitest';
+import { createColdEngineSupply } from './cold-engine-supply.ts';
+import type { EngineProcess } from './engine-process.ts';
+import { silentLogger } from './test-helpers.ts';
+
+/** An engine that boots when the test says so; the real process is covered in test/. */
+class FakeEngine implements EngineProcess {
+  readonly bootMs = 25;
+  alive = true;
+  jobsServed = 0;
+  readonly pid: number;
+  constructor(pid: number) {
+    this.pid = pid;
+  }
+  execute(): never {
+    throw new Error('not used');
+  }
+  async kill(): Promise<void> {
+    this.alive = false;
+  }
+}
+
+/** Boot n resolves when the test finishes it, whether or not the supply has asked for it yet. */
+function fakeStarts() {
+  const boots: Deferred<FakeEngine>[] = [];
+  const boot = (n: number): Deferred<FakeEngine> => {
+    while (boots.length <= n) boots.push(defer());
+    return boots[n] as Deferred<FakeEngine>;
+  };
+  const starts = {
+    /** How many boots the supply has asked for. */
+    count: 0,
+    start: () => {
+      starts.count += 1;
+      return boot(starts.count - 1).promise;
+    },
+    finish(n: number): FakeEngine {
+      const engine = new FakeEngine(1000 + n);
+      boot(n).resolve(engine);
+      return engine;
+    },
+    fail(n: number, error: Error): void {
+      boot(n).reject(error);
+    },
+  };
+  return starts;
+}
+
+describe('cold engine supply', () => {
+  it('without prewarm, boots one engine per acquire and kills it on release', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: false });
+    supply.start();
+    expect(starts.count).toBe(0);
+    const acquiring = supply.acquire();
+    const engine = starts.finish(0);
+    expect(await acquiring).toEqual({ engine, bootMs: 25, preBooted: false });
+    await supply.release(engine, { reusable: true });
+    expect(engine.alive).toBe(false);
+    expect(starts.count).toBe(1);
+  });
+
+  it('with prewarm, boots at start and after each release, and hands out ready spares with bootMs 0', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    expect(starts.count).toBe(1);
+    const first = starts.finish(0);
+    await Promise.resolve();
+
+    const acquired = await supply.acquire();
+    expect(acquired).toEqual({ engine: first, bootMs: 0, preBooted: true });
+    // No boot competes with the job: the next one starts at release.
+    expect(starts.count).toBe(1);
+    first.jobsServed = 1;
+    await supply.release(first, { reusable: true });
+    expect(first.alive).toBe(false);
+    // The next boot waits for the job's result to be handed on (one event-loop turn).
+    expect(starts.count).toBe(1);
+    await new Promise(setImmediate);
+    expect(starts.count).toBe(2);
+
+    // A job that arrives mid-boot waits for the rest of it, and still counts as prebooted.
+    const acquiring = supply.acquire();
+    const second = starts.finish(1);
+    expect(await acquiring).toMatchObject({ engine: second, preBooted: true });
+  });
+
+  it('discards a spare that died while idle and boots a fresh one for the job', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const spare = starts.finish(0);
+    await Promise.resolve();
+    spare.alive = false;
+
+    const acquiring = supply.acquire();
+    const fresh = starts.finish(1);
+    expect(await acquiring).toEqual({ engine: fresh, bootMs: 25, preBooted: false });
+  });
+
+  it('falls back to its own boot when prewarming failed', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    starts.fail(0, new Error('fork failed'));
+    const acquiring = supply.acquire();
+    const fresh = starts.finish(1);
+    expect(await acquiring).toMatchObject({ engine: fresh, preBooted: false });
+  });
+
+  it('kills the spare on close, even one still booting', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const closing = supply.close();
+    const spare = starts.finish(0);
+    await closing;
+    expect(spare.alive).toBe(false);
+    // Nothing boots after close.
+    await supply.release(spare, { reusable: true });
+    await new Promise(setImmediate);
+    expect(starts.count).toBe(1);
+  });
+});

@@ -1,0 +1,106 @@
+import type { Logger } from '@flowbox/node-kit';
+import { serializeError } from '@flowbox/protocol';
+import type { EngineProcess } from './engine-process.ts';
+import type { EngineSupply, StartEngine } from './engine-supply.ts';
+
+export interface ColdEngineSupplyOptions {
+  start: StartEngine;
+  logger: Logger;
+  /** Boot the next engine while idle, so the job does not wait for it. */
+  prewarm: boolean;
+}
+
+/** An engine booted ahead of time; `ready` is set once its boot finished. */
+interface Spare {
+  booting: Promise<EngineProcess>;
+  ready: EngineProcess | undefined;
+}
+
+/**
+ * REUSE_SANDBOX=false: every job runs in a process that has never run another job, and the
+ * process is killed after it. With prewarm, the next process boots at start and right after each
+ * job (once its result has been handed on), while the worker waits for its next job: the boot
+ * competes with no run and leaves the request's path. A job that arrives before the spare is
+ * ready waits only for the rest of its boot. Isolation is unchanged: a spare has run nothing
+ * when it is handed out.
+ */
+export function createColdEngineSupply(options: ColdEngineSupplyOptions): EngineSupply {
+  const { logger } = options;
+  let current: EngineProcess | undefined;
+  let spare: Spare | undefined;
+  let closed = false;
+  let scheduled: NodeJS.Immediate | undefined;
+
+  const bootSpare = (): void => {
+    if (!options.prewarm || closed || spare !== undefined) return;
+    const next: Spare = { booting: options.start(), ready: undefined };
+    spare = next;
+    next.booting.then(
+      (engine) => {
+        next.ready = engine;
+        // close() may have run while it booted.
+        if (closed) void engine.kill();
+      },
+      (error: unknown) => {
+        logger.warn(
+          { err: serializeError(error) },
+          'prewarming an engine failed; the next job boots its own',
+        );
+        if (spare === next) spare = undefined;
+      },
+    );
+  };
+
+  const takeSpare = async (): Promise<{ engine: EngineProcess; bootMs: number } | undefined> => {
+    const taken = spare;
+    spare = undefined;
+    if (taken === undefined) return undefined;
+    const waitStarted = performance.now();
+    // Read before awaiting: the boot may finish during the wait, which is still a wait.
+    const wasReady = taken.ready !== undefined;
+    const engine = taken.ready ?? (await taken.booting.catch(() => undefined));
+    // A spare that died while idle is discarded; the job boots its own.
+    if (engine === undefined || !engine.alive || engine.jobsServed > 0) {
+      await engine?.kill();
+      return undefined;
+    }
+    return { engine, bootMs: wasReady ? 0 : performance.now() - waitStarted };
+  };
+
+  return {
+    start() {
+      bootSpare();
+    },
+    async acquire() {
+      const prewarmed = await takeSpare();
+      if (prewarmed !== undefined) {
+        current = prewarmed.engine;
+        return { ...prewarmed, preBooted: true };
+      }
+      const engine = await options.start();
+      current = engine;
+      return { engine, bootMs: engine.bootMs, preBooted: false };
+    },
+    async release(engine) {
+      if (current === engine) current = undefined;
+      await engine.kill();
+      // After the job's result has gone out: fork() blocks the event loop for a few milliseconds.
+      if (options.prewarm && !closed) {
+        clearImmediate(scheduled);
+        scheduled = setImmediate(bootSpare);
+      }
+    },
+    get currentPid() {
+      return current?.alive ? current.pid : undefined;
+    },
+    async close() {
+      closed = true;
+      clearImmediate(scheduled);
+      const held = current;
+      const booting = spare?.booting.catch(() => undefined);
+      current = undefined;
+      spare = undefined;
+      await Promise.all([held?.kill(), booting?.then((engine) => engine?.kill())]);
+    },
+  };
+}

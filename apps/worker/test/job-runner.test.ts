@@ -1,0 +1,193 @@
+import { SEEDED_FLOW } from '@flowbox/engine/testing';
+import { defer } from '@flowbox/node-kit';
+import {
+  type FlowDefinition,
+  FlowResponseReportSchema,
+  type JobResult,
+  JobResultSchema,
+  StepReportSchema,
+} from '@flowbox/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { processExists, recordingLogger } from '../src/test-helpers.ts';
+import { sha256Hex } from './artifact-store.ts';
+import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
+
+const MB = 1024 * 1024;
+let harness: WorkerHarness;
+
+afterEach(async () => {
+  await harness.close();
+});
+
+const warm = () => startWorkerHarness({ sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * MB } });
+
+const loopingFlow: FlowDefinition = {
+  trigger: SEEDED_FLOW.trigger,
+  steps: [{ type: 'code', name: 'step_1', code: 'while (true) {}', input: {} }],
+};
+
+/** The parts of the latency anatomy are measured inside the worker's busy time. */
+function expectTimingsAddUp(result: JobResult): void {
+  const { timings } = result;
+  const parts = timings.provision;
+  expect(parts).toBeDefined();
+  if (parts === undefined) return;
+  expect(timings.provisionMs).toBeCloseTo(parts.bundleMs + parts.piecesMs + parts.engineMs, 6);
+  for (const value of Object.values(timings)) {
+    if (typeof value === 'number') expect(value).toBeGreaterThanOrEqual(0);
+  }
+  const measured = timings.provisionMs + timings.bootMs + timings.runMs + timings.logPersistMs;
+  expect(measured).toBeLessThanOrEqual(timings.workerBusyMs);
+}
+
+describe('job runner', () => {
+  it('provisions, runs the seeded flow on the installed engine and reports its latency anatomy', async () => {
+    const { logger, lines } = recordingLogger();
+    harness = await startWorkerHarness({
+      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * MB },
+      logger,
+    });
+    const result = JobResultSchema.parse(await harness.runner.run(await harness.job('run-1')));
+
+    expect(result).toMatchObject({
+      workerId: 'worker-test',
+      jobId: 'job-run-1',
+      runId: 'run-1',
+      status: 'SUCCEEDED',
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.provisioning).toEqual({
+      bundle: 'miss',
+      pieceHits: 0,
+      pieceMisses: 2,
+      engine: { pid: harness.booted[0]?.pid, jobsServed: 1, preBooted: false },
+    });
+    expect(result.timings.bootMs).toBeGreaterThan(0);
+    expect(result.timings.runMs).toBeGreaterThan(0);
+    expectTimingsAddUp(result);
+
+    const response = harness.app.requests.find((r) => r.url === '/v1/engine/runs/run-1/response');
+    expect(FlowResponseReportSchema.parse(response?.json).response).toEqual({
+      status: 200,
+      headers: {},
+      body: { result: 6 },
+    });
+    expect(harness.app.requests.some((r) => r.method === 'PUT' && r.url.includes('runs/run-1.json'))).toBe(
+      true,
+    );
+
+    // One structured line per job, carrying the same anatomy.
+    const finished = lines.filter((line) => line.msg === 'job finished');
+    expect(finished).toHaveLength(1);
+    expect(finished[0]).toMatchObject({
+      runId: 'run-1',
+      jobId: 'job-run-1',
+      status: 'SUCCEEDED',
+      timings: result.timings,
+      provisioning: result.provisioning,
+    });
+  });
+
+  it('serves the second run from the cache, without an S3 request, on the same engine', async () => {
+    harness = await warm();
+    await harness.runner.run(await harness.job('run-1'));
+    const fetched = harness.requests.length;
+    expect(fetched).toBe(3);
+
+    const second = await harness.runner.run(await harness.job('run-2'));
+    expect(second.status).toBe('SUCCEEDED');
+    expect(harness.requests).toHaveLength(fetched);
+    expect(second.provisioning).toMatchObject({ bundle: 'hit', pieceHits: 2, pieceMisses: 0 });
+    expect(second.timings.bootMs).toBe(0);
+    expectTimingsAddUp(second);
+  });
+
+  it('refuses a tampered bundle with ARTIFACT_INTEGRITY: no engine boots, no step runs', async () => {
+    harness = await warm();
+    const job = await harness.job('run-1');
+    const tampered = Buffer.from('{"version":1,"flowId":"evil"}');
+    job.bundle = await harness.store.publishRaw(
+      `bundles/${job.flowVersionId}/${job.bundle.sha256}.json`,
+      tampered,
+      {
+        sha256: job.bundle.sha256,
+        sizeBytes: tampered.byteLength,
+      },
+    );
+
+    const result = await harness.runner.run(job);
+
+    expect(result.status).toBe('INTERNAL_ERROR');
+    expect(result.error?.code).toBe('ARTIFACT_INTEGRITY');
+    expect(result.error?.message).toContain(job.bundle.sha256);
+    expect(result.error?.message).toContain(sha256Hex(tampered));
+    expect(result.provisioning).toBeUndefined();
+    expect(result.timings.runMs).toBe(0);
+    expect(harness.booted).toHaveLength(0);
+    expect(harness.app.requests).toEqual([]);
+  });
+
+  it('kills an engine past the flow timeout (TIMEOUT, FLOW_TIMEOUT) and boots a new one next', async () => {
+    harness = await warm();
+    await harness.runner.run(await harness.job('run-0'));
+    const firstPid = harness.runner.enginePid;
+
+    const timedOut = await harness.runner.run(
+      await harness.job('run-1', {
+        flow: loopingFlow,
+        limits: { flowTimeoutMs: 500, codeStepTimeoutMs: 60_000 },
+      }),
+    );
+
+    expect(timedOut.status).toBe('TIMEOUT');
+    expect(timedOut.error).toMatchObject({ code: 'FLOW_TIMEOUT' });
+    expect(harness.runner.enginePid).toBeUndefined();
+    expect(firstPid !== undefined && processExists(firstPid)).toBe(false);
+
+    const next = await harness.runner.run(await harness.job('run-2'));
+    expect(next.status).toBe('SUCCEEDED');
+    expect(next.timings.bootMs).toBeGreaterThan(0);
+    expect(next.provisioning?.engine).toMatchObject({ jobsServed: 1, preBooted: false });
+    expect(harness.runner.enginePid).not.toBe(firstPid);
+  });
+
+  it('reports FAILED with ENGINE_CRASHED when the engine dies mid-job, and recovers', async () => {
+    harness = await warm();
+    // Hold the first step report open so the engine is stuck mid-run when it is killed.
+    const held = defer<number>();
+    harness.app.setResponder((r) =>
+      r.url === '/v1/engine/runs/run-1/steps' ? held.promise : r.method === 'PUT' ? 200 : 204,
+    );
+    const running = harness.runner.run(await harness.job('run-1'));
+    const report = await harness.app.waitForRequest((r) => r.url === '/v1/engine/runs/run-1/steps');
+    expect(StepReportSchema.parse(report.json).step.name).toBe('trigger');
+    const pid = harness.runner.enginePid;
+    if (pid === undefined) throw new Error('no engine is running');
+
+    process.kill(pid, 'SIGKILL');
+    const result = await running;
+    held.resolve(204);
+
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatchObject({ code: 'ENGINE_CRASHED' });
+    expect(result.error?.message).toMatch(/SIGKILL/);
+
+    const next = await harness.runner.run(await harness.job('run-2'));
+    expect(next.status).toBe('SUCCEEDED');
+    expect(harness.runner.enginePid).not.toBe(pid);
+  });
+
+  it('passes the flow result through: a failing step is FAILED with its code, the engine is kept', async () => {
+    harness = await warm();
+    const flow: FlowDefinition = {
+      trigger: SEEDED_FLOW.trigger,
+      steps: [{ type: 'code', name: 'step_1', code: "throw new Error('boom');", input: {} }],
+    };
+    const result = await harness.runner.run(await harness.job('run-1', { flow }));
+    expect(result).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'CODE_STEP_FAILED', step: 'step_1', message: 'boom' },
+    });
+    expect(harness.runner.enginePid).toBe(result.provisioning?.engine.pid);
+  });
+});
