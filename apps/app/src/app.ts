@@ -4,18 +4,24 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createFlowsRepository } from './db/flows-repository.ts';
 import { migrate } from './db/migrate.ts';
+import { createPiecesRepository } from './db/pieces-repository.ts';
 import { createPool } from './db/pool.ts';
 import { createRunsRepository } from './db/runs-repository.ts';
 import { Dispatcher } from './dispatcher.ts';
 import type { AppConfig } from './env.ts';
+import { FlowPublisher } from './flows/flow-publisher.ts';
+import { PieceCatalog } from './flows/piece-catalog.ts';
+import { publishPieces } from './flows/piece-publisher.ts';
+import { requireApiKey } from './http/api-key.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
+import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
+import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
-import { RunLogStorage } from './run-log-storage.ts';
 import { seedBenchmarkFlow } from './seed.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
@@ -30,10 +36,15 @@ export interface FlowboxApp {
   close(): Promise<void>;
 }
 
-/** Builds one app instance from its config. Nothing connects until `start()`. */
-export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
+/**
+ * Builds one app instance from its config and the built pieces (`pnpm build`). Nothing
+ * connects until `start()`.
+ */
+export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
+  const catalog = await PieceCatalog.loadBuiltIn();
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const flows = createFlowsRepository(pool);
+  const pieces = createPiecesRepository(pool);
   const runs = createRunsRepository(pool);
   // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
   // commands offline; the broker's connection waits and reconnects on its own.
@@ -51,7 +62,7 @@ export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
   }
   const prefix = config.REDIS_PREFIX;
   const tokens = new TokenService(config.TOKEN_SECRET);
-  const storage = new RunLogStorage({
+  const storage = new ObjectStorage({
     endpoint: config.S3_ENDPOINT,
     region: config.S3_REGION,
     bucket: config.S3_BUCKET,
@@ -72,7 +83,8 @@ export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
     logger: logger.child({ component: 'job-broker' }),
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
   });
-  const dispatcher = new Dispatcher({ flows, runs, tokens, storage, hub, config });
+  const publisher = new FlowPublisher({ flows, storage, catalog });
+  const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, hub, config });
   let gateway: WorkerGateway | null = null;
 
   const http: FastifyInstance = Fastify({
@@ -100,7 +112,13 @@ export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
     hub,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
   });
-  registerRunRoutes(http, { runs, storage });
+  // The management API sits behind the API key; webhooks, health and the engine callbacks
+  // (which carry their own run-scoped tokens) do not.
+  void http.register(async (management) => {
+    management.addHook('onRequest', requireApiKey(config.API_KEY));
+    registerFlowRoutes(management, { flows, publisher, catalog });
+    registerRunRoutes(management, { runs, storage });
+  });
   registerEngineRoutes(http, { runs, hub, tokens });
 
   return {
@@ -111,8 +129,10 @@ export function createApp(config: AppConfig, logger: Logger): FlowboxApp {
     async start() {
       await Promise.all([producerRedis, subscriberRedis, brokerRedis].map(connectRedis));
       await migrate(pool, logger);
-      if (await seedBenchmarkFlow(flows)) logger.info('seeded the benchmark flow');
       await storage.ensureBucket();
+      const published = await publishPieces({ catalog, storage, pieces });
+      logger.info({ pieces: [...published.keys()] }, 'published pieces');
+      if (await seedBenchmarkFlow(flows, publisher)) logger.info('seeded the benchmark flow');
       await hub.start();
       await broker.start();
       gateway = new WorkerGateway({

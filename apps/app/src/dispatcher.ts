@@ -2,44 +2,60 @@ import {
   type DispatchedJob,
   type FinalRunStatus,
   FlowboxError,
-  type FlowDefinition,
+  type JobProvisioning,
   type JobTimings,
+  type PieceDownload,
+  type PieceRef,
   type SerializedError,
 } from '@flowbox/protocol';
-import type { FlowsRepository } from './db/flows-repository.ts';
+import type { FlowBundleRecord, FlowsRepository } from './db/flows-repository.ts';
+import type { PieceRecord, PiecesRepository } from './db/pieces-repository.ts';
 import type { RunsRepository } from './db/runs-repository.ts';
 import type { AppConfig } from './env.ts';
+import { type ObjectStorage, objectKeys } from './object-storage.ts';
 import type { LeasedJob } from './queue/job-broker.ts';
-import { RunLogStorage } from './run-log-storage.ts';
 import type { SyncResponseHub } from './sync/sync-response-hub.ts';
 import type { TokenService } from './tokens.ts';
 
-/** Seconds an engine token and upload URL outlive the flow timeout, for the final callbacks. */
+/** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 const TOKEN_GRACE_SECONDS = 60;
 
+export interface JobOutcome {
+  status: FinalRunStatus;
+  error?: SerializedError | undefined;
+  timings?: JobTimings;
+  provisioning?: JobProvisioning | undefined;
+}
+
 /**
- * Turns a leased job into what a worker needs (definition, scoped token, presigned upload) and
- * closes runs whose engine could not: a crash, a timeout, a worker that vanished.
+ * Turns a leased job into what a worker needs (presigned bundle and piece downloads, a scoped
+ * token, a presigned log upload) and closes runs whose engine could not: a crash, a timeout,
+ * a worker that vanished.
  */
 export class Dispatcher {
   readonly #flows: FlowsRepository;
+  readonly #pieces: PiecesRepository;
   readonly #runs: RunsRepository;
   readonly #tokens: TokenService;
-  readonly #storage: RunLogStorage;
+  readonly #storage: ObjectStorage;
   readonly #hub: SyncResponseHub;
   readonly #config: AppConfig;
-  /** Flow versions are immutable, so their definitions are cached for the process's life. */
-  readonly #definitions = new Map<string, FlowDefinition>();
+  /** Published bundles are immutable, so they are cached for the process's life. */
+  readonly #bundles = new Map<string, FlowBundleRecord>();
+  /** Published piece archives by `name@version`; refreshed from Postgres on a miss. */
+  readonly #pieceArchives = new Map<string, PieceRecord>();
 
   constructor(deps: {
     flows: FlowsRepository;
+    pieces: PiecesRepository;
     runs: RunsRepository;
     tokens: TokenService;
-    storage: RunLogStorage;
+    storage: ObjectStorage;
     hub: SyncResponseHub;
     config: AppConfig;
   }) {
     this.#flows = deps.flows;
+    this.#pieces = deps.pieces;
     this.#runs = deps.runs;
     this.#tokens = deps.tokens;
     this.#storage = deps.storage;
@@ -49,12 +65,14 @@ export class Dispatcher {
 
   async dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
-    const flow = await this.#definition(data.flowVersionId);
-    const flowTimeoutMs = this.#config.FLOW_TIMEOUT_SECONDS * 1000;
+    const bundle = await this.#bundle(data.flowVersionId);
     const ttl = this.#config.FLOW_TIMEOUT_SECONDS + TOKEN_GRACE_SECONDS;
-    const [engineToken, uploadUrl] = await Promise.all([
+    const logKey = objectKeys.runLog(data.runId);
+    const [engineToken, uploadUrl, bundleUrl, pieces] = await Promise.all([
       this.#tokens.signEngineToken({ runId: data.runId, syncInstanceId: data.syncInstanceId }, ttl),
-      this.#storage.presignLogUpload(data.runId, ttl),
+      this.#storage.presignUpload(logKey, 'application/json', ttl),
+      this.#storage.presignDownload(bundle.key, ttl),
+      Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
     ]);
     await this.#runs.markRunning(data.runId, workerId);
     return {
@@ -62,16 +80,13 @@ export class Dispatcher {
       runId: data.runId,
       flowId: data.flowId,
       flowVersionId: data.flowVersionId,
-      flow,
+      bundle: { url: bundleUrl, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes },
+      pieces,
       trigger: data.trigger,
       engineToken,
-      logUpload: {
-        url: uploadUrl,
-        key: RunLogStorage.logKey(data.runId),
-        maxBytes: this.#config.RUN_LOG_MAX_BYTES,
-      },
+      logUpload: { url: uploadUrl, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
       limits: {
-        flowTimeoutMs,
+        flowTimeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
         codeStepTimeoutMs: this.#config.CODE_STEP_TIMEOUT_MS,
         codeStepMemoryMb: this.#config.CODE_STEP_MEMORY_MB,
       },
@@ -84,13 +99,12 @@ export class Dispatcher {
    * `finish` callback; when it could not (crash, timeout, lost worker) this does, and a sync
    * caller still waiting hears about it at once.
    */
-  async conclude(
-    lease: LeasedJob,
-    outcome: { status: FinalRunStatus; error?: SerializedError | undefined; timings?: JobTimings },
-  ): Promise<void> {
+  async conclude(lease: LeasedJob, outcome: JobOutcome): Promise<void> {
     const { runId, syncInstanceId } = lease.data;
     const finalised = await this.#runs.finish(runId, { status: outcome.status, error: outcome.error });
-    if (outcome.timings !== undefined) await this.#runs.recordTimings(runId, outcome.timings);
+    if (outcome.timings !== undefined) {
+      await this.#runs.recordTimings(runId, outcome.timings, outcome.provisioning);
+    }
     if (finalised && syncInstanceId !== null) {
       await this.#hub.publish(syncInstanceId, {
         version: 1,
@@ -104,13 +118,35 @@ export class Dispatcher {
     else await lease.fail(outcome.error?.message ?? outcome.status);
   }
 
-  async #definition(flowVersionId: string): Promise<FlowDefinition> {
-    const cached = this.#definitions.get(flowVersionId);
+  async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {
+    const cached = this.#bundles.get(flowVersionId);
     if (cached !== undefined) return cached;
-    const definition = await this.#flows.getDefinition(flowVersionId);
-    if (definition === null)
-      throw new FlowboxError('FLOW_NOT_FOUND', `flow version ${flowVersionId} not found`);
-    this.#definitions.set(flowVersionId, definition);
-    return definition;
+    const version = await this.#flows.getVersion(flowVersionId);
+    if (version?.bundle == null) {
+      throw new FlowboxError(
+        'FLOW_VERSION_NOT_FOUND',
+        `flow version ${flowVersionId} has no published bundle`,
+      );
+    }
+    this.#bundles.set(flowVersionId, version.bundle);
+    return version.bundle;
+  }
+
+  async #pieceDownload(ref: PieceRef, ttlSeconds: number): Promise<PieceDownload> {
+    const id = `${ref.name}@${ref.version}`;
+    let record = this.#pieceArchives.get(id);
+    if (record === undefined) {
+      for (const piece of await this.#pieces.list())
+        this.#pieceArchives.set(`${piece.name}@${piece.version}`, piece);
+      record = this.#pieceArchives.get(id);
+    }
+    if (record === undefined) throw new FlowboxError('PROVISION_FAILED', `piece ${id} is not published`);
+    return {
+      name: record.name,
+      version: record.version,
+      url: await this.#storage.presignDownload(record.archiveKey, ttlSeconds),
+      sha256: record.sha256,
+      sizeBytes: record.sizeBytes,
+    };
   }
 }

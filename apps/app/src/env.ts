@@ -4,37 +4,83 @@ import { z } from 'zod';
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
 export const AppEnvSchema = z.object({
-  HOST: z.string().default('127.0.0.1'),
-  PORT: envFields.port(3000),
-  LOG_LEVEL: envFields.logLevel(),
-  /** Names this instance's sync-response channel; unique per running app. */
+  HOST: z
+    .string()
+    .default('127.0.0.1')
+    .describe('Address the HTTP server listens on; `0.0.0.0` in containers.'),
+  PORT: envFields
+    .port(3000)
+    .describe('HTTP port: webhooks, the flow and run API, engine callbacks, worker channel.'),
+  LOG_LEVEL: envFields.logLevel().describe('pino log level.'),
   INSTANCE_ID: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -')
-    .default(() => randomUUID()),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-  DATABASE_POOL_SIZE: envFields.positiveInt(10),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL'),
-  /** Prefix of every Redis key and channel flowbox uses (BullMQ queue included). */
+    .default(() => randomUUID())
+    .describe(
+      "Names this instance's sync-response channel in Redis; must be unique among running apps. Defaults to a random UUID at each start.",
+    ),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .describe('Postgres connection URL. The first app to start applies the SQL migrations.'),
+  DATABASE_POOL_SIZE: envFields
+    .positiveInt(10)
+    .describe("Postgres connections this app may hold; all apps' pools together must fit max_connections."),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .describe('Redis connection URL (`rediss://` for TLS): the BullMQ queue and the sync-response pub/sub.'),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]+$/)
-    .default('flowbox'),
-  S3_ENDPOINT: envFields.url(),
-  S3_REGION: z.string().default('us-east-1'),
-  S3_BUCKET: z.string().min(3).default('flowbox'),
-  S3_ACCESS_KEY_ID: z.string().min(1),
-  S3_SECRET_ACCESS_KEY: z.string().min(1),
-  /** Signs engine and worker tokens (HS256). */
-  TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters'),
-  WEBHOOK_TIMEOUT_SECONDS: envFields.positiveInt(30),
-  WEBHOOK_BODY_LIMIT_BYTES: envFields.positiveInt(1_048_576),
-  FLOW_TIMEOUT_SECONDS: envFields.positiveInt(60),
-  CODE_STEP_TIMEOUT_MS: envFields.positiveInt(5_000),
-  CODE_STEP_MEMORY_MB: z.coerce.number().int().min(8).max(4096).default(64),
-  RUN_LOG_MAX_BYTES: envFields.positiveInt(10_485_760),
-  /** How long a worker's poll waits for a job before it is answered `idle`. */
-  WORKER_POLL_SECONDS: envFields.positiveInt(10),
+    .default('flowbox')
+    .describe('Prefix of every Redis key and channel flowbox uses (BullMQ queue included).'),
+  S3_ENDPOINT: envFields
+    .url()
+    .describe(
+      'S3-compatible endpoint. Engines upload to URLs presigned for this host, so workers must reach it too.',
+    ),
+  S3_REGION: z.string().default('us-east-1').describe('Region used to sign S3 requests and presigned URLs.'),
+  S3_BUCKET: z
+    .string()
+    .min(3)
+    .default('flowbox')
+    .describe('Bucket for flow bundles, piece archives and run logs; created at start when missing.'),
+  S3_ACCESS_KEY_ID: z.string().min(1).describe('S3 access key id. Only the app holds S3 credentials.'),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).describe('S3 secret access key.'),
+  API_KEY: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .describe('Required on the management API (`/v1/flows`, `/v1/runs`) as `authorization: Bearer <key>`.'),
+  TOKEN_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .describe('Signs engine and worker tokens (HS256). Changing it invalidates every worker token.'),
+  WEBHOOK_TIMEOUT_SECONDS: envFields
+    .positiveInt(30)
+    .describe("How long a sync webhook waits for the flow's response before answering 504 with the run id."),
+  WEBHOOK_BODY_LIMIT_BYTES: envFields
+    .positiveInt(1_048_576)
+    .describe('Largest webhook request body accepted.'),
+  FLOW_TIMEOUT_SECONDS: envFields
+    .positiveInt(60)
+    .describe('Longest a run may take; past it the worker stops the engine and the run ends TIMEOUT.'),
+  CODE_STEP_TIMEOUT_MS: envFields
+    .positiveInt(5_000)
+    .describe('Longest one code step may run in its isolate.'),
+  CODE_STEP_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(8)
+    .max(4096)
+    .default(64)
+    .describe('Memory limit of the isolate a code step runs in.'),
+  RUN_LOG_MAX_BYTES: envFields
+    .positiveInt(10_485_760)
+    .describe('Largest run log an engine may upload to S3.'),
+  WORKER_POLL_SECONDS: envFields
+    .positiveInt(10)
+    .describe("How long a worker's poll waits for a job before it is answered `idle`."),
 });
 
 export type AppConfig = z.infer<typeof AppEnvSchema>;

@@ -5,7 +5,7 @@ import { loadConfig } from './env.ts';
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'app', level: config.LOG_LEVEL });
-  const app = createApp(config, logger);
+  const app = await createApp(config, logger);
   onShutdownSignal(logger, () => app.close());
   const url = await app.start();
   // A supervising parent (pnpm dev, tests, the benchmark runner) learns the URL whatever the log level.

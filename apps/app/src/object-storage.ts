@@ -15,11 +15,18 @@ export interface S3Settings {
   secretAccessKey: string;
 }
 
+/** Where each kind of object lives in the bucket. */
+export const objectKeys = {
+  runLog: (runId: string) => `runs/${runId}/log.json`,
+  flowBundle: (flowVersionId: string, sha256: string) => `bundles/${flowVersionId}/${sha256}.json`,
+  pieceArchive: (name: string, version: string, sha256: string) => `pieces/${name}/${version}/${sha256}.tgz`,
+};
+
 /**
  * The app's side of object storage: it holds the credentials and hands out presigned URLs,
  * so workers and engines never see a key.
  */
-export class RunLogStorage {
+export class ObjectStorage {
   readonly #client: S3Client;
   readonly #bucket: string;
 
@@ -34,10 +41,6 @@ export class RunLogStorage {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
-  }
-
-  static logKey(runId: string): string {
-    return `runs/${runId}/log.json`;
   }
 
   /**
@@ -56,12 +59,14 @@ export class RunLogStorage {
     }
   }
 
-  presignLogUpload(runId: string, expiresInSeconds: number): Promise<string> {
-    const command = new PutObjectCommand({
-      Bucket: this.#bucket,
-      Key: RunLogStorage.logKey(runId),
-      ContentType: 'application/json',
-    });
+  async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    await this.#client.send(
+      new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentType: contentType }),
+    );
+  }
+
+  presignUpload(key: string, contentType: string, expiresInSeconds: number): Promise<string> {
+    const command = new PutObjectCommand({ Bucket: this.#bucket, Key: key, ContentType: contentType });
     return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds });
   }
 

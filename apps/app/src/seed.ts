@@ -1,5 +1,6 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import type { FlowsRepository } from './db/flows-repository.ts';
+import type { FlowPublisher } from './flows/flow-publisher.ts';
 
 /** The benchmark flow's ids are stable so the printed `curl` works on every machine. */
 export const BENCHMARK_FLOW_ID = 'benchmark';
@@ -26,11 +27,19 @@ export const BENCHMARK_FLOW: FlowDefinition = {
   ],
 };
 
-export async function seedBenchmarkFlow(flows: FlowsRepository): Promise<boolean> {
-  return flows.ensureFlow({
-    flowId: BENCHMARK_FLOW_ID,
+/**
+ * Creates and publishes the benchmark flow on first start. A version left without a bundle
+ * (created before bundles existed, or by a start that died mid-way) is published now.
+ * Returns true when it changed anything.
+ */
+export async function seedBenchmarkFlow(flows: FlowsRepository, publisher: FlowPublisher): Promise<boolean> {
+  const created = await flows.createFlow({
+    id: BENCHMARK_FLOW_ID,
     name: 'Benchmark: sync webhook, math helper, code step, response',
-    flowVersionId: BENCHMARK_FLOW_VERSION_ID,
     definition: BENCHMARK_FLOW,
   });
+  const version = created ?? (await flows.getVersion(BENCHMARK_FLOW_VERSION_ID));
+  if (version === null || version.bundle !== null) return created !== null;
+  await publisher.publish(version);
+  return true;
 }

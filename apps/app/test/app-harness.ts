@@ -5,6 +5,7 @@ import { createApp, type FlowboxApp } from '../src/app.ts';
 import { loadConfig } from '../src/env.ts';
 
 export const TEST_TOKEN_SECRET = 'test-secret-test-secret-test-secret!';
+export const TEST_API_KEY = 'test-api-key-0123456789';
 
 /** An in-process app on a fresh database, bucket and Redis namespace of the shared test servers. */
 export async function startTestApp(
@@ -23,10 +24,11 @@ export async function startTestApp(
     S3_ACCESS_KEY_ID: s3.accessKeyId,
     S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     TOKEN_SECRET: TEST_TOKEN_SECRET,
+    API_KEY: TEST_API_KEY,
     WORKER_POLL_SECONDS: '2',
     ...env,
   });
-  const app = createApp(config, createLogger({ name: 'app', level: 'silent' }));
+  const app = await createApp(config, createLogger({ name: 'app', level: 'silent' }));
   const url = await app.start();
   return { app, url };
 }
@@ -56,10 +58,25 @@ export interface RunView {
   logError: { code: string; message: string } | null;
   workerId: string | null;
   timings: Record<string, number> | null;
+  provisioning: Record<string, unknown> | null;
 }
 
-export async function getRun(baseUrl: string, runId: string): Promise<RunView> {
-  const response = await fetch(`${baseUrl}/v1/runs/${runId}`);
+/** Calls the management API with the test API key. */
+export function manage(baseUrl: string, method: string, path: string, body?: unknown, apiKey = TEST_API_KEY) {
+  return fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+export async function getRun(baseUrl: string, runId: string, apiKey = TEST_API_KEY): Promise<RunView> {
+  const response = await fetch(`${baseUrl}/v1/runs/${runId}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   if (response.status !== 200)
     throw new Error(`GET run ${runId}: ${response.status} ${await response.text()}`);
   return (await response.json()) as RunView;

@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
 import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { createPiecesRepository } from '../src/db/pieces-repository.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { createRunsRepository } from '../src/db/runs-repository.ts';
-import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID, seedBenchmarkFlow } from '../src/seed.ts';
+import { BENCHMARK_FLOW } from '../src/seed.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
+const SHA = 'a'.repeat(64);
 
 // One contract, two adapters: a real Postgres server and embedded PGlite behind pglite-socket.
 describe.each([
@@ -30,24 +32,78 @@ describe.each([
   });
 
   it('migrates once, then finds nothing left to apply', async () => {
-    expect(await migrate(pool, logger)).toEqual(['0001_initial.sql']);
+    expect(await migrate(pool, logger)).toEqual(['0001_initial.sql', '0002_artifacts.sql']);
     expect(await migrate(pool, logger)).toEqual([]);
   });
 
-  it('seeds the benchmark flow once, with a stable id', async () => {
+  it('creates flows with numbered versions and publishes one with its bundle', async () => {
     const flows = createFlowsRepository(pool);
-    expect(await seedBenchmarkFlow(flows)).toBe(true);
-    expect(await seedBenchmarkFlow(flows)).toBe(false);
-    const published = await flows.findPublished(BENCHMARK_FLOW_ID);
-    expect(published).toEqual({ flowId: BENCHMARK_FLOW_ID, flowVersionId: 'benchmark-v1', enabled: true });
-    expect(await flows.getDefinition('benchmark-v1')).toEqual(BENCHMARK_FLOW);
-    expect(await flows.findPublished('no-such-flow')).toBeNull();
+    const v1 = await flows.createFlow({ id: 'bench', name: 'Bench', definition: BENCHMARK_FLOW });
+    expect(v1).toMatchObject({ id: 'bench-v1', flowId: 'bench', number: 1, bundle: null, publishedAt: null });
+    expect(await flows.createFlow({ id: 'bench', name: 'again', definition: BENCHMARK_FLOW })).toBeNull();
+    // Not published yet: a webhook must not find it.
+    expect(await flows.findPublished('bench')).toBeNull();
+
+    const v2 = await flows.addVersion('bench', BENCHMARK_FLOW);
+    expect(v2).toMatchObject({ id: 'bench-v2', number: 2 });
+    const bundle = {
+      key: `bundles/bench-v2/${SHA}.json`,
+      sha256: SHA,
+      sizeBytes: 42,
+      pieces: [{ name: 'webhook', version: '1.0.0' }],
+    };
+    await flows.publish('bench-v2', bundle);
+    expect(await flows.findPublished('bench')).toEqual({
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      enabled: true,
+    });
+    expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
+    expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
+      ['bench-v1', false],
+      ['bench-v2', true],
+    ]);
+
+    expect(await flows.update('bench', { enabled: false })).toMatchObject({ enabled: false, name: 'Bench' });
+    expect((await flows.findPublished('bench'))?.enabled).toBe(false);
+    expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
+    expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
+  });
+
+  it('records piece archives, replacing a rebuilt one of the same version', async () => {
+    const pieces = createPiecesRepository(pool);
+    const manifest = {
+      name: 'webhook',
+      version: '1.0.0',
+      entry: 'index.mjs' as const,
+      actions: ['a'],
+      triggers: [],
+    };
+    await pieces.upsert({
+      name: 'webhook',
+      version: '1.0.0',
+      archiveKey: 'k1',
+      sha256: SHA,
+      sizeBytes: 1,
+      manifest,
+    });
+    await pieces.upsert({
+      name: 'webhook',
+      version: '1.0.0',
+      archiveKey: 'k2',
+      sha256: 'b'.repeat(64),
+      sizeBytes: 2,
+      manifest,
+    });
+    expect(await pieces.list()).toEqual([
+      { name: 'webhook', version: '1.0.0', archiveKey: 'k2', sha256: 'b'.repeat(64), sizeBytes: 2, manifest },
+    ]);
   });
 
   it('takes a run from QUEUED to one final state, and only one', async () => {
     const runs = createRunsRepository(pool);
     const id = randomUUID();
-    await runs.create({ id, flowId: BENCHMARK_FLOW_ID, flowVersionId: 'benchmark-v1', sync: true });
+    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: true });
     expect((await runs.get(id))?.status).toBe('QUEUED');
 
     expect(await runs.markRunning(id, 'worker-1')).toBe(true);
@@ -69,14 +125,17 @@ describe.each([
       await runs.finish(id, { status: 'FAILED', error: { name: 'E', code: 'WORKER_LOST', message: 'x' } }),
     ).toBe(false);
     expect(await runs.appendStep(id, { ...step, name: 'step_2' })).toBe(false);
-    await runs.recordTimings(id, {
-      queueMs: 1,
-      provisionMs: 0,
-      bootMs: 0,
-      runMs: 3,
-      logPersistMs: 1,
-      workerBusyMs: 5,
-    });
+    const provisioning = {
+      bundle: 'hit' as const,
+      pieceHits: 2,
+      pieceMisses: 0,
+      engine: { pid: 123, jobsServed: 7, preBooted: true },
+    };
+    await runs.recordTimings(
+      id,
+      { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 },
+      provisioning,
+    );
 
     const run = await runs.get(id);
     expect(run).toMatchObject({
@@ -89,6 +148,7 @@ describe.each([
     expect(run?.steps[1]?.output).toEqual({ result: 5 });
     expect(run?.timings?.runMs).toBe(3);
     expect(run?.timings?.totalMs).toBeGreaterThanOrEqual(0);
+    expect(run?.provisioning).toEqual(provisioning);
     expect(run?.finishedAt).toBeInstanceOf(Date);
   });
 

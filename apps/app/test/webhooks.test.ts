@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
 import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
-import { getRun, postJson, startTestApp } from './app-harness.ts';
+import { getRun, manage, postJson, startTestApp } from './app-harness.ts';
 
 describe('webhook intake (no worker attached)', () => {
   let app: FlowboxApp;
@@ -58,6 +58,17 @@ describe('webhook intake (no worker attached)', () => {
     expect(response.headers.get(RUN_ID_HEADER)).toBe(runId);
     const run = await getRun(url, runId);
     expect(run).toMatchObject({ id: runId, status: 'QUEUED', flowId: 'benchmark', sync: false, steps: [] });
+
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const listed = await manage(
+      url,
+      'GET',
+      `/v1/runs?flowId=benchmark&since=${encodeURIComponent(since)}&limit=50`,
+    );
+    expect(listed.status).toBe(200);
+    const { runs } = (await listed.json()) as { runs: Array<{ id: string; status: string }> };
+    expect(runs.map((r) => r.id)).toContain(runId);
+    expect((await manage(url, 'GET', '/v1/runs?limit=5')).status).toBe(400);
   });
 
   it('answers 504 with the run id when no worker answers within the webhook timeout', async () => {
@@ -69,8 +80,21 @@ describe('webhook intake (no worker attached)', () => {
   });
 
   it('answers 404 for a run that does not exist or a malformed id', async () => {
-    expect((await fetch(`${url}/v1/runs/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
-    expect((await fetch(`${url}/v1/runs/not-a-uuid`)).status).toBe(404);
+    expect((await manage(url, 'GET', '/v1/runs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await manage(url, 'GET', '/v1/runs/not-a-uuid')).status).toBe(404);
+  });
+
+  it('keeps the management API behind the API key', async () => {
+    const runId = '00000000-0000-4000-8000-000000000000';
+    const none = await fetch(`${url}/v1/runs/${runId}`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    expect((await manage(url, 'GET', `/v1/runs/${runId}`, undefined, 'wrong-key-0123456789')).status).toBe(
+      401,
+    );
+    expect((await manage(url, 'GET', '/v1/flows', undefined, 'wrong-key-0123456789')).status).toBe(401);
+    const viaHeader = await fetch(`${url}/v1/flows`, { headers: { 'x-api-key': 'test-api-key-0123456789' } });
+    expect(viaHeader.status).toBe(200);
   });
 
   it('reports ready when Postgres and Redis answer', async () => {

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { DispatchedJob, PollReply, RunLog, StepResult } from '@flowbox/protocol';
-import { ENGINE_CALLBACK_PATHS } from '@flowbox/protocol';
+import { ENGINE_CALLBACK_PATHS, FlowBundleSchema, wrapCodeStep } from '@flowbox/protocol';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
@@ -75,7 +76,18 @@ describe('worker and engine protocols', () => {
     const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync?x=1`, { hello: 'world' });
     const job = await pollJob(worker);
-    expect(job.flow).toEqual(BENCHMARK_FLOW);
+    // The bundle and piece archives download through their presigned URLs and match their hashes.
+    const bundleBytes = Buffer.from(await (await fetch(job.bundle.url)).arrayBuffer());
+    expect(createHash('sha256').update(bundleBytes).digest('hex')).toBe(job.bundle.sha256);
+    const bundle = FlowBundleSchema.parse(JSON.parse(bundleBytes.toString('utf8')));
+    expect(bundle.definition).toEqual(BENCHMARK_FLOW);
+    expect(bundle.code).toEqual({ step_2: wrapCodeStep('return { result: Number(inputs.sum) + 1 };') });
+    expect(job.pieces.map((p) => p.name)).toEqual(['math-helper', 'webhook']);
+    for (const piece of job.pieces) {
+      const archive = Buffer.from(await (await fetch(piece.url)).arrayBuffer());
+      expect(createHash('sha256').update(archive).digest('hex')).toBe(piece.sha256);
+      expect(archive.byteLength).toBe(piece.sizeBytes);
+    }
     expect(job.trigger.body).toEqual({ hello: 'world' });
     expect(job.trigger.query).toEqual({ x: '1' });
     expect(job.logUpload.key).toBe(`runs/${job.runId}/log.json`);

@@ -1,4 +1,4 @@
-import { type FlowDefinition, FlowDefinitionSchema } from '@flowbox/protocol';
+import { type FlowDefinition, FlowDefinitionSchema, type PieceRef } from '@flowbox/protocol';
 import type { Pool } from './pool.ts';
 
 export interface PublishedFlow {
@@ -7,71 +7,194 @@ export interface PublishedFlow {
   enabled: boolean;
 }
 
+export interface FlowBundleRecord {
+  key: string;
+  sha256: string;
+  sizeBytes: number;
+  pieces: PieceRef[];
+}
+
+export interface FlowVersionRecord {
+  id: string;
+  flowId: string;
+  number: number;
+  definition: FlowDefinition;
+  bundle: FlowBundleRecord | null;
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+export interface FlowRecord {
+  id: string;
+  name: string;
+  enabled: boolean;
+  publishedVersionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface FlowsRepository {
   /** The flow's published version, or null when the flow does not exist or has none. */
   findPublished(flowId: string): Promise<PublishedFlow | null>;
-  /** A flow version's definition; versions are immutable, so callers may cache it. */
-  getDefinition(flowVersionId: string): Promise<FlowDefinition | null>;
-  /** Creates a flow with one published version unless the flow id exists already. */
-  ensureFlow(input: {
-    flowId: string;
+  getFlow(flowId: string): Promise<FlowRecord | null>;
+  listFlows(): Promise<FlowRecord[]>;
+  /** Creates a flow and its version 1 in one transaction; false when the id is taken. */
+  createFlow(input: {
+    id: string;
     name: string;
-    flowVersionId: string;
     definition: FlowDefinition;
-  }): Promise<boolean>;
+  }): Promise<FlowVersionRecord | null>;
+  addVersion(flowId: string, definition: FlowDefinition): Promise<FlowVersionRecord>;
+  getVersion(flowVersionId: string): Promise<FlowVersionRecord | null>;
+  listVersions(flowId: string): Promise<FlowVersionRecord[]>;
+  /** Records a built bundle and makes its version the published one. */
+  publish(flowVersionId: string, bundle: FlowBundleRecord): Promise<void>;
+  update(
+    flowId: string,
+    changes: { name?: string | undefined; enabled?: boolean | undefined },
+  ): Promise<FlowRecord | null>;
 }
+
+interface FlowRow {
+  id: string;
+  name: string;
+  enabled: boolean;
+  published_version_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface VersionRow {
+  id: string;
+  flow_id: string;
+  number: number;
+  definition: unknown;
+  bundle_key: string | null;
+  bundle_sha256: string | null;
+  bundle_size: number | null;
+  bundle_pieces: PieceRef[] | null;
+  created_at: Date;
+  published_at: Date | null;
+}
+
+const toFlow = (row: FlowRow): FlowRecord => ({
+  id: row.id,
+  name: row.name,
+  enabled: row.enabled,
+  publishedVersionId: row.published_version_id,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const toVersion = (row: VersionRow): FlowVersionRecord => ({
+  id: row.id,
+  flowId: row.flow_id,
+  number: row.number,
+  definition: FlowDefinitionSchema.parse(row.definition),
+  bundle:
+    row.bundle_key === null || row.bundle_sha256 === null
+      ? null
+      : {
+          key: row.bundle_key,
+          sha256: row.bundle_sha256,
+          sizeBytes: row.bundle_size ?? 0,
+          pieces: row.bundle_pieces ?? [],
+        },
+  createdAt: row.created_at,
+  publishedAt: row.published_at,
+});
+
+const INSERT_VERSION = `
+  INSERT INTO flow_versions (id, flow_id, number, definition)
+  SELECT $1 || '-v' || n, $1, n, $2
+  FROM (SELECT coalesce(max(number), 0) + 1 AS n FROM flow_versions WHERE flow_id = $1) next
+  RETURNING *`;
 
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
-      const { rows } = await pool.query<{
-        id: string;
-        published_version_id: string | null;
-        enabled: boolean;
-      }>('SELECT id, published_version_id, enabled FROM flows WHERE id = $1', [flowId]);
+      const { rows } = await pool.query<FlowRow>(
+        'SELECT id, published_version_id, enabled FROM flows WHERE id = $1',
+        [flowId],
+      );
       const row = rows[0];
       if (row === undefined || row.published_version_id === null) return null;
       return { flowId: row.id, flowVersionId: row.published_version_id, enabled: row.enabled };
     },
 
-    async getDefinition(flowVersionId) {
-      const { rows } = await pool.query<{ definition: unknown }>(
-        'SELECT definition FROM flow_versions WHERE id = $1',
-        [flowVersionId],
-      );
-      const row = rows[0];
-      return row === undefined ? null : FlowDefinitionSchema.parse(row.definition);
+    async getFlow(flowId) {
+      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows WHERE id = $1', [flowId]);
+      return rows[0] === undefined ? null : toFlow(rows[0]);
     },
 
-    async ensureFlow({ flowId, name, flowVersionId, definition }) {
+    async listFlows() {
+      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows ORDER BY created_at, id');
+      return rows.map(toFlow);
+    },
+
+    async createFlow({ id, name, definition }) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         const inserted = await client.query(
           'INSERT INTO flows (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
-          [flowId, name],
+          [id, name],
         );
         if (inserted.rowCount === 0) {
           await client.query('ROLLBACK');
-          return false;
+          return null;
         }
-        await client.query('INSERT INTO flow_versions (id, flow_id, definition) VALUES ($1, $2, $3)', [
-          flowVersionId,
-          flowId,
-          JSON.stringify(definition),
-        ]);
-        await client.query('UPDATE flows SET published_version_id = $2, updated_at = now() WHERE id = $1', [
-          flowId,
-          flowVersionId,
-        ]);
+        const { rows } = await client.query<VersionRow>(INSERT_VERSION, [id, JSON.stringify(definition)]);
         await client.query('COMMIT');
-        return true;
+        return toVersion(rows[0] as VersionRow);
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
         client.release();
       }
+    },
+
+    async addVersion(flowId, definition) {
+      const { rows } = await pool.query<VersionRow>(INSERT_VERSION, [flowId, JSON.stringify(definition)]);
+      return toVersion(rows[0] as VersionRow);
+    },
+
+    async getVersion(flowVersionId) {
+      const { rows } = await pool.query<VersionRow>('SELECT * FROM flow_versions WHERE id = $1', [
+        flowVersionId,
+      ]);
+      return rows[0] === undefined ? null : toVersion(rows[0]);
+    },
+
+    async listVersions(flowId) {
+      const { rows } = await pool.query<VersionRow>(
+        'SELECT * FROM flow_versions WHERE flow_id = $1 ORDER BY number',
+        [flowId],
+      );
+      return rows.map(toVersion);
+    },
+
+    async publish(flowVersionId, bundle) {
+      // One statement, so a version is never published without its bundle.
+      await pool.query(
+        `WITH v AS (
+           UPDATE flow_versions
+           SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
+               published_at = coalesce(published_at, now())
+           WHERE id = $1 RETURNING flow_id)
+         UPDATE flows SET published_version_id = $1, updated_at = now() FROM v WHERE flows.id = v.flow_id`,
+        [flowVersionId, bundle.key, bundle.sha256, bundle.sizeBytes, JSON.stringify(bundle.pieces)],
+      );
+    },
+
+    async update(flowId, { name, enabled }) {
+      const { rows } = await pool.query<FlowRow>(
+        `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now()
+         WHERE id = $1 RETURNING *`,
+        [flowId, name ?? null, enabled ?? null],
+      );
+      return rows[0] === undefined ? null : toFlow(rows[0]);
     },
   };
 }

@@ -1,4 +1,11 @@
-import type { FinalRunStatus, JobTimings, RunStatus, SerializedError, StepResult } from '@flowbox/protocol';
+import type {
+  FinalRunStatus,
+  JobProvisioning,
+  JobTimings,
+  RunStatus,
+  SerializedError,
+  StepResult,
+} from '@flowbox/protocol';
 import type { Pool } from './pool.ts';
 
 export interface RunRecord {
@@ -12,6 +19,7 @@ export interface RunRecord {
   logKey: string | null;
   logError: SerializedError | null;
   timings: (JobTimings & { totalMs: number }) | null;
+  provisioning: JobProvisioning | null;
   workerId: string | null;
   createdAt: Date;
   startedAt: Date | null;
@@ -31,8 +39,11 @@ export interface RunsRepository {
   appendStep(runId: string, step: StepResult): Promise<boolean>;
   /** Finalises a run that is not final yet; false when it already was (the first final state wins). */
   finish(runId: string, input: FinishRunInput): Promise<boolean>;
-  recordTimings(runId: string, timings: JobTimings): Promise<void>;
+  /** Stores the worker's latency anatomy; `totalMs` is accepted → now (the worker's result). */
+  recordTimings(runId: string, timings: JobTimings, provisioning?: JobProvisioning): Promise<void>;
   get(runId: string): Promise<RunRecord | null>;
+  /** A flow's runs created at or after `since`, oldest first, without their steps. */
+  list(query: { flowId: string; since: Date; limit: number }): Promise<Omit<RunRecord, 'steps'>[]>;
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
@@ -48,6 +59,7 @@ interface RunRow {
   log_key: string | null;
   log_error: SerializedError | null;
   timings: (JobTimings & { totalMs: number }) | null;
+  provisioning: JobProvisioning | null;
   worker_id: string | null;
   created_at: Date;
   started_at: Date | null;
@@ -94,36 +106,53 @@ export function createRunsRepository(pool: Pool): RunsRepository {
       return result.rowCount === 1;
     },
 
-    async recordTimings(runId, timings) {
-      // totalMs: accepted → finished, from the row's own clock, so the anatomy adds up against it.
+    async recordTimings(runId, timings, provisioning) {
+      // totalMs on the database's clock, like created_at, so the parts add up against it.
       await pool.query(
-        `UPDATE runs SET timings = $2::jsonb || jsonb_build_object('totalMs',
-           round(extract(epoch FROM (coalesce(finished_at, now()) - created_at)) * 1000))
+        `UPDATE runs SET provisioning = $3, timings = $2::jsonb || jsonb_build_object('totalMs',
+           round(extract(epoch FROM (clock_timestamp() - created_at)) * 1000))
          WHERE id = $1`,
-        [runId, JSON.stringify(timings)],
+        [runId, JSON.stringify(timings), provisioning === undefined ? null : JSON.stringify(provisioning)],
       );
     },
 
     async get(runId) {
       const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
       const row = rows[0];
-      if (row === undefined) return null;
-      return {
-        id: row.id,
-        flowId: row.flow_id,
-        flowVersionId: row.flow_version_id,
-        status: row.status,
-        sync: row.sync,
-        steps: row.steps,
-        error: row.error,
-        logKey: row.log_key,
-        logError: row.log_error,
-        timings: row.timings,
-        workerId: row.worker_id,
-        createdAt: row.created_at,
-        startedAt: row.started_at,
-        finishedAt: row.finished_at,
-      };
+      return row === undefined ? null : toRecord(row);
     },
+
+    async list({ flowId, since, limit }) {
+      const { rows } = await pool.query<RunRow>(
+        `SELECT id, flow_id, flow_version_id, status, sync, '[]'::jsonb AS steps, error, log_key, log_error, timings,
+                provisioning, worker_id, created_at, started_at, finished_at
+         FROM runs WHERE flow_id = $1 AND created_at >= $2 ORDER BY created_at, id LIMIT $3`,
+        [flowId, since, limit],
+      );
+      return rows.map((row) => {
+        const { steps: _steps, ...rest } = toRecord(row);
+        return rest;
+      });
+    },
+  };
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    flowId: row.flow_id,
+    flowVersionId: row.flow_version_id,
+    status: row.status,
+    sync: row.sync,
+    steps: row.steps,
+    error: row.error,
+    logKey: row.log_key,
+    logError: row.log_error,
+    timings: row.timings,
+    provisioning: row.provisioning,
+    workerId: row.worker_id,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
   };
 }

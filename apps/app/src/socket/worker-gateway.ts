@@ -187,6 +187,7 @@ export class WorkerGateway {
         status: result.status,
         error: result.error,
         timings: result.timings,
+        provisioning: result.provisioning,
       });
       ack({ version: 1, type: 'ok' });
     } catch (error) {

@@ -1,0 +1,90 @@
+import type { FlowDefinition } from '@flowbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { BENCHMARK_FLOW } from '../seed.ts';
+import { validateFlowDefinition } from './flow-validator.ts';
+import { PieceCatalog } from './piece-catalog.ts';
+
+const catalog = new PieceCatalog([
+  {
+    manifest: {
+      name: 'webhook',
+      version: '1.0.0',
+      entry: 'index.mjs',
+      actions: ['return_response'],
+      triggers: ['catch_webhook'],
+    },
+    archivePath: '/nowhere/webhook.tgz',
+  },
+  {
+    manifest: {
+      name: 'math-helper',
+      version: '1.0.0',
+      entry: 'index.mjs',
+      actions: ['addition_math'],
+      triggers: [],
+    },
+    archivePath: '/nowhere/math.tgz',
+  },
+]);
+
+function withStep(index: number, change: Record<string, unknown>): unknown {
+  const copy = structuredClone(BENCHMARK_FLOW) as FlowDefinition;
+  Object.assign(copy.steps[index] as object, change);
+  return copy;
+}
+
+function expectInvalid(definition: unknown, message: string | RegExp) {
+  expect(() => validateFlowDefinition(definition, catalog)).toThrow(
+    expect.objectContaining({ code: 'INVALID_FLOW', message: expect.stringMatching(message) }),
+  );
+}
+
+describe('validateFlowDefinition', () => {
+  it('accepts the benchmark flow', () => {
+    expect(validateFlowDefinition(BENCHMARK_FLOW, catalog)).toEqual(BENCHMARK_FLOW);
+  });
+
+  it('points at a wrongly shaped field', () => {
+    expectInvalid({ trigger: BENCHMARK_FLOW.trigger, steps: [] }, /^definition\.steps: /);
+    expectInvalid(withStep(0, { name: 'Bad Name' }), /^definition\.steps\.0\.name: must match/);
+  });
+
+  it('points at an unknown piece, action or trigger', () => {
+    expectInvalid(withStep(0, { piece: 'nope' }), "definition.steps.0.piece: unknown piece 'nope'");
+    expectInvalid(
+      withStep(0, { action: 'multiply' }),
+      "definition.steps.0.action: piece 'math-helper' has no action 'multiply'",
+    );
+    expectInvalid(
+      { ...BENCHMARK_FLOW, trigger: { ...BENCHMARK_FLOW.trigger, trigger: 'poll' } },
+      "definition.trigger.trigger: piece 'webhook' has no trigger 'poll'",
+    );
+  });
+
+  it('points at a template naming a missing or later step', () => {
+    expectInvalid(
+      withStep(1, { input: { sum: '{{step_9.result}}' } }),
+      "definition.steps.1.input.sum: template {{step_9.result}} names 'step_9'",
+    );
+    expectInvalid(
+      withStep(0, { input: { a: '{{step_2.result}}', b: 1 } }),
+      /^definition\.steps\.0\.input\.a: template/,
+    );
+  });
+
+  it('points at code that does not compile, without running it', () => {
+    expectInvalid(
+      withStep(1, { code: 'return {' }),
+      /^definition\.steps\.1\.code: does not compile: SyntaxError/,
+    );
+    // Compiling only: code that would throw when run is fine here.
+    expect(() =>
+      validateFlowDefinition(withStep(1, { code: 'throw new Error("later")' }), catalog),
+    ).not.toThrow();
+  });
+
+  it('refuses a step name used twice or the name trigger', () => {
+    expectInvalid(withStep(1, { name: 'step_1' }), "definition.steps.1.name: 'step_1' is already used");
+    expectInvalid(withStep(0, { name: 'trigger' }), /^definition\.steps\.0\.name/);
+  });
+});

@@ -1,0 +1,27 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { FlowboxError } from '@flowbox/protocol';
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * An `onRequest` hook for the management API: `authorization: Bearer <API_KEY>` or
+ * `x-api-key: <API_KEY>`. Compared as sha256 digests in constant time, so neither the key's
+ * content nor its length leaks through timing.
+ */
+export function requireApiKey(apiKey: string): (request: FastifyRequest) => Promise<void> {
+  const expected = digest(apiKey);
+  return async (request) => {
+    const header = request.headers.authorization;
+    const presented = header?.startsWith('Bearer ')
+      ? header.slice('Bearer '.length)
+      : request.headers['x-api-key'];
+    if (typeof presented !== 'string' || presented === '') {
+      throw new FlowboxError('UNAUTHORIZED', 'this route needs the API key: authorization: Bearer <API_KEY>');
+    }
+    if (!timingSafeEqual(digest(presented), expected))
+      throw new FlowboxError('UNAUTHORIZED', 'wrong API key');
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

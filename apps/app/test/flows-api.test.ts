@@ -1,0 +1,123 @@
+import type { FlowDefinition } from '@flowbox/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FlowboxApp } from '../src/app.ts';
+import { BENCHMARK_FLOW } from '../src/seed.ts';
+import { manage, postJson, startTestApp } from './app-harness.ts';
+
+const GREETING: FlowDefinition = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    {
+      type: 'code',
+      name: 'greet',
+      code: "return { text: 'hi ' + inputs.who };",
+      input: { who: '{{trigger.who}}' },
+    },
+    {
+      type: 'piece',
+      name: 'reply',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { body: '{{greet}}' },
+    },
+  ],
+};
+
+describe('flow management API', () => {
+  let app: FlowboxApp;
+  let url: string;
+
+  beforeAll(async () => {
+    ({ app, url } = await startTestApp());
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('creates a flow, publishes it with a verified bundle, and lists it', async () => {
+    const created = await manage(url, 'POST', '/v1/flows', {
+      id: 'greeting',
+      name: 'Greeting',
+      definition: GREETING,
+    });
+    expect(created.status).toBe(201);
+    const body = (await created.json()) as {
+      flow: { publishedVersionId: string | null };
+      version: { id: string; published: boolean };
+    };
+    expect(body.flow.publishedVersionId).toBeNull();
+    expect(body.version).toMatchObject({ id: 'greeting-v1', published: false });
+    // Not published: its webhook does not exist yet.
+    expect((await postJson(`${url}/v1/webhooks/greeting`, {})).status).toBe(404);
+
+    const published = await manage(url, 'POST', '/v1/flows/greeting/versions/greeting-v1/publish');
+    expect(published.status).toBe(200);
+    const { version } = (await published.json()) as {
+      version: { bundle: { sha256: string; pieces: unknown[] } };
+    };
+    expect(version.bundle.pieces).toEqual([{ name: 'webhook', version: expect.any(String) }]);
+    expect((await postJson(`${url}/v1/webhooks/greeting`, {})).status).toBe(202);
+
+    const flows = (await (await manage(url, 'GET', '/v1/flows')).json()) as { flows: Array<{ id: string }> };
+    expect(flows.flows.map((f) => f.id).sort()).toEqual(['benchmark', 'greeting']);
+    const flow = await (await manage(url, 'GET', '/v1/flows/greeting')).json();
+    expect(flow).toMatchObject({ id: 'greeting', enabled: true, publishedVersionId: 'greeting-v1' });
+  });
+
+  it('adds versions and publishes the new one in one call', async () => {
+    const added = await manage(url, 'POST', '/v1/flows/greeting/versions', {
+      definition: BENCHMARK_FLOW,
+      publish: true,
+    });
+    expect(added.status).toBe(201);
+    expect(await added.json()).toMatchObject({ version: { id: 'greeting-v2', number: 2, published: true } });
+    const versions = (await (await manage(url, 'GET', '/v1/flows/greeting/versions')).json()) as {
+      versions: Array<{ id: string; published: boolean }>;
+    };
+    expect(versions.versions.map((v) => [v.id, v.published])).toEqual([
+      ['greeting-v1', true],
+      ['greeting-v2', true],
+    ]);
+    expect(await (await manage(url, 'GET', '/v1/flows/greeting')).json()).toMatchObject({
+      publishedVersionId: 'greeting-v2',
+    });
+  });
+
+  it('disables and re-enables a flow', async () => {
+    expect((await manage(url, 'PATCH', '/v1/flows/greeting', { enabled: false })).status).toBe(200);
+    const refused = await postJson(`${url}/v1/webhooks/greeting`, {});
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toMatchObject({ error: { code: 'FLOW_NOT_FOUND' } });
+    expect((await manage(url, 'PATCH', '/v1/flows/greeting', { enabled: true })).status).toBe(200);
+    expect((await postJson(`${url}/v1/webhooks/greeting`, {})).status).toBe(202);
+  });
+
+  it('answers 400 pointing at the field for an invalid definition, and stores nothing', async () => {
+    const bad = structuredClone(GREETING);
+    (bad.steps[0] as { code: string }).code = 'return {';
+    const response = await manage(url, 'POST', '/v1/flows', {
+      id: 'broken',
+      name: 'Broken',
+      definition: bad,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: {
+        code: 'INVALID_FLOW',
+        message: expect.stringMatching(/^definition\.steps\.0\.code: does not compile/),
+      },
+    });
+    expect((await manage(url, 'GET', '/v1/flows/broken')).status).toBe(404);
+  });
+
+  it('answers 404 for an unknown flow or version and 400 for a duplicate id', async () => {
+    expect((await manage(url, 'GET', '/v1/flows/nope')).status).toBe(404);
+    expect((await manage(url, 'POST', '/v1/flows/greeting/versions/nope-v1/publish')).status).toBe(404);
+    const duplicate = await manage(url, 'POST', '/v1/flows', {
+      id: 'greeting',
+      name: 'x',
+      definition: GREETING,
+    });
+    expect(duplicate.status).toBe(400);
+  });
+});
