@@ -7,25 +7,54 @@ import { z } from 'zod';
  * REDIS_URL a redis-server from PATH, an unset S3_ENDPOINT an in-process S3 server.
  */
 export const DevEnvSchema = z.object({
-  PORT: envFields.port(3000),
-  LOG_LEVEL: envFields.logLevel(),
-  DATA_DIR: z.string().default('.data'),
-  APPS: z.coerce.number().int().min(1).max(8).default(1),
-  WORKERS: z.coerce.number().int().min(1).max(32).default(1),
+  PORT: envFields
+    .port(3000)
+    .describe('Port of the first app; further apps take the next ports. 0 picks free ports.'),
+  LOG_LEVEL: envFields.logLevel().describe('pino log level of the launcher and every process it starts.'),
+  DATA_DIR: z
+    .string()
+    .default('.data')
+    .describe('Where embedded stores keep their data, relative to the working directory.'),
+  APPS: z.coerce.number().int().min(1).max(8).default(1).describe('Number of app processes.'),
+  WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(1)
+    .describe('Number of worker processes, spread round-robin over the apps.'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
+    .optional()
+    .describe(
+      'A Postgres to use; unset: embedded PGlite in DATA_DIR, served over the Postgres wire protocol.',
+    ),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
-    .optional(),
-  S3_ENDPOINT: envFields.url().optional(),
-  S3_REGION: z.string().default('us-east-1'),
-  S3_BUCKET: z.string().min(3).default('flowbox'),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    .optional()
+    .describe('A Redis to use; unset: a `redis-server` from PATH, with its data in DATA_DIR.'),
+  S3_ENDPOINT: envFields
+    .url()
+    .optional()
+    .describe(
+      'An S3-compatible endpoint to use (then the two S3 keys are required); unset: an in-process S3 server.',
+    ),
+  S3_REGION: z.string().default('us-east-1').describe('Region of S3_ENDPOINT (ignored without it).'),
+  S3_BUCKET: z.string().min(3).default('flowbox').describe('Bucket on S3_ENDPOINT (ignored without it).'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional().describe('Access key id for S3_ENDPOINT.'),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional().describe('Secret access key for S3_ENDPOINT.'),
+  TOKEN_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe("The apps' TOKEN_SECRET; unset: a random one at each start."),
+  API_KEY: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe('The management API key; unset: one is generated once and kept in DATA_DIR/api-key.'),
 });
 
 export type DevConfig = z.infer<typeof DevEnvSchema> & { dataDir: string };

@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BENCHMARK_FLOW_ID } from '@flowbox/app';
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
@@ -25,6 +28,7 @@ async function main(): Promise<void> {
             secretAccessKey: config.S3_SECRET_ACCESS_KEY ?? '',
           },
     tokenSecret: config.TOKEN_SECRET,
+    apiKey: config.API_KEY ?? (await localApiKey(config.dataDir)),
     baseEnv: process.env,
     onLine: (_name, line) => process.stdout.write(`${line.raw}\n`),
   });
@@ -38,10 +42,25 @@ async function main(): Promise<void> {
       '',
       `  curl -i -X POST ${url}/v1/webhooks/${BENCHMARK_FLOW_ID}/sync -H 'content-type: application/json' -d '{}'`,
       '',
-      `Then read the run: curl ${url}/v1/runs/<x-flowbox-run-id from the response>`,
+      'Then read the run (its steps, timings and a link to its log):',
+      '',
+      `  curl -H 'authorization: Bearer ${stack.apiKey}' ${url}/v1/runs/<x-flowbox-run-id from the response>`,
       '',
     ].join('\n'),
   );
+}
+
+/** A development API key kept beside the embedded data, so printed commands keep working. */
+async function localApiKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'api-key');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const key = randomBytes(24).toString('base64url');
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${key}\n`, { mode: 0o600 });
+    return key;
+  }
 }
 
 main().catch((error: unknown) => {

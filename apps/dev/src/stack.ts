@@ -19,6 +19,8 @@ export interface StackOptions {
     | { endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string }
     | undefined;
   tokenSecret?: string | undefined;
+  /** The management API key; random when unset. */
+  apiKey?: string | undefined;
   /** Which app each worker connects to (index into the apps); default round-robin. */
   workerTargets?: number[] | undefined;
   /** Extra environment for every app process (e.g. WEBHOOK_TIMEOUT_SECONDS in tests). */
@@ -31,6 +33,8 @@ export interface StackOptions {
 
 export interface RunningStack {
   appUrls: string[];
+  /** For `authorization: Bearer <apiKey>` on /v1/flows and /v1/runs. */
+  apiKey: string;
   apps: ManagedProcess[];
   workers: ManagedProcess[];
   /** What was started in-process or from PATH because no URL was given. */
@@ -77,6 +81,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       ).url;
     const s3 = options.s3 ?? (await embedS3(services, embedded, options.dataDir));
     const tokenSecret = options.tokenSecret ?? randomBytes(32).toString('base64url');
+    const apiKey = options.apiKey ?? randomBytes(24).toString('base64url');
 
     const baseEnv = cleanEnv(options.baseEnv);
     const appUrls: string[] = [];
@@ -99,6 +104,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           S3_ACCESS_KEY_ID: s3.accessKeyId,
           S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
           TOKEN_SECRET: tokenSecret,
+          API_KEY: apiKey,
           ...options.appEnv,
         },
       });
@@ -131,7 +137,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       processes.push(worker);
       workers.push(worker);
     }
-    return { appUrls, apps, workers, embedded, close };
+    return { appUrls, apiKey, apps, workers, embedded, close };
   } catch (error) {
     await close();
     throw error;
@@ -184,7 +190,7 @@ function cleanEnv(env: Record<string, string | undefined>): Record<string, strin
   for (const [key, value] of Object.entries(env)) {
     if (
       value !== undefined &&
-      !/^(DATABASE_|REDIS_|S3_|TOKEN_SECRET|WORKER_|APP_URL|PORT$|INSTANCE_ID)/.test(key)
+      !/^(DATABASE_|REDIS_|S3_|TOKEN_SECRET|API_KEY|WORKER_|APP_URL|PORT$|INSTANCE_ID)/.test(key)
     ) {
       out[key] = value;
     }

@@ -4,19 +4,22 @@ import { join } from 'node:path';
 import type { FlowDefinition, RunLog } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
-import { createFlowsRepository } from '../../app/src/db/flows-repository.ts';
-import { createPool } from '../../app/src/db/pool.ts';
 import { RUN_ID_HEADER } from '../../app/src/http/webhook-routes.ts';
-import { getRun, postJson, type RunView } from '../../app/test/app-harness.ts';
+import { getRun, manage, postJson, type RunView } from '../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../src/stack.ts';
 
 const FINAL = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
 
 /** Waits for a run to reach a final state, reading it the way a user would. */
-async function waitForFinalRun(baseUrl: string, runId: string, deadlineMs = 20_000): Promise<RunView> {
+async function waitForFinalRun(
+  stack: RunningStack,
+  baseUrl: string,
+  runId: string,
+  deadlineMs = 20_000,
+): Promise<RunView> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const run = await getRun(baseUrl, runId);
+    const run = await getRun(baseUrl, runId, stack.apiKey);
     if (FINAL.includes(run.status)) return run;
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${deadlineMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -44,7 +47,6 @@ async function startTestStack(
   dataDir: string,
 ) {
   const s3 = inject('s3');
-  const databaseUrl = await createTestDatabase();
   const stack = await startStack({
     dataDir,
     apps: options.apps,
@@ -52,13 +54,13 @@ async function startTestStack(
     workerTargets: options.workerTargets,
     port: 0,
     logLevel: 'warn',
-    databaseUrl,
+    databaseUrl: await createTestDatabase(),
     redisUrl: inject('redisUrl'),
     s3: { ...s3, bucket: await createTestBucket() },
     appEnv: { REDIS_PREFIX: testNamespace(), WORKER_POLL_SECONDS: '2', ...options.appEnv },
     baseEnv: process.env,
   });
-  return { stack, databaseUrl };
+  return { stack };
 }
 
 describe('end to end: one app and one worker as real processes', () => {
@@ -74,8 +76,6 @@ describe('end to end: one app and one worker as real processes', () => {
     );
     stack = started.stack;
     url = stack.appUrls[0] ?? '';
-    const pool = createPool(started.databaseUrl, 1);
-    const flows = createFlowsRepository(pool);
     const flowsToAdd: Record<string, string> = {
       throws: "throw new Error('boom: ' + inputs.who);",
       loops: 'while (true) {}',
@@ -83,9 +83,15 @@ describe('end to end: one app and one worker as real processes', () => {
       slow: 'const end = Date.now() + 3000; while (Date.now() < end) {} return { done: true };',
     };
     for (const [id, code] of Object.entries(flowsToAdd)) {
-      await flows.ensureFlow({ flowId: id, name: id, flowVersionId: `${id}-v1`, definition: codeFlow(code) });
+      const created = await manage(
+        url,
+        'POST',
+        '/v1/flows',
+        { id, name: id, definition: codeFlow(code), publish: true },
+        stack.apiKey,
+      );
+      expect(created.status).toBe(201);
     }
-    await pool.end();
   });
 
   afterAll(async () => {
@@ -100,7 +106,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const runId = response.headers.get(RUN_ID_HEADER) ?? '';
     expect(runId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const run = await waitForFinalRun(url, runId);
+    const run = await waitForFinalRun(stack, url, runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
       ['trigger', 'SUCCEEDED', {}],
@@ -109,6 +115,25 @@ describe('end to end: one app and one worker as real processes', () => {
       ['step_3', 'SUCCEEDED', expect.objectContaining({ body: { result: 6 } })],
     ]);
     expect(run.logKey).toBe(`runs/${runId}/log.json`);
+
+    // The latency anatomy is on the run, and its parts fit inside the worker's busy time and the total.
+    const t = run.timings ?? {};
+    for (const part of [
+      'queueMs',
+      'provisionMs',
+      'bootMs',
+      'runMs',
+      'logPersistMs',
+      'workerBusyMs',
+      'totalMs',
+    ]) {
+      expect(t[part], part).toBeGreaterThanOrEqual(0);
+    }
+    const worked = (t.provisionMs ?? 0) + (t.bootMs ?? 0) + (t.runMs ?? 0) + (t.logPersistMs ?? 0);
+    expect(worked).toBeLessThanOrEqual(t.workerBusyMs ?? 0);
+    // Clocks of two processes: allow a millisecond of rounding between them.
+    expect((t.queueMs ?? 0) + (t.workerBusyMs ?? 0)).toBeLessThanOrEqual((t.totalMs ?? 0) + 1);
+    expect(run.provisioning).toMatchObject({ bundle: expect.stringMatching(/^(hit|miss)$/) });
 
     const log = (await (await fetch(String(run.logUrl))).json()) as RunLog;
     expect(log).toMatchObject({ runId, status: 'SUCCEEDED', flowId: 'benchmark' });
@@ -123,7 +148,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const response = await postJson(`${url}/v1/webhooks/benchmark`, { any: 'thing' });
     expect(response.status).toBe(202);
     const { runId } = (await response.json()) as { runId: string };
-    expect((await waitForFinalRun(url, runId)).status).toBe('SUCCEEDED');
+    expect((await waitForFinalRun(stack, url, runId)).status).toBe('SUCCEEDED');
   });
 
   it('answers 500 naming the run when a code step throws, and records the failure', async () => {
@@ -139,7 +164,7 @@ describe('end to end: one app and one worker as real processes', () => {
     expect(body.error.message).toContain('boom: alice');
     expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
 
-    const run = await waitForFinalRun(url, body.runId);
+    const run = await waitForFinalRun(stack, url, body.runId);
     expect(run.status).toBe('FAILED');
     expect(run.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_1' });
     expect(run.steps.at(-1)).toMatchObject({ name: 'step_1', status: 'FAILED' });
@@ -153,7 +178,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const body = (await response.json()) as { runId: string; error: { code: string } };
     // The 2 s webhook timeout may answer first; either way the run id is there and the run fails.
     expect([500, 504]).toContain(response.status);
-    const run = await waitForFinalRun(url, body.runId);
+    const run = await waitForFinalRun(stack, url, body.runId);
     expect(run.status).toBe('FAILED');
     expect(run.error?.code).toBe('CODE_STEP_TIMEOUT');
   });
@@ -164,7 +189,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const body = (await response.json()) as { runId: string; error: { code: string } };
     expect(body.error.code).toBe('WEBHOOK_TIMEOUT');
     expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
-    const run = await waitForFinalRun(url, body.runId);
+    const run = await waitForFinalRun(stack, url, body.runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(run.steps.find((s) => s.name === 'step_1')?.output).toEqual({ done: true });
   });
@@ -202,7 +227,7 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
       (await (await fetch(`${base}/health/ready`)).json()) as { workers: number };
     expect((await health(entry)).workers).toBe(0);
     expect((await health(workerApp)).workers).toBe(1);
-    const run = await waitForFinalRun(entry, response.headers.get(RUN_ID_HEADER) ?? '');
+    const run = await waitForFinalRun(stack, entry, response.headers.get(RUN_ID_HEADER) ?? '');
     expect(run.status).toBe('SUCCEEDED');
   });
 });
