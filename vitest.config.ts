@@ -11,6 +11,8 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'benchmark/src/**/*.test.ts',
       'benchmark/test/**/*.test.ts',
+      'docker/test/**/*.test.ts',
+      'scripts/**/*.test.ts',
     ],
     globalSetup: ['./test/global-setup.ts'],
     // Workers fork engines and spawn servers; child processes need a real process, not a thread.
