@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from './args.ts';
+
+const paths = { cwd: '/repo', defaultOutDir: '/repo/benchmark/results' };
+const parse = (argv: string[], env: { FLOWBOX_API_KEY?: string } = {}) => parseBenchArgs(argv, env, paths);
+
+describe('parseBenchArgs', () => {
+  it('gives the standard suite defaults', () => {
+    const options = parse([]);
+    expect(options).toMatchObject({
+      quick: false,
+      scenarios: null,
+      durationS: 10,
+      repeats: 3,
+      warmupPerWorker: 50,
+      connections: undefined,
+      target: undefined,
+      outDir: '/repo/benchmark/results',
+      build: true,
+      help: false,
+    });
+  });
+
+  it('shortens durations and warm-up for --quick', () => {
+    expect(parse(['--quick'])).toMatchObject({ quick: true, durationS: 2, repeats: 3, warmupPerWorker: 10 });
+  });
+
+  it('reads repeatable scenarios and numeric options', () => {
+    const options = parse([
+      '--scenario',
+      'warm-1a2w-c2',
+      '--scenario',
+      'cold-1a1w-c4',
+      '--duration',
+      '2.5',
+      '--repeats',
+      '5',
+      '--connections',
+      '8',
+      '--out',
+      'tmp/out',
+      '--skip-build',
+    ]);
+    expect(options.scenarios?.map((s) => s.name)).toEqual(['warm-1a2w-c2', 'cold-1a1w-c4']);
+    expect(options).toMatchObject({
+      durationS: 2.5,
+      repeats: 5,
+      connections: 8,
+      outDir: '/repo/tmp/out',
+      build: false,
+    });
+  });
+
+  it('rejects bad numbers with the flag in the message', () => {
+    expect(() => parse(['--repeats', '0'])).toThrow(/--repeats/);
+    expect(() => parse(['--repeats', '1.5'])).toThrow(/whole number/);
+    expect(() => parse(['--duration', 'soon'])).toThrow(/--duration/);
+    expect(() => parse(['--connections', ''])).toThrow(/--connections/);
+  });
+
+  it('rejects unknown options and scenarios', () => {
+    expect(() => parse(['--fast'])).toThrow();
+    expect(() => parse(['--scenario', 'hot-1a1w-c1'])).toThrow(/unknown scenario/);
+  });
+
+  it('takes the API key from the flag, then from FLOWBOX_API_KEY', () => {
+    const target = ['--target', 'http://flowbox-app:3000/'];
+    expect(parse(target, { FLOWBOX_API_KEY: 'from-env' })).toMatchObject({
+      target: 'http://flowbox-app:3000',
+      apiKey: 'from-env',
+    });
+    expect(parse([...target, '--api-key', 'flag'], { FLOWBOX_API_KEY: 'from-env' }).apiKey).toBe('flag');
+    expect(parse(target).apiKey).toBeUndefined();
+  });
+
+  it('keeps target scenarios and local scenarios apart', () => {
+    expect(() => parse(['--scenario', 'target-1a4w-c4'])).toThrow(/needs --target/);
+    expect(() => parse(['--target', 'http://x', '--scenario', 'warm-1a1w-c1'])).toThrow(/deployment decides/);
+    expect(parse(['--target', 'http://x', '--scenario', 'target-1a4w-c16']).scenarios?.[0]?.workers).toBe(4);
+  });
+
+  it('accepts only http(s) targets', () => {
+    expect(() => parse(['--target', 'ftp://x'])).toThrow(/http/);
+    expect(() => parse(['--target', 'not a url'])).toThrow(/not a URL/);
+  });
+});

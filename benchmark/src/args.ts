@@ -1,0 +1,145 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseScenarioName, type Scenario } from './scenarios.ts';
+
+export interface BenchOptions {
+  quick: boolean;
+  /** Scenarios named with --scenario; null means the suite's own. */
+  scenarios: Scenario[] | null;
+  durationS: number;
+  repeats: number;
+  /** --connections: overrides every scenario's connection count. */
+  connections: number | undefined;
+  /** Requests per worker sent before measuring, so caches are filled and engines booted. */
+  warmupPerWorker: number;
+  /** An already running deployment; the runner then starts nothing. */
+  target: string | undefined;
+  apiKey: string | undefined;
+  /** The deployment's worker count (--workers); asked from /health/ready when unset. */
+  targetWorkers: number | undefined;
+  outDir: string;
+  build: boolean;
+  help: boolean;
+}
+
+export const USAGE = `Usage: pnpm bench [options]
+
+Runs flowbox's benchmark suite against a stack it starts on this machine (or against --target)
+and writes <out>/<date>-<host>[-quick].{json,md,svg}.
+
+  --quick                 the short suite (4 scenarios, 2 s x 3 repeats; under 2 minutes)
+  --scenario <name>       run only this scenario; repeatable. Names: <mode>-<apps>a<workers>w-c<connections>
+                          with mode warm | cold-prewarm | cold (target with --target), e.g. warm-1a2w-c2
+  --duration <s>          seconds of load per repeat (default 10, quick 2)
+  --repeats <n>           measured repeats per scenario (default 3)
+  --connections <n>       load connections for every scenario (default: the scenario's)
+  --warmup <n>            warm-up requests per worker before measuring (default 50, quick 10; cold
+                          modes take at most 10)
+  --target <url>          measure a running deployment (e.g. http://<app-service>); starts nothing
+  --api-key <key>         its API key for /v1/runs (default: $FLOWBOX_API_KEY)
+  --workers <n>           its worker count, for per-worker figures (default: asked from /health/ready)
+  --out <dir>             where the result files go (default benchmark/results)
+  --skip-build            do not run \`pnpm build\` first (the engine bundle and piece archives must exist)
+  -h, --help              this text
+`;
+
+const DEFAULTS = { standard: { durationS: 10, warmup: 50 }, quick: { durationS: 2, warmup: 10 }, repeats: 3 };
+
+/** Parses the command line once; throws an Error whose message is fit for the terminal. */
+export function parseBenchArgs(
+  argv: readonly string[],
+  env: { FLOWBOX_API_KEY?: string | undefined },
+  paths: { cwd: string; defaultOutDir: string },
+): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      quick: { type: 'boolean', default: false },
+      scenario: { type: 'string', multiple: true },
+      duration: { type: 'string' },
+      repeats: { type: 'string' },
+      connections: { type: 'string' },
+      warmup: { type: 'string' },
+      target: { type: 'string' },
+      'api-key': { type: 'string' },
+      workers: { type: 'string' },
+      out: { type: 'string' },
+      'skip-build': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const quick = values.quick === true;
+  const defaults = quick ? DEFAULTS.quick : DEFAULTS.standard;
+  const target = values.target === undefined ? undefined : parseTarget(values.target);
+  const scenarios = values.scenario === undefined ? null : values.scenario.map(parseScenarioName);
+  for (const s of scenarios ?? []) {
+    if ((target !== undefined) !== (s.mode === 'target')) {
+      throw new Error(
+        target === undefined
+          ? `scenario ${s.name}: mode target needs --target <url>`
+          : `scenario ${s.name}: with --target the deployment decides the mode; name scenarios target-<apps>a<workers>w-c<connections>`,
+      );
+    }
+  }
+  const apiKey = values['api-key'] ?? env.FLOWBOX_API_KEY;
+  return {
+    quick,
+    scenarios,
+    durationS: number('--duration', values.duration, defaults.durationS, { min: 0.5, max: 3600 }),
+    repeats: integer('--repeats', values.repeats, DEFAULTS.repeats, { min: 1, max: 100 }),
+    connections:
+      values.connections === undefined
+        ? undefined
+        : integer('--connections', values.connections, 1, { min: 1, max: 1024 }),
+    warmupPerWorker: integer('--warmup', values.warmup, defaults.warmup, { min: 0, max: 100_000 }),
+    target,
+    apiKey: apiKey === '' ? undefined : apiKey,
+    targetWorkers:
+      values.workers === undefined
+        ? undefined
+        : integer('--workers', values.workers, 1, { min: 1, max: 100_000 }),
+    outDir: resolve(paths.cwd, values.out ?? paths.defaultOutDir),
+    build: values['skip-build'] !== true,
+    help: values.help === true,
+  };
+}
+
+function parseTarget(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`--target: "${raw}" is not a URL (expected e.g. http://flowbox-app)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`--target: only http:// and https:// URLs are supported, got ${url.protocol}`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+function number(
+  flag: string,
+  raw: string | undefined,
+  fallback: number,
+  range: { min: number; max: number },
+) {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < range.min || value > range.max) {
+    throw new Error(`${flag}: expected a number from ${range.min} to ${range.max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function integer(
+  flag: string,
+  raw: string | undefined,
+  fallback: number,
+  range: { min: number; max: number },
+) {
+  const value = number(flag, raw, fallback, range);
+  if (!Number.isInteger(value)) throw new Error(`${flag}: expected a whole number, got "${raw}"`);
+  return value;
+}

@@ -1,0 +1,165 @@
+/**
+ * `pnpm bench`: builds flowbox, starts its stores and a stack per scenario on this machine (or
+ * measures --target), loads it with autocannon and writes <out>/<date>-<host>.{json,md,svg}.
+ * See benchmark/README.md.
+ */
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { type BenchOptions, parseBenchArgs, USAGE } from './args.ts';
+import { killProcessTrees } from './force-stop.ts';
+import { textTable } from './format.ts';
+import { collectMachineInfo } from './machine-info.ts';
+import { Progress } from './progress.ts';
+import { SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
+import type { BenchReport } from './result-types.ts';
+import { writeResults } from './results-files.ts';
+import { quickSuite, standardSuite, targetSuite, withConnections } from './scenarios.ts';
+import { runLocalSuite, runTargetSuite, type SuiteOutcome, targetWorkerCount } from './suite-runner.ts';
+
+const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+
+async function main(): Promise<number> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchArgs(process.argv.slice(2), process.env, {
+      cwd: process.cwd(),
+      defaultOutDir: join(REPO_ROOT, 'benchmark', 'results'),
+    });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const env = {
+    pathEnv: process.env.PATH,
+    toolsDir: process.env.FLOWBOX_TOOLS_DIR,
+    baseEnv: { ...process.env },
+  };
+  const progress = new Progress(process.stderr);
+  const controller = new AbortController();
+  const tracked = new Set<number>();
+  // First Ctrl-C: stop the load and shut everything down cleanly. Second: kill and leave.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!controller.signal.aborted) {
+      progress.log(`${signal}: stopping everything the benchmark started (again to force)`);
+      controller.abort(new Error(`stopped by ${signal}`));
+      return;
+    }
+    killProcessTrees(tracked);
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const startedAt = new Date();
+  const machine = collectMachineInfo(REPO_ROOT);
+  const settings = {
+    durationS: options.durationS,
+    repeats: options.repeats,
+    warmupPerWorker: options.warmupPerWorker,
+  };
+  let outcome: SuiteOutcome;
+  let suite: BenchReport['suite'];
+  try {
+    if (options.target !== undefined) {
+      const workers =
+        options.scenarios === null ? await targetWorkerCount(options.target, options.targetWorkers) : 0;
+      const scenarios = withConnections(options.scenarios ?? targetSuite(workers), options.connections);
+      suite = 'target';
+      outcome = await runTargetSuite(options.target, options.apiKey, scenarios, settings, {
+        progress,
+        signal: controller.signal,
+      });
+    } else {
+      if (options.build) await build(progress, controller.signal);
+      const scenarios = withConnections(
+        options.scenarios ?? (options.quick ? quickSuite() : standardSuite()),
+        options.connections,
+      );
+      suite =
+        options.scenarios !== null || options.connections !== undefined
+          ? 'custom'
+          : options.quick
+            ? 'quick'
+            : 'standard';
+      outcome = await runLocalSuite(scenarios, settings, env, {
+        progress,
+        signal: controller.signal,
+        track: (pids) => {
+          for (const pid of pids) tracked.add(pid);
+        },
+        untrack: (pids) => {
+          for (const pid of pids) tracked.delete(pid);
+        },
+      });
+    }
+  } catch (error) {
+    progress.clear();
+    process.stderr.write(`benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return controller.signal.aborted ? 130 : 1;
+  }
+  progress.clear();
+
+  const report: BenchReport = {
+    schema: 1,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    commandLine: commandLine(process.argv),
+    suite,
+    settings: { ...settings, connections: options.connections ?? null },
+    target: options.target ?? null,
+    machine,
+    services: outcome.services,
+    scenarios: outcome.scenarios,
+    aborted: controller.signal.aborted,
+  };
+  const files = await writeResults(report, options.outDir);
+  process.stdout.write(`\n${textTable(SUMMARY_HEADERS, report.scenarios.map(summaryRow))}\n\n`);
+  process.stdout.write(
+    `Medians of ${settings.repeats} repeat(s), (min–max). Results:\n  ${files.md}\n  ${files.json}\n  ${files.svg}\n`,
+  );
+  if (controller.signal.aborted) return 130;
+  return report.scenarios.some((r) => r.status !== 'ok') ? 1 : 0;
+}
+
+/** `pnpm build` (engine bundle and piece archives), as the issue asks: the benchmark measures the built program. */
+async function build(progress: Progress, signal: AbortSignal): Promise<void> {
+  progress.phase({ scenario: 'build', phase: 'pnpm build' });
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'build.ts')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    signal,
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const code = await new Promise<number | null>((done) => {
+    child.once('error', () => done(null));
+    child.once('close', done);
+  });
+  signal.throwIfAborted();
+  if (code !== 0) throw new Error(`pnpm build failed (exit ${code}):\n${output.slice(-4000)}`);
+}
+
+/** The command as typed, for the report (`pnpm bench` runs `node benchmark/src/main.ts`). */
+function commandLine(argv: readonly string[]): string {
+  const args = argv.slice(2).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`));
+  return ['pnpm bench', ...args].join(' ');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

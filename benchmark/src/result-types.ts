@@ -1,0 +1,120 @@
+import type { Anatomy, AnatomySegments } from './anatomy.ts';
+import type { LoadResult } from './load.ts';
+import type { PostgresDelta } from './postgres-stats.ts';
+import type { ProcessKind } from './proc-stats.ts';
+import type { RedisDelta } from './redis-stats.ts';
+import type { TimingField } from './runs-api.ts';
+import type { Scenario } from './scenarios.ts';
+import type { Spread } from './stats.ts';
+
+/** The shape of `<date>-<host>.json`: everything measured, before and after aggregation. */
+export interface KindUsage {
+  cpuSeconds: number;
+  /** CPU seconds per second of the window: how many cores the kind kept busy. */
+  cores: number;
+  cpuMsPerRequest: number | null;
+  peakRssMb: number | null;
+  peakTotalRssMb: number | null;
+  processes: number;
+}
+
+export interface RedisCost extends RedisDelta {
+  commandsPerRequest: number;
+  roundTripsPerRequest: number;
+}
+
+export interface PostgresCost extends PostgresDelta {
+  statementsPerRequest: number | null;
+  transactionsPerRequest: number;
+}
+
+export interface RepeatResult {
+  index: number;
+  startedAt: string;
+  /** Load plus settling: the window CPU and counters cover. */
+  windowS: number;
+  load: LoadResult;
+  /** False when runs were still unfinished after the settle timeout. */
+  settled: boolean;
+  /** Successful runs created in the window: what per-request figures divide by. */
+  requests: number;
+  processes: Partial<Record<ProcessKind, KindUsage>> | null;
+  redis: RedisCost | null;
+  postgres: PostgresCost | null;
+  anatomy: Anatomy | null;
+  /** Warning and error log lines the stack printed during the window. */
+  logLines: { warn: number; error: number };
+}
+
+export interface KindSummary {
+  cpuSeconds: Spread | null;
+  cores: Spread | null;
+  cpuMsPerRequest: Spread | null;
+  /** The largest over the repeats. */
+  peakRssMb: number | null;
+  peakTotalRssMb: number | null;
+}
+
+export interface ScenarioSummary {
+  reqPerSec: Spread | null;
+  reqPerSecPerWorker: Spread | null;
+  latency: {
+    mean: Spread | null;
+    p50: Spread | null;
+    p95: Spread | null;
+    p99: Spread | null;
+    max: Spread | null;
+  };
+  totals: { responses: number; ok: number; non2xx: number; errors: number; timeouts: number };
+  redisCommandsPerRequest: Spread | null;
+  redisRoundTripsPerRequest: Spread | null;
+  postgresStatementsPerRequest: Spread | null;
+  postgresTransactionsPerRequest: Spread | null;
+  /** Per timing field: the median over repeats of each repeat's mean and p50. */
+  anatomy: Partial<Record<TimingField, { mean: Spread | null; p50: Spread | null }>> | null;
+  /** Medians over repeats of each repeat's mean segments (for the stacked chart). */
+  segments: AnatomySegments | null;
+  processes: Partial<Record<ProcessKind, KindSummary>>;
+  engines: { preBootedShare: number | null; freshShare: number | null } | null;
+}
+
+export interface ScenarioResult {
+  scenario: Scenario;
+  status: 'ok' | 'failed' | 'aborted';
+  error?: string;
+  warmup: { requests: number; ok: number; durationS: number } | null;
+  /** Counter rates with no load, measured after the warm-up (null when nothing is counted). */
+  idle: {
+    seconds: number;
+    redisCommandsPerSecond: number | null;
+    redisRoundTripsPerSecond: number | null;
+    postgresStatementsPerSecond: number | null;
+  } | null;
+  repeats: RepeatResult[];
+  summary: ScenarioSummary | null;
+}
+
+export interface MachineInfo {
+  hostname: string;
+  cpuModel: string;
+  cores: number;
+  memoryGb: number;
+  kernel: string;
+  loadAverageAtStart: [number, number, number];
+  node: string;
+  versions: Record<string, string>;
+}
+
+export interface BenchReport {
+  schema: 1;
+  startedAt: string;
+  finishedAt: string;
+  commandLine: string;
+  suite: 'standard' | 'quick' | 'custom' | 'target';
+  settings: { durationS: number; repeats: number; warmupPerWorker: number; connections: number | null };
+  target: string | null;
+  machine: MachineInfo;
+  services: { postgres: string; redis: string; s3: string; measured: string[]; notMeasured: string[] };
+  scenarios: ScenarioResult[];
+  aborted: boolean;
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import {
+  parseScenarioName,
+  quickSuite,
+  standardSuite,
+  targetSuite,
+  withConnections,
+  workerEnvFor,
+} from './scenarios.ts';
+
+describe('scenarios', () => {
+  it('parses any shape from its name and names it back', () => {
+    expect(parseScenarioName('cold-prewarm-2a4w-c16')).toEqual({
+      name: 'cold-prewarm-2a4w-c16',
+      mode: 'cold-prewarm',
+      apps: 2,
+      workers: 4,
+      connections: 16,
+    });
+    expect(() => parseScenarioName('warm-0a1w-c1')).toThrow(/between 1/);
+    expect(() => parseScenarioName('warm-1a1w')).toThrow(/expected/);
+  });
+
+  it('covers every mode, 1/2/4 workers, 1 and 2 apps and saturation in the standard suite', () => {
+    const suite = standardSuite();
+    const names = suite.map((s) => s.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const mode of ['warm', 'cold-prewarm', 'cold'] as const) {
+      const ofMode = suite.filter((s) => s.mode === mode);
+      expect(new Set(ofMode.map((s) => s.workers))).toEqual(new Set([1, 2, 4]));
+      expect(ofMode.some((s) => s.connections > s.workers)).toBe(true);
+    }
+    expect(suite.some((s) => s.apps === 2)).toBe(true);
+    expect(suite.filter((s) => s.connections <= s.workers).every((s) => s.connections === s.workers)).toBe(
+      true,
+    );
+  });
+
+  it('keeps the quick suite small', () => {
+    expect(quickSuite().length).toBeLessThanOrEqual(4);
+    expect(new Set(quickSuite().map((s) => s.mode))).toEqual(new Set(['warm', 'cold-prewarm', 'cold']));
+  });
+
+  it('overrides connections and drops the duplicates that makes', () => {
+    const list = withConnections(targetSuite(3), 5);
+    expect(list.map((s) => s.name)).toEqual(['target-1a3w-c5']);
+    expect(withConnections(targetSuite(3), undefined).map((s) => s.connections)).toEqual([3, 12]);
+  });
+
+  it('maps modes to the worker environment', () => {
+    expect(workerEnvFor('warm')).toEqual({ REUSE_SANDBOX: 'true' });
+    expect(workerEnvFor('cold-prewarm')).toEqual({ REUSE_SANDBOX: 'false', PREWARM: 'true' });
+    expect(workerEnvFor('cold')).toEqual({ REUSE_SANDBOX: 'false', PREWARM: 'false' });
+    expect(workerEnvFor('target')).toEqual({});
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Glossary
+ * - mode: how the workers supply engines. `warm`: one engine serves job after job
+ *   (REUSE_SANDBOX=true). `cold-prewarm`: a fresh engine for every job, booted while the worker
+ *   is idle (REUSE_SANDBOX=false, PREWARM=true). `cold`: a fresh engine booted for every job on
+ *   the request's path (PREWARM=false). `target`: whatever the deployment under --target runs.
+ * - scenario: a mode with a number of app and worker processes and of load connections, named
+ *   `<mode>-<apps>a<workers>w-c<connections>`, e.g. `warm-1a2w-c2`.
+ * - saturation run: more connections than workers, so jobs queue behind the concurrency-1 workers.
+ */
+export const MODES = ['warm', 'cold-prewarm', 'cold', 'target'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface Scenario {
+  name: string;
+  mode: Mode;
+  apps: number;
+  workers: number;
+  connections: number;
+}
+
+const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)$/;
+const MAX_PROCESSES = 32;
+const MAX_CONNECTIONS = 1024;
+
+export function scenarioName(s: Omit<Scenario, 'name'>): string {
+  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}`;
+}
+
+export function scenario(mode: Mode, apps: number, workers: number, connections = workers): Scenario {
+  return { name: scenarioName({ mode, apps, workers, connections }), mode, apps, workers, connections };
+}
+
+/** Reads a scenario from its name; any shape is allowed, not only the suite's. */
+export function parseScenarioName(name: string): Scenario {
+  const match = NAME.exec(name);
+  if (match === null) {
+    throw new Error(
+      `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.join(' | ')}, e.g. warm-1a2w-c2`,
+    );
+  }
+  const [, mode, apps, workers, connections] = match;
+  const parsed = scenario(mode as Mode, Number(apps), Number(workers), Number(connections));
+  if (
+    parsed.apps < 1 ||
+    parsed.workers < 1 ||
+    parsed.apps > MAX_PROCESSES ||
+    parsed.workers > MAX_PROCESSES
+  ) {
+    throw new Error(`scenario "${name}": apps and workers must be between 1 and ${MAX_PROCESSES}`);
+  }
+  if (parsed.connections < 1 || parsed.connections > MAX_CONNECTIONS) {
+    throw new Error(`scenario "${name}": connections must be between 1 and ${MAX_CONNECTIONS}`);
+  }
+  return parsed;
+}
+
+/** Saturation runs use this many connections per worker. */
+export const SATURATION_FACTOR = 4;
+
+/**
+ * The standard suite: warm and cold (with and without prewarm) at 1, 2 and 4 workers with
+ * connections matched to the workers as the reference benchmark does; 2 apps against 1 (the
+ * ratio question); and saturation runs with 4 connections per worker.
+ */
+export function standardSuite(): Scenario[] {
+  return [
+    scenario('warm', 1, 1),
+    scenario('warm', 1, 2),
+    scenario('warm', 1, 4),
+    scenario('warm', 2, 2),
+    scenario('warm', 2, 4),
+    scenario('warm', 1, 1, SATURATION_FACTOR),
+    scenario('warm', 1, 4, 4 * SATURATION_FACTOR),
+    scenario('cold-prewarm', 1, 1),
+    scenario('cold-prewarm', 1, 2),
+    scenario('cold-prewarm', 1, 4),
+    scenario('cold-prewarm', 2, 4),
+    scenario('cold-prewarm', 1, 4, 4 * SATURATION_FACTOR),
+    scenario('cold', 1, 1),
+    scenario('cold', 1, 2),
+    scenario('cold', 1, 4),
+    scenario('cold', 1, 4, 4 * SATURATION_FACTOR),
+  ];
+}
+
+/** The quick suite: one worker in each mode plus two warm workers, for a laptop in under 2 minutes. */
+export function quickSuite(): Scenario[] {
+  return [
+    scenario('warm', 1, 1),
+    scenario('warm', 1, 2),
+    scenario('cold-prewarm', 1, 1),
+    scenario('cold', 1, 1),
+  ];
+}
+
+/** Against a deployment: connections matched to its workers, then a saturation run. */
+export function targetSuite(workers: number): Scenario[] {
+  return [scenario('target', 1, workers), scenario('target', 1, workers, workers * SATURATION_FACTOR)];
+}
+
+/** Applies --connections to every scenario (renaming it, so the report says what ran). */
+export function withConnections(list: readonly Scenario[], connections: number | undefined): Scenario[] {
+  if (connections === undefined) return [...list];
+  const byName = new Map<string, Scenario>();
+  for (const s of list) {
+    const renamed = scenario(s.mode, s.apps, s.workers, connections);
+    if (!byName.has(renamed.name)) byName.set(renamed.name, renamed);
+  }
+  return [...byName.values()];
+}
+
+/** The worker environment that puts a worker in the scenario's mode. */
+export function workerEnvFor(mode: Mode): Record<string, string> {
+  switch (mode) {
+    case 'warm':
+      return { REUSE_SANDBOX: 'true' };
+    case 'cold-prewarm':
+      return { REUSE_SANDBOX: 'false', PREWARM: 'true' };
+    case 'cold':
+      return { REUSE_SANDBOX: 'false', PREWARM: 'false' };
+    case 'target':
+      return {};
+  }
+}

@@ -1,0 +1,124 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
+import type { KindRoots } from './proc-stats.ts';
+import { connectedWorkers } from './runs-api.ts';
+import { type Scenario, workerEnvFor } from './scenarios.ts';
+import type { Services } from './services.ts';
+
+/** The app and worker processes of one scenario, on the shared stores, with a fresh database. */
+export interface ScenarioStack {
+  appUrls: string[];
+  apiKey: string;
+  database: { url: string; name: string };
+  roots: KindRoots;
+  /** Warning and error lines printed so far (pino levels 40 and 50 and up). */
+  logCounts(): { warn: number; error: number };
+  /** The last lines the processes printed, for error messages. */
+  recentLines(): string;
+  close(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const RECENT_LINES = 40;
+// Logging costs CPU on the hot path; only problems are printed while measuring.
+const LOG_LEVEL = 'warn';
+
+export async function startScenarioStack(options: {
+  services: Services;
+  scenario: Scenario;
+  index: number;
+  root: string;
+  baseEnv: Record<string, string | undefined>;
+  signal: AbortSignal;
+}): Promise<ScenarioStack> {
+  const { services, scenario } = options;
+  const dataDir = join(options.root, `stack-${options.index}`);
+  // Each scenario's workers get their own temporary directory, so provisioning caches start
+  // empty and are never shared with a `pnpm dev` or test worker of the same id.
+  const tmpDir = join(dataDir, 'tmp');
+  await mkdir(tmpDir, { recursive: true });
+  const database = await services.createDatabase(`bench_${options.index}_${scenario.mode.replace('-', '_')}`);
+  const counts = { warn: 0, error: 0 };
+  const recent: string[] = [];
+  const onLine = (name: string, line: LogLine) => {
+    const level = typeof line.json?.level === 'number' ? line.json.level : null;
+    if (level !== null && level >= 50) counts.error++;
+    else if (level !== null && level >= 40) counts.warn++;
+    recent.push(`${name}: ${line.raw}`);
+    if (recent.length > RECENT_LINES) recent.shift();
+  };
+  const stack: RunningStack = await startStack({
+    dataDir,
+    apps: scenario.apps,
+    workers: scenario.workers,
+    port: 0,
+    logLevel: LOG_LEVEL,
+    databaseUrl: database.url,
+    redisUrl: services.redisUrl,
+    s3: services.s3,
+    // Load goes only to this machine's loopback, whatever HOST the caller's environment holds.
+    appEnv: { HOST: '127.0.0.1' },
+    workerEnv: { ...workerEnvFor(scenario.mode), TMPDIR: tmpDir },
+    baseEnv: options.baseEnv,
+    onLine,
+  });
+  const recentLines = () => recent.join('\n');
+  try {
+    const remote = stack.appUrls.find((url) => !isLoopback(url));
+    if (remote !== undefined)
+      throw new Error(`app listens on ${remote}, not on loopback: refusing to load it`);
+    await waitForWorkers(stack, scenario.workers, options.signal, recentLines);
+  } catch (error) {
+    await stack.close();
+    throw error;
+  }
+  return {
+    appUrls: stack.appUrls,
+    apiKey: stack.apiKey,
+    database,
+    roots: {
+      app: stack.apps.map((p) => p.pid),
+      worker: stack.workers.map((p) => p.pid),
+      ...services.roots,
+      loadgen: [process.pid],
+    },
+    logCounts: () => ({ ...counts }),
+    recentLines,
+    close: () => stack.close(),
+  };
+}
+
+/** Waits until every worker has connected to an app (asking each app's /health/ready). */
+async function waitForWorkers(
+  stack: RunningStack,
+  workers: number,
+  signal: AbortSignal,
+  recentLines: () => string,
+): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let exited: string | null = null;
+  for (const p of [...stack.apps, ...stack.workers]) {
+    void p.exited.then((code) => {
+      exited ??= `${p.name} exited with ${code}`;
+    });
+  }
+  for (;;) {
+    signal.throwIfAborted();
+    if (exited !== null) throw new Error(`${exited} while the stack was starting:\n${recentLines()}`);
+    const counts = await Promise.all(stack.appUrls.map((url) => connectedWorkers(url, signal)));
+    const connected = counts.reduce<number>((total, n) => total + (n ?? 0), 0);
+    if (connected >= workers) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `only ${connected} of ${workers} workers connected within ${READY_TIMEOUT_MS} ms:\n${recentLines()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
