@@ -58,7 +58,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const processes: ManagedProcess[] = [];
   const embedded: string[] = [];
   const close = async () => {
-    await Promise.allSettled(processes.reverse().map((p) => p.stop()));
+    // Workers first, while their apps can still take their last results; then apps; then stores.
+    const workers = processes.filter((p) => p.name.startsWith('worker-'));
+    await Promise.allSettled(workers.map((p) => p.stop()));
+    await Promise.allSettled(processes.filter((p) => !workers.includes(p)).map((p) => p.stop()));
     await Promise.allSettled(services.reverse().map((s) => s.close()));
   };
   try {
