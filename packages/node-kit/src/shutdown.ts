@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 
 /**
  * Calls `close` once on SIGTERM or SIGINT and exits 0 when it resolves (1 when it throws or
- * takes longer than `graceMs`). Returns a function that removes the handlers.
+ * takes longer than `graceMs`). A process started with an IPC channel (by `pnpm dev`, a test
+ * or the benchmark) also shuts down when that channel closes: its supervisor is gone, and a
+ * killed supervisor must not leave it running. Returns a function that removes the handlers.
  */
 export function onShutdownSignal(logger: Logger, close: () => Promise<void>, graceMs = 10_000): () => void {
   let closing = false;
@@ -26,10 +28,13 @@ export function onShutdownSignal(logger: Logger, close: () => Promise<void>, gra
       },
     );
   };
+  const onDisconnect = () => handler('SIGHUP');
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+  if (process.connected) process.on('disconnect', onDisconnect);
   return () => {
     process.off('SIGTERM', handler);
     process.off('SIGINT', handler);
+    process.off('disconnect', onDisconnect);
   };
 }

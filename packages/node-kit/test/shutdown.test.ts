@@ -1,0 +1,28 @@
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const CHILD = join(import.meta.dirname, 'shutdown-child.ts');
+
+function startChild() {
+  // No vitest flags in the child: it is a plain Node process running TypeScript natively.
+  const child = fork(CHILD, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return { child, ready: once(child, 'message'), exited: once(child, 'exit') };
+}
+
+describe('onShutdownSignal', () => {
+  it('shuts a supervised process down cleanly when its IPC channel closes (the supervisor died)', async () => {
+    const { child, ready, exited } = startChild();
+    await ready;
+    child.disconnect();
+    expect(await exited).toEqual([0, null]);
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    const { child, ready, exited } = startChild();
+    await ready;
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+  });
+});
