@@ -1,31 +1,11 @@
-import type { FlowDefinition } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 import type { FlowsRepository } from './db/flows-repository.ts';
 import type { FlowPublisher } from './flows/flow-publisher.ts';
 
-/** The benchmark flow's ids are stable so the printed `curl` works on every machine. */
-export const BENCHMARK_FLOW_ID = 'benchmark';
-export const BENCHMARK_FLOW_VERSION_ID = 'benchmark-v1';
+export { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 
-/** webhook trigger → math helper (2 + 3) → code step (+1) → webhook response: `{"result":6}`. */
-export const BENCHMARK_FLOW: FlowDefinition = {
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    { type: 'piece', name: 'step_1', piece: 'math-helper', action: 'addition_math', input: { a: 2, b: 3 } },
-    {
-      type: 'code',
-      name: 'step_2',
-      code: 'return { result: Number(inputs.sum) + 1 };',
-      input: { sum: '{{step_1.result}}' },
-    },
-    {
-      type: 'piece',
-      name: 'step_3',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{step_2}}' },
-    },
-  ],
-};
+/** The seeded version's id: `<flowId>-v1`, as the flows repository numbers versions. */
+export const BENCHMARK_FLOW_VERSION_ID = `${BENCHMARK_FLOW_ID}-v1`;
 
 /**
  * Creates and publishes the benchmark flow on first start. A version left without a bundle

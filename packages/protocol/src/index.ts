@@ -16,6 +16,7 @@
  * Every message carries `version` and a string `type`; receivers parse, never cast.
  */
 export * from './artifacts.ts';
+export * from './benchmark-flow.ts';
 export * from './callbacks.ts';
 export * from './code-step.ts';
 export * from './errors.ts';

@@ -1,25 +1,7 @@
-import type { EngineJob, FlowDefinition } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, type EngineJob } from '@flowbox/protocol';
 
 /** The flow the app seeds and the benchmark calls: 2 + 3, plus 1 in a code step, answered as JSON. */
-export const SEEDED_FLOW: FlowDefinition = {
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    { type: 'piece', name: 'step_1', piece: 'math-helper', action: 'addition_math', input: { a: 2, b: 3 } },
-    {
-      type: 'code',
-      name: 'step_2',
-      code: 'return { result: Number(inputs.sum) + 1 };',
-      input: { sum: '{{step_1.result}}' },
-    },
-    {
-      type: 'piece',
-      name: 'step_3',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{step_2}}' },
-    },
-  ],
-};
+export const SEEDED_FLOW = BENCHMARK_FLOW;
 
 /** Where a job's flow bundle and pieces are on disk (see `prepareEngineArtifacts`). */
 export type EngineJobArtifacts = Pick<EngineJob, 'bundlePath' | 'pieces'>;
