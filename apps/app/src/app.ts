@@ -153,16 +153,30 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     async close() {
       // Order: answer waiting callers, stop handing out work (failing what workers held), then
       // drop connections. The gateway closes the HTTP server with its socket.io server.
-      await hub.close();
+      // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
+      // that may never come, and a shutdown must not hang on it.
+      await within(REDIS_CLOSE_MS, hub.close());
       await gateway?.close();
-      await broker.close();
+      await within(REDIS_CLOSE_MS, broker.close());
       await http.close();
-      await queue.close();
-      await Promise.allSettled([producerRedis.quit(), subscriberRedis.quit(), brokerRedis.quit()]);
+      await within(REDIS_CLOSE_MS, queue.close());
+      for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
       await pool.end();
     },
   };
+}
+
+const REDIS_CLOSE_MS = 3_000;
+
+/** Waits for `work` at most `ms`; what is left of it goes on unobserved. */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work.catch(() => {}), timeout]);
+  clearTimeout(timer);
 }
 
 /** Connects a lazy client, or waits for one that something (BullMQ) already began connecting. */
