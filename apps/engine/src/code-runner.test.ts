@@ -87,17 +87,18 @@ describe.each(Object.keys(RUNNERS) as ExecutionMode[])('code runner, %s', (mode)
     expect(await fail('return {')).toMatchObject({ code: 'CODE_STEP_FAILED', message: /SyntaxError/ });
   });
 
-  it('stops a busy loop with CODE_STEP_TIMEOUT within timeout + 1 s, and runs the next step', async () => {
+  it('stops a busy loop with CODE_STEP_TIMEOUT within the timeout plus 2 s, and runs the next step', async () => {
     const started = performance.now();
     expect((await fail('while (true) {}', { timeoutMs: 300 })).code).toBe('CODE_STEP_TIMEOUT');
-    expect(performance.now() - started).toBeLessThan(1_300);
+    // The guarantee is the step timeout plus 2 s (a hung step must not hold a worker); not a speed figure.
+    expect(performance.now() - started).toBeLessThan(2_300);
     await expect(run('return 1;')).resolves.toBe(1);
   });
 
   it('stops an awaited promise that never settles with CODE_STEP_TIMEOUT', async () => {
     const started = performance.now();
     expect((await fail('await new Promise(() => {});', { timeoutMs: 300 })).code).toBe('CODE_STEP_TIMEOUT');
-    expect(performance.now() - started).toBeLessThan(1_300);
+    expect(performance.now() - started).toBeLessThan(2_300);
   });
 
   it('stops a busy loop after an await with CODE_STEP_TIMEOUT', async () => {
