@@ -20,7 +20,7 @@ import { z } from 'zod';
  *                      every job
  *   ENGINE_MAX_JOBS    1000; warm only: an engine is recycled after this many jobs
  *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
- *   PREWARM            true; cold only: while idle, boot the next fresh engine ahead of the job
+ *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
  *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm) or UNSANDBOXED (in the engine)
  */
 export const WorkerEnvSchema = z.object({
@@ -62,7 +62,7 @@ export const WorkerEnvSchema = z.object({
     .describe('Warm only: an engine is recycled after a job that leaves its resident memory above this.'),
   PREWARM: envFields
     .boolean(true)
-    .describe('Cold only: while idle, boot the next fresh engine ahead of the job.'),
+    .describe('Cold only: boot the next fresh engine ahead of its job, while the current job runs.'),
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `UNSANDBOXED`: in the engine itself (for comparison only).',
   ),
