@@ -22,6 +22,7 @@ import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
+import { RunSweeper } from './run-sweeper.ts';
 import { seedBenchmarkFlow } from './seed.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
@@ -85,6 +86,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
   const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, hub, config });
+  const sweeper = new RunSweeper({
+    runs,
+    logger: logger.child({ component: 'run-sweeper' }),
+    flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
+  });
   let gateway: WorkerGateway | null = null;
 
   const http: FastifyInstance = Fastify({
@@ -135,6 +141,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       if (await seedBenchmarkFlow(flows, publisher)) logger.info('seeded the benchmark flow');
       await hub.start();
       await broker.start();
+      sweeper.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -155,6 +162,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
+      await sweeper.close();
       await within(REDIS_CLOSE_MS, hub.close());
       await gateway?.close();
       await within(REDIS_CLOSE_MS, broker.close());

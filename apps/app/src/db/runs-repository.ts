@@ -42,6 +42,11 @@ export interface RunsRepository {
   /** Stores the worker's latency anatomy; `totalMs` is accepted → now (the worker's result). */
   recordTimings(runId: string, timings: JobTimings, provisioning?: JobProvisioning): Promise<void>;
   get(runId: string): Promise<RunRecord | null>;
+  /**
+   * Finalises RUNNING runs started more than `deadlineSeconds` ago as TIMEOUT (no worker
+   * reported them: their worker or app died). Returns their ids.
+   */
+  sweepOverdue(deadlineSeconds: number, error: SerializedError): Promise<string[]>;
   /** A flow's runs created at or after `since`, oldest first, without their steps. */
   list(query: { flowId: string; since: Date; limit: number }): Promise<Omit<RunRecord, 'steps'>[]>;
 }
@@ -120,6 +125,16 @@ export function createRunsRepository(pool: Pool): RunsRepository {
       const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
       const row = rows[0];
       return row === undefined ? null : toRecord(row);
+    },
+
+    async sweepOverdue(deadlineSeconds, error) {
+      const { rows } = await pool.query<{ id: string }>(
+        `UPDATE runs SET status = 'TIMEOUT', error = $2, finished_at = now()
+         WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
+         RETURNING id`,
+        [deadlineSeconds, JSON.stringify(error)],
+      );
+      return rows.map((row) => row.id);
     },
 
     async list({ flowId, since, limit }) {
