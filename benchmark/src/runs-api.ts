@@ -1,9 +1,11 @@
+import { BENCHMARK_FLOW_ID } from '@flowbox/protocol';
+
 /**
  * The app's HTTP API as the benchmark uses it: the runs list with their timings (the latency
  * anatomy), and readiness with the number of connected workers. Parsed, never cast: a run
  * whose shape differs is kept with `timings: null` rather than trusted.
  */
-export const BENCHMARK_FLOW_ID = 'benchmark';
+export { BENCHMARK_FLOW_ID };
 export const WEBHOOK_PATH = `/v1/webhooks/${BENCHMARK_FLOW_ID}/sync`;
 
 export const TIMING_FIELDS = [

@@ -7,6 +7,7 @@ import {
   findPostgresBinDir,
   findVersitygw,
   type PostgresServer,
+  type S3Config,
   startPostgresServer,
   startRedisServer,
   startVersitygw,
@@ -19,13 +20,8 @@ import { observerClient, prepareObserver } from './postgres-stats.ts';
  * redis-server; versitygw when found, else s3rver. PGlite and s3rver run in child processes so
  * that their CPU is not mixed with the load generator's.
  */
-export interface S3Settings {
-  endpoint: string;
-  region: string;
-  bucket: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-}
+/** Where the stack's S3 server is and the bucket the app uses there. */
+export type S3Settings = S3Config & { bucket: string };
 
 export type Database =
   | { kind: 'postgres'; adminUrl: string; version: string; hasStatements: boolean }
