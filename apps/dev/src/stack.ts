@@ -133,7 +133,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           LOG_LEVEL: options.logLevel,
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
-          WORKER_TOKEN: await tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600),
+          WORKER_TOKEN: tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600),
           ...options.workerEnv,
         },
       });

@@ -29,7 +29,7 @@ export interface MintOptions {
   ttlDays: number;
 }
 
-export function mintWorkerToken(options: MintOptions): Promise<string> {
+export function mintWorkerToken(options: MintOptions): string {
   return new TokenService(options.secret).signWorkerToken(options.name, options.ttlDays * 24 * 3600);
 }
 
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   });
   const args = ArgsSchema.parse({ name: values.name, ttlDays: values['ttl-days'], out: values.out });
   const env = loadEnv(MintWorkerTokenEnvSchema, process.env);
-  const token = await mintWorkerToken({ secret: env.TOKEN_SECRET, name: args.name, ttlDays: args.ttlDays });
+  const token = mintWorkerToken({ secret: env.TOKEN_SECRET, name: args.name, ttlDays: args.ttlDays });
   if (args.out === undefined) {
     process.stdout.write(`${token}\n`);
     return;

@@ -54,13 +54,12 @@ export class WorkerGateway {
     this.#io.use((socket, next) => {
       const token: unknown = socket.handshake.auth.token;
       if (typeof token !== 'string') return next(new Error('UNAUTHORIZED: missing worker token'));
-      this.#tokens.verifyWorkerToken(token).then(
-        ({ workerName }) => {
-          socket.data.workerName = workerName;
-          next();
-        },
-        (error: unknown) => next(new Error(`UNAUTHORIZED: ${(error as Error).message}`)),
-      );
+      try {
+        socket.data.workerName = this.#tokens.verifyWorkerToken(token).workerName;
+      } catch (error) {
+        return next(new Error(`UNAUTHORIZED: ${(error as Error).message}`));
+      }
+      next();
     });
     this.#io.on('connection', (socket) => this.#onConnection(socket));
   }
