@@ -6,8 +6,9 @@ import { createFlowsRepository } from './db/flows-repository.ts';
 import { migrate } from './db/migrate.ts';
 import { createPiecesRepository } from './db/pieces-repository.ts';
 import { createPool } from './db/pool.ts';
+import { withPublishedFlowCache } from './db/published-flow-cache.ts';
 import { createRunsRepository } from './db/runs-repository.ts';
-import { Dispatcher } from './dispatcher.ts';
+import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './dispatcher.ts';
 import type { AppConfig } from './env.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
 import { PieceCatalog } from './flows/piece-catalog.ts';
@@ -19,6 +20,7 @@ import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
+import { LiveRuns } from './live-runs.ts';
 import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
@@ -42,9 +44,12 @@ export interface FlowboxApp {
  * connects until `start()`.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
-  const catalog = await PieceCatalog.loadBuiltIn();
+  const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  const flows = createFlowsRepository(pool);
+  const flows = withPublishedFlowCache(createFlowsRepository(pool), {
+    ttlMs: FLOW_CACHE_TTL_MS,
+    maxEntries: FLOW_CACHE_MAX_ENTRIES,
+  });
   const pieces = createPiecesRepository(pool);
   const runs = createRunsRepository(pool);
   // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
@@ -85,9 +90,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
-  const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, hub, config });
+  // In-flight runs are remembered as long as their engine tokens live.
+  const live = new LiveRuns({ ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000 });
+  const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, live, hub, config });
   const sweeper = new RunSweeper({
     runs,
+    live,
     logger: logger.child({ component: 'run-sweeper' }),
     flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
   });
@@ -123,9 +131,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   void http.register(async (management) => {
     management.addHook('onRequest', requireApiKey(config.API_KEY));
     registerFlowRoutes(management, { flows, publisher, catalog });
-    registerRunRoutes(management, { runs, storage });
+    registerRunRoutes(management, { runs, live, storage });
   });
-  registerEngineRoutes(http, { runs, hub, tokens });
+  registerEngineRoutes(http, { live, hub, tokens });
 
   return {
     http,
@@ -176,6 +184,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 }
 
 const REDIS_CLOSE_MS = 3_000;
+/** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
+const FLOW_CACHE_TTL_MS = 1_000;
+const FLOW_CACHE_MAX_ENTRIES = 10_000;
 
 /** Waits for `work` at most `ms`; what is left of it goes on unobserved. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {

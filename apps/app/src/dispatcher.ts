@@ -7,22 +7,33 @@ import {
   type PieceDownload,
   type PieceRef,
   type SerializedError,
+  type StepResult,
 } from '@flowbox/protocol';
 import type { FlowBundleRecord, FlowsRepository } from './db/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from './db/pieces-repository.ts';
 import type { RunsRepository } from './db/runs-repository.ts';
 import type { AppConfig } from './env.ts';
+import type { LiveRuns } from './live-runs.ts';
 import { type ObjectStorage, objectKeys } from './object-storage.ts';
+import { PresignedDownloads } from './presigned-downloads.ts';
 import type { LeasedJob } from './queue/job-broker.ts';
 import type { SyncResponseHub } from './sync/sync-response-hub.ts';
 import type { TokenService } from './tokens.ts';
 
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
-const TOKEN_GRACE_SECONDS = 60;
+export const ENGINE_TOKEN_GRACE_SECONDS = 60;
 
+/**
+ * A run's end as the app learns it: from the worker's result (with the engine's steps and log),
+ * or from the app itself when no result can come (a lost worker, a job it could not dispatch).
+ */
 export interface JobOutcome {
   status: FinalRunStatus;
   error?: SerializedError | undefined;
+  /** Present when a worker reported; otherwise the engine's callbacks are all there is. */
+  steps?: StepResult[] | undefined;
+  logKey?: string | null | undefined;
+  logError?: SerializedError | undefined;
   timings?: JobTimings;
   provisioning?: JobProvisioning | undefined;
 }
@@ -38,6 +49,8 @@ export class Dispatcher {
   readonly #runs: RunsRepository;
   readonly #tokens: TokenService;
   readonly #storage: ObjectStorage;
+  readonly #downloads: PresignedDownloads;
+  readonly #live: LiveRuns;
   readonly #hub: SyncResponseHub;
   readonly #config: AppConfig;
   /** Published bundles are immutable, so they are cached for the process's life. */
@@ -51,6 +64,7 @@ export class Dispatcher {
     runs: RunsRepository;
     tokens: TokenService;
     storage: ObjectStorage;
+    live: LiveRuns;
     hub: SyncResponseHub;
     config: AppConfig;
   }) {
@@ -59,6 +73,8 @@ export class Dispatcher {
     this.#runs = deps.runs;
     this.#tokens = deps.tokens;
     this.#storage = deps.storage;
+    this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl));
+    this.#live = deps.live;
     this.#hub = deps.hub;
     this.#config = deps.config;
   }
@@ -66,12 +82,15 @@ export class Dispatcher {
   async dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
     const bundle = await this.#bundle(data.flowVersionId);
-    const ttl = this.#config.FLOW_TIMEOUT_SECONDS + TOKEN_GRACE_SECONDS;
+    const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
     const logKey = objectKeys.runLog(data.runId);
-    const [engineToken, uploadUrl, bundleUrl, pieces] = await Promise.all([
-      this.#tokens.signEngineToken({ runId: data.runId, syncInstanceId: data.syncInstanceId }, ttl),
+    const engineToken = this.#tokens.signEngineToken(
+      { runId: data.runId, syncInstanceId: data.syncInstanceId },
+      ttl,
+    );
+    const [uploadUrl, bundleUrl, pieces] = await Promise.all([
       this.#storage.presignUpload(logKey, 'application/json', ttl),
-      this.#storage.presignDownload(bundle.key, ttl),
+      this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
     ]);
     await this.#runs.markRunning(data.runId, workerId);
@@ -95,27 +114,36 @@ export class Dispatcher {
   }
 
   /**
-   * Records a worker's verdict. The engine normally finalised the run already through its
-   * `finish` callback; when it could not (crash, timeout, lost worker) this does, and a sync
-   * caller still waiting hears about it at once.
+   * Records a run's end: its one durable write after it started. Without a worker's result (the
+   * worker vanished), what the engine's callbacks reported stands in: its steps, and its own
+   * verdict when its finish callback came before the worker was lost. A sync caller still
+   * waiting hears about the end at once.
    */
   async conclude(lease: LeasedJob, outcome: JobOutcome): Promise<void> {
     const { runId, syncInstanceId } = lease.data;
-    const finalised = await this.#runs.finish(runId, { status: outcome.status, error: outcome.error });
-    if (outcome.timings !== undefined) {
-      await this.#runs.recordTimings(runId, outcome.timings, outcome.provisioning);
-    }
+    const live = this.#live.end(runId);
+    const engineVerdict = outcome.steps === undefined ? live?.finished : undefined;
+    const record: Pick<JobOutcome, 'status' | 'error' | 'logKey' | 'logError'> = engineVerdict ?? outcome;
+    const finalised = await this.#runs.finish(runId, {
+      status: record.status,
+      error: record.error,
+      steps: outcome.steps ?? live?.steps,
+      logKey: record.logKey,
+      logError: record.logError,
+      timings: outcome.timings,
+      provisioning: outcome.provisioning,
+    });
     if (finalised && syncInstanceId !== null) {
       await this.#hub.publish(syncInstanceId, {
         version: 1,
         type: 'run-ended',
         runId,
-        status: outcome.status,
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
+        status: record.status,
+        ...(record.error === undefined ? {} : { error: record.error }),
       });
     }
-    if (outcome.status === 'SUCCEEDED') await lease.complete();
-    else await lease.fail(outcome.error?.message ?? outcome.status);
+    if (record.status === 'SUCCEEDED') await lease.complete();
+    else await lease.fail(record.error?.message ?? record.status);
   }
 
   async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {
@@ -144,7 +172,7 @@ export class Dispatcher {
     return {
       name: record.name,
       version: record.version,
-      url: await this.#storage.presignDownload(record.archiveKey, ttlSeconds),
+      url: await this.#downloads.url(record.archiveKey, ttlSeconds),
       sha256: record.sha256,
       sizeBytes: record.sizeBytes,
     };

@@ -1,5 +1,6 @@
 import type { Logger } from '@flowbox/node-kit';
 import type { RunsRepository } from './db/runs-repository.ts';
+import type { LiveRuns } from './live-runs.ts';
 
 /** Past the flow timeout the worker has killed the engine; this leaves time for its report. */
 const REPORT_GRACE_SECONDS = 30;
@@ -13,14 +14,16 @@ const MAX_INTERVAL_MS = 10_000;
  */
 export class RunSweeper {
   readonly #runs: RunsRepository;
+  readonly #live: LiveRuns;
   readonly #logger: Logger;
   readonly #deadlineSeconds: number;
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> = Promise.resolve();
 
-  constructor(options: { runs: RunsRepository; logger: Logger; flowTimeoutSeconds: number }) {
+  constructor(options: { runs: RunsRepository; live: LiveRuns; logger: Logger; flowTimeoutSeconds: number }) {
     this.#runs = options.runs;
+    this.#live = options.live;
     this.#logger = options.logger;
     this.#deadlineSeconds = options.flowTimeoutSeconds + REPORT_GRACE_SECONDS;
     this.#intervalMs = Math.min(MAX_INTERVAL_MS, (options.flowTimeoutSeconds * 1000) / 2);
@@ -43,6 +46,8 @@ export class RunSweeper {
       code: 'WORKER_LOST',
       message: `no worker reported this run within ${this.#deadlineSeconds}s of its start`,
     });
+    // Their engines, should they still be calling, are refused from now on (on this instance).
+    for (const runId of swept) this.#live.end(runId);
     if (swept.length > 0) this.#logger.warn({ runIds: swept }, 'finalised overdue runs as TIMEOUT');
     return swept;
   }

@@ -116,26 +116,32 @@ describe.each([
       startedAt: new Date().toISOString(),
       durationMs: 0.4,
     };
-    expect(await runs.appendStep(id, step)).toBe(true);
-    expect(await runs.appendStep(id, { ...step, name: 'step_1', output: { result: 5 } })).toBe(true);
-
-    expect(await runs.finish(id, { status: 'SUCCEEDED', logKey: `runs/${id}/log.json` })).toBe(true);
-    // A late verdict (say, the worker's after the engine's) does not overwrite the first.
-    expect(
-      await runs.finish(id, { status: 'FAILED', error: { name: 'E', code: 'WORKER_LOST', message: 'x' } }),
-    ).toBe(false);
-    expect(await runs.appendStep(id, { ...step, name: 'step_2' })).toBe(false);
     const provisioning = {
       bundle: 'hit' as const,
       pieceHits: 2,
       pieceMisses: 0,
       engine: { pid: 123, jobsServed: 7, preBooted: true },
     };
-    await runs.recordTimings(
-      id,
-      { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 },
-      provisioning,
-    );
+    const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 };
+    // The whole record in one statement: status, steps, log, timings and provisioning.
+    expect(
+      await runs.finish(id, {
+        status: 'SUCCEEDED',
+        steps: [step, { ...step, name: 'step_1', output: { result: 5 } }],
+        logKey: `runs/${id}/log.json`,
+        timings,
+        provisioning,
+      }),
+    ).toBe(true);
+    // A late verdict does not overwrite the first: neither its status nor its steps.
+    expect(
+      await runs.finish(id, {
+        status: 'FAILED',
+        error: { name: 'E', code: 'WORKER_LOST', message: 'x' },
+        steps: [{ ...step, name: 'step_2' }],
+        logKey: null,
+      }),
+    ).toBe(false);
 
     const run = await runs.get(id);
     expect(run).toMatchObject({
@@ -150,6 +156,24 @@ describe.each([
     expect(run?.timings?.totalMs).toBeGreaterThanOrEqual(0);
     expect(run?.provisioning).toEqual(provisioning);
     expect(run?.finishedAt).toBeInstanceOf(Date);
+  });
+
+  it("adds a late result's timings to a run something else finalised first", async () => {
+    const runs = createRunsRepository(pool);
+    const id = randomUUID();
+    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
+    await runs.markRunning(id, 'worker-1');
+    const sweeperError = { name: 'E', code: 'WORKER_LOST' as const, message: 'overdue' };
+    expect(await runs.finish(id, { status: 'TIMEOUT', error: sweeperError })).toBe(true);
+    const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 9, logPersistMs: 1, workerBusyMs: 11 };
+    expect(await runs.finish(id, { status: 'SUCCEEDED', steps: [], logKey: 'k', timings })).toBe(false);
+    const run = await runs.get(id);
+    expect(run).toMatchObject({ status: 'TIMEOUT', error: sweeperError, logKey: null, steps: [] });
+    expect(run?.timings?.runMs).toBe(9);
+  });
+
+  it('reports false for a run that does not exist', async () => {
+    expect(await createRunsRepository(pool).finish(randomUUID(), { status: 'FAILED' })).toBe(false);
   });
 
   it('finds no run for an unknown id', async () => {

@@ -7,6 +7,7 @@ import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { createRunsRepository, type RunsRepository } from '../src/db/runs-repository.ts';
+import { LiveRuns } from '../src/live-runs.ts';
 import { RunSweeper } from '../src/run-sweeper.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -41,7 +42,8 @@ describe('run sweeper', () => {
 
   it('finalises only RUNNING runs past the flow timeout plus grace, once', async () => {
     // Flow timeout 60 s: the deadline is 90 s after the start.
-    const sweeper = new RunSweeper({ runs, logger, flowTimeoutSeconds: 60 });
+    const live = new LiveRuns({ ttlMs: 120_000 });
+    const sweeper = new RunSweeper({ runs, live, logger, flowTimeoutSeconds: 60 });
     const overdue = await runStartedAgo(120);
     const recent = await runStartedAgo(30);
     const queued = await runStartedAgo(0, false);
@@ -53,6 +55,9 @@ describe('run sweeper', () => {
     });
     expect((await runs.get(recent))?.status).toBe('RUNNING');
     expect((await runs.get(queued))?.status).toBe('QUEUED');
+    // The swept run's engine, should it still call back here, is refused from now on.
+    expect(live.hasEnded(overdue)).toBe(true);
+    expect(live.hasEnded(recent)).toBe(false);
 
     // A second pass finds nothing; a late report from the lost worker changes nothing.
     expect(await sweeper.sweep()).toEqual([]);

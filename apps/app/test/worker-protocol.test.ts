@@ -68,12 +68,12 @@ describe('worker and engine protocols', () => {
 
   it('refuses a worker without a valid token', async () => {
     await expect(connectWorker('not-a-token')).rejects.toThrow(/UNAUTHORIZED/);
-    const engineToken = await app.tokens.signEngineToken({ runId: 'r', syncInstanceId: null }, 60);
+    const engineToken = app.tokens.signEngineToken({ runId: 'r', syncInstanceId: null }, 60);
     await expect(connectWorker(engineToken)).rejects.toThrow(/UNAUTHORIZED/);
   });
 
   it('carries a sync run from webhook to response, log and final state', async () => {
-    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync?x=1`, { hello: 'world' });
     const job = await pollJob(worker);
     // The bundle and piece archives download through their presigned URLs and match their hashes.
@@ -94,10 +94,7 @@ describe('worker and engine protocols', () => {
     expect((await getRun(url, job.runId)).status).toBe('RUNNING');
 
     // Engine tokens are scoped: none, another run's, or garbage are refused and write nothing.
-    const otherRun = await app.tokens.signEngineToken(
-      { runId: crypto.randomUUID(), syncInstanceId: null },
-      60,
-    );
+    const otherRun = app.tokens.signEngineToken({ runId: crypto.randomUUID(), syncInstanceId: null }, 60);
     const report = { version: 1, type: 'step', step: step('trigger', { hello: 'world' }) };
     expect((await postJson(`${url}${ENGINE_CALLBACK_PATHS.steps(job.runId)}`, report)).status).toBe(401);
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, otherRun)).status).toBe(403);
@@ -107,6 +104,8 @@ describe('worker and engine protocols', () => {
     ).toBe(400);
 
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
+    // Progress is visible while the run is in flight, though nothing is written yet.
+    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
     const response = {
       version: 1,
       type: 'flow-response',
@@ -138,8 +137,9 @@ describe('worker and engine protocols', () => {
     expect(upload.status).toBe(200);
     const finish = { version: 1, type: 'run-finished', status: 'SUCCEEDED', logKey: job.logUpload.key };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(409);
+    expect((await getRun(url, job.runId)).status).toBe('RUNNING');
 
+    // The worker's result is the run's record: steps, log and timings in one write.
     const ack = await worker.timeout(5_000).emitWithAck('job-result', {
       version: 1,
       type: 'job-result',
@@ -147,13 +147,27 @@ describe('worker and engine protocols', () => {
       jobId: job.jobId,
       runId: job.runId,
       status: 'SUCCEEDED',
+      steps: log.steps,
+      logKey: job.logUpload.key,
       timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
     });
     expect(ack).toEqual({ version: 1, type: 'ok' });
+    // Once the run has ended its engine token is good for nothing.
+    for (const [path, body] of [
+      [ENGINE_CALLBACK_PATHS.finish(job.runId), finish],
+      [ENGINE_CALLBACK_PATHS.steps(job.runId), report],
+      [ENGINE_CALLBACK_PATHS.response(job.runId), response],
+    ] as const) {
+      const refused = await callback(job, path, body);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: { code: 'RUN_ALREADY_FINISHED' } });
+    }
 
     const run = await getRun(url, job.runId);
     expect(run).toMatchObject({ status: 'SUCCEEDED', logKey: job.logUpload.key, workerId: 'w1' });
-    expect(run.steps).toHaveLength(1);
+    expect(run.steps).toEqual(
+      log.steps.map((s) => expect.objectContaining({ name: s.name, output: s.output })),
+    );
     expect(run.timings).toMatchObject({ runMs: 2, workerBusyMs: 4 });
     const downloaded = await fetch(String(run.logUrl));
     expect(downloaded.status).toBe(200);
@@ -161,7 +175,7 @@ describe('worker and engine protocols', () => {
   });
 
   it('answers a sync caller with 500 and the run id as soon as the flow fails', async () => {
-    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
@@ -178,7 +192,7 @@ describe('worker and engine protocols', () => {
   });
 
   it('fails the in-flight run when its worker disconnects', async () => {
-    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     worker.disconnect();
@@ -188,8 +202,38 @@ describe('worker and engine protocols', () => {
     expect((await getRun(url, job.runId)).status).toBe('FAILED');
   });
 
+  it("records the engine's own verdict and steps when the worker is lost after the engine finished", async () => {
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    const job = await pollJob(worker);
+    const steps = [step('trigger', {}), step('step_1', { result: 5 })];
+    for (const s of steps) {
+      const report = { version: 1, type: 'step', step: s };
+      expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
+    }
+    const response = {
+      version: 1,
+      type: 'flow-response',
+      response: { status: 200, headers: {}, body: 'ok' },
+    };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
+    expect((await pending).status).toBe(200);
+    const finish = { version: 1, type: 'run-finished', status: 'SUCCEEDED', logKey: job.logUpload.key };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
+    worker.disconnect();
+
+    const deadline = Date.now() + 10_000;
+    let run = await getRun(url, job.runId);
+    while (run.status === 'RUNNING' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      run = await getRun(url, job.runId);
+    }
+    expect(run).toMatchObject({ status: 'SUCCEEDED', error: null, logKey: job.logUpload.key });
+    expect(run.steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
+  });
+
   it('refuses a job result for a job the worker does not hold', async () => {
-    const worker = await connectWorker(await app.tokens.signWorkerToken('w1', 60));
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const ack = await worker.timeout(5_000).emitWithAck('job-result', {
       version: 1,
       type: 'job-result',
@@ -197,6 +241,8 @@ describe('worker and engine protocols', () => {
       jobId: 'nope',
       runId: 'nope',
       status: 'SUCCEEDED',
+      steps: [],
+      logKey: null,
       timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
     });
     expect(ack).toMatchObject({ type: 'error', error: { code: 'INVALID_REQUEST' } });

@@ -37,6 +37,7 @@ export function createEngine(deps: EngineDeps): Engine {
         requestId,
         status: 'INTERNAL_ERROR',
         error: serializeError(error),
+        steps: [],
         logKey: null,
         timings: { runMs: 0, logPersistMs: 0 },
       };

@@ -8,7 +8,7 @@ import {
   type StepResult,
   serializeError,
 } from '@flowbox/protocol';
-import { createAppClient } from './app-client.ts';
+import { type AppClient, createAppClient } from './app-client.ts';
 import type { CodeRunners } from './code-runner.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import type { HttpClient } from './http-client.ts';
@@ -32,8 +32,11 @@ export interface FlowExecutorDeps {
 export interface FlowOutcome {
   status: FinalRunStatus;
   error?: SerializedError;
-  /** Where the run log was stored, or null when its upload failed. */
+  /** Every step that ran, in order (the worker's result records them). */
+  steps: StepResult[];
+  /** Where the run log was stored, or null when its upload failed (logError says why). */
   logKey: string | null;
+  logError?: SerializedError;
   /** runMs: the flow with its callbacks, without the log upload; logPersistMs: the upload. */
   timings: { runMs: number; logPersistMs: number };
 }
@@ -58,6 +61,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         timeoutMs,
       });
       const results: StepResult[] = [];
+      const progress = createProgressReports(app);
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
 
@@ -70,9 +74,10 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           ...run.bundle.definition.steps.map((step) => () => steps.runStep(step, scope)),
         ];
         for (const runNext of plan) {
+          progress.throwIfRefused();
           const result = await runNext();
           results.push(result);
-          await app.reportStep(result);
+          progress.report(result);
           if (result.error !== undefined) {
             error = result.error;
             // A system error inside a step (a failed response callback) is not the flow's fault.
@@ -81,6 +86,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           }
           scope[result.name] = result.output;
         }
+        await progress.settled();
       } catch (systemError) {
         // A callback the app refused, or a bundle or piece the worker's cache could not give.
         status = 'INTERNAL_ERROR';
@@ -111,21 +117,48 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       }
       const logPersistMs = performance.now() - uploadStarted;
 
+      const outcome: FlowOutcome = { status, steps: results, logKey, timings: { runMs: 0, logPersistMs } };
+      if (error !== undefined) outcome.error = error;
+      if (logError !== undefined) outcome.logError = logError;
       try {
-        const report: Parameters<typeof app.reportFinished>[0] = { status, logKey };
-        if (error !== undefined) report.error = error;
-        if (logError !== undefined) report.logError = logError;
+        const { timings: _timings, steps: _steps, ...report } = outcome;
         await app.reportFinished(report);
       } catch (callbackError) {
-        // The app never heard the run end; the worker's job result carries this instead.
-        status = 'INTERNAL_ERROR';
-        error = serializeError(callbackError);
+        // Not the run's failure: the worker's result, which records the run, carries the same.
+        deps.log('warn', 'the finish callback failed', {
+          runId: job.runId,
+          error: serializeError(callbackError),
+        });
       }
-
-      const runMs = Math.max(0, performance.now() - started - logPersistMs);
-      const outcome: FlowOutcome = { status, logKey, timings: { runMs, logPersistMs } };
-      if (error !== undefined) outcome.error = error;
+      outcome.timings.runMs = Math.max(0, performance.now() - started - logPersistMs);
       return outcome;
+    },
+  };
+}
+
+/**
+ * Step reports go out in order, one at a time, without holding up the flow: the next step runs
+ * while the previous report is on the wire. A report the app refuses (its run ended, its token
+ * expired) stops the run before its next step, as an awaited report did.
+ */
+function createProgressReports(app: AppClient) {
+  let chain: Promise<void> = Promise.resolve();
+  let refused: unknown;
+  return {
+    report(step: StepResult): void {
+      chain = chain.then(() => {
+        if (refused === undefined) return app.reportStep(step);
+      });
+      chain = chain.catch((error: unknown) => {
+        refused ??= error;
+      });
+    },
+    throwIfRefused(): void {
+      if (refused !== undefined) throw refused;
+    },
+    async settled(): Promise<void> {
+      await chain;
+      if (refused !== undefined) throw refused;
     },
   };
 }

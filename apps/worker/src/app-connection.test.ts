@@ -103,6 +103,8 @@ beforeEach(async () => {
         jobId: job.jobId,
         runId: job.runId,
         status: 'SUCCEEDED',
+        steps: [],
+        logKey: null,
         timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
       };
     },

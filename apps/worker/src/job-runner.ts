@@ -9,6 +9,7 @@ import {
   type JobResult,
   type JobTimings,
   type SerializedError,
+  type StepResult,
   serializeError,
 } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
@@ -36,6 +37,10 @@ export interface JobRunnerOptions {
 interface Execution {
   status: FinalRunStatus;
   error?: SerializedError;
+  /** What the engine recorded; empty when it crashed or timed out before saying. */
+  steps: StepResult[];
+  logKey: string | null;
+  logError?: SerializedError;
   runMs: number;
   logPersistMs: number;
   /** False when the engine must not take another job (it timed out or crashed). */
@@ -54,6 +59,8 @@ interface Attempt {
 const notRun = (status: FinalRunStatus, error: SerializedError): Execution => ({
   status,
   error,
+  steps: [],
+  logKey: null,
   runMs: 0,
   logPersistMs: 0,
   reusable: false,
@@ -90,11 +97,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const result = await engine.execute(engineJob);
       const execution: Execution = {
         status: result.status,
+        steps: result.steps,
+        logKey: result.logKey,
         runMs: result.timings.runMs,
         logPersistMs: result.timings.logPersistMs,
         reusable: !timedOut,
       };
       if (result.error !== undefined) execution.error = result.error;
+      if (result.logError !== undefined) execution.logError = result.logError;
       return execution;
     } catch (error) {
       const runMs = performance.now() - started;
@@ -136,7 +146,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const received = performance.now();
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
     const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job);
-    const { status, error, runMs, logPersistMs } = execution;
+    const { status, error, steps, logKey, logError, runMs, logPersistMs } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
       queueMs,
@@ -155,9 +165,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       jobId: job.jobId,
       runId: job.runId,
       status,
+      steps,
+      logKey,
       timings,
     };
     if (error !== undefined) result.error = error;
+    if (logError !== undefined) result.logError = logError;
     if (provisioned !== undefined && acquired !== undefined) {
       result.provisioning = describeProvisioning(provisioned, acquired);
     }

@@ -6,9 +6,14 @@ import { FinalRunStatusSchema, FlowResponseSchema, StepResultSchema } from './ru
  * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
  * whose subject is the run id in the path.
  *
- *   POST /v1/engine/runs/:runId/steps      StepReport       after each step
+ *   POST /v1/engine/runs/:runId/steps      StepReport       after each step (progress)
  *   POST /v1/engine/runs/:runId/response   FlowResponseReport   the response step
  *   POST /v1/engine/runs/:runId/finish     RunFinishedReport   once, after the log upload
+ *
+ * None of them writes to Postgres: progress and the finish report are kept in the app's memory
+ * (for `GET /v1/runs/:id` while the run is in flight, and for the record of a run whose engine or
+ * worker dies), the response goes to the waiting caller. The run's record is written once, from
+ * the worker's job result, which carries the same steps.
  *
  * Each answers 204, or an error body `{ error: SerializedError }`.
  */

@@ -14,7 +14,7 @@ export const ERROR_CATALOG = {
   UNSUPPORTED_MEDIA_TYPE: { family: 'user', httpStatus: 415 },
   UNAUTHORIZED: { family: 'user', httpStatus: 401 },
   FORBIDDEN: { family: 'user', httpStatus: 403 },
-  RUN_ALREADY_FINISHED: { family: 'user', httpStatus: 409 },
+  RUN_ALREADY_FINISHED: { family: 'user', httpStatus: 403 },
   INVALID_FLOW: { family: 'user', httpStatus: 400 },
   FLOW_VERSION_NOT_FOUND: { family: 'user', httpStatus: 404 },
   // A flow that ran and failed.

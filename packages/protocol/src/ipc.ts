@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PieceRefSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
-import { FinalRunStatusSchema } from './run.ts';
+import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
 
 /**
  * worker ⇄ engine over the child-process IPC channel.
@@ -52,8 +52,11 @@ export const ExecuteResultSchema = z.object({
   requestId: z.string(),
   status: FinalRunStatusSchema,
   error: SerializedErrorSchema.optional(),
-  /** The key the run log was stored under, or null when the upload failed. */
+  /** Every step that ran, in order: the worker's result carries them to the run record. */
+  steps: z.array(StepResultSchema),
+  /** The key the run log was stored under, or null when the upload failed (see logError). */
   logKey: z.string().nullable(),
+  logError: SerializedErrorSchema.optional(),
   timings: z.object({
     runMs: z.number().nonnegative(),
     logPersistMs: z.number().nonnegative(),

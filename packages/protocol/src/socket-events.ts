@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ArtifactDownloadSchema, PieceDownloadSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
-import { FinalRunStatusSchema } from './run.ts';
+import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
 
 /**
  * worker ⇄ app over socket.io. The worker authenticates with `auth: { token }` (a worker
@@ -93,6 +93,14 @@ export const JobResultSchema = z.object({
   runId: z.string(),
   status: FinalRunStatusSchema,
   error: SerializedErrorSchema.optional(),
+  /**
+   * The run's steps as the engine recorded them; empty when no engine reported (a crash, a
+   * timeout). The result is the run's one durable write: the app stores it in one statement.
+   */
+  steps: z.array(StepResultSchema),
+  /** Where the run log was stored; null when its upload failed (logError says why) or no engine ran. */
+  logKey: z.string().nullable(),
+  logError: SerializedErrorSchema.optional(),
   timings: JobTimingsSchema,
   /** Absent when the job failed before provisioning finished. */
   provisioning: JobProvisioningSchema.optional(),

@@ -29,18 +29,24 @@ export interface RunRecord {
 export interface FinishRunInput {
   status: FinalRunStatus;
   error?: SerializedError | undefined;
+  /** The steps that ran; kept from before when absent. */
+  steps?: StepResult[] | undefined;
   logKey?: string | null | undefined;
   logError?: SerializedError | undefined;
+  /** The worker's latency anatomy; `totalMs` (accepted → now) is added on the database's clock. */
+  timings?: JobTimings | undefined;
+  provisioning?: JobProvisioning | undefined;
 }
 
 export interface RunsRepository {
   create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
   markRunning(runId: string, workerId: string): Promise<boolean>;
-  appendStep(runId: string, step: StepResult): Promise<boolean>;
-  /** Finalises a run that is not final yet; false when it already was (the first final state wins). */
+  /**
+   * Records a run's end in one statement. The first final state wins: when the run was final
+   * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
+   * and only the timings and provisioning are added. True when this call finalised the run.
+   */
   finish(runId: string, input: FinishRunInput): Promise<boolean>;
-  /** Stores the worker's latency anatomy; `totalMs` is accepted → now (the worker's result). */
-  recordTimings(runId: string, timings: JobTimings, provisioning?: JobProvisioning): Promise<void>;
   get(runId: string): Promise<RunRecord | null>;
   /**
    * Finalises RUNNING runs started more than `deadlineSeconds` ago as TIMEOUT (no worker
@@ -88,37 +94,35 @@ export function createRunsRepository(pool: Pool): RunsRepository {
       return result.rowCount === 1;
     },
 
-    async appendStep(runId, step) {
-      const result = await pool.query(
-        `UPDATE runs SET steps = steps || jsonb_build_array($2::jsonb) WHERE id = $1 AND ${UNFINISHED}`,
-        [runId, JSON.stringify(step)],
-      );
-      return result.rowCount === 1;
-    },
-
-    async finish(runId, { status, error, logKey, logError }) {
-      const result = await pool.query(
-        `UPDATE runs SET status = $2, error = $3, log_key = $4, log_error = $5, finished_at = now()
-         WHERE id = $1 AND ${UNFINISHED}`,
+    async finish(runId, { status, error, steps, logKey, logError, timings, provisioning }) {
+      // `before` locks the row and says whether it was final already; totalMs is measured on the
+      // database's clock, like created_at, so the parts add up against it.
+      const { rows } = await pool.query<{ finalised: boolean }>(
+        `UPDATE runs r SET
+           status = CASE WHEN before.open THEN $2 ELSE r.status END,
+           error = CASE WHEN before.open THEN $3::jsonb ELSE r.error END,
+           steps = CASE WHEN before.open THEN coalesce($4::jsonb, r.steps) ELSE r.steps END,
+           log_key = CASE WHEN before.open THEN $5 ELSE r.log_key END,
+           log_error = CASE WHEN before.open THEN $6::jsonb ELSE r.log_error END,
+           finished_at = CASE WHEN before.open THEN now() ELSE r.finished_at END,
+           timings = CASE WHEN $7::jsonb IS NULL THEN r.timings ELSE $7::jsonb || jsonb_build_object('totalMs',
+             round(extract(epoch FROM (clock_timestamp() - r.created_at)) * 1000)) END,
+           provisioning = coalesce($8::jsonb, r.provisioning)
+         FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
+         WHERE r.id = before.id
+         RETURNING before.open AS finalised`,
         [
           runId,
           status,
-          error === undefined ? null : JSON.stringify(error),
+          json(error),
+          json(steps),
           logKey ?? null,
-          logError === undefined ? null : JSON.stringify(logError),
+          json(logError),
+          json(timings),
+          json(provisioning),
         ],
       );
-      return result.rowCount === 1;
-    },
-
-    async recordTimings(runId, timings, provisioning) {
-      // totalMs on the database's clock, like created_at, so the parts add up against it.
-      await pool.query(
-        `UPDATE runs SET provisioning = $3, timings = $2::jsonb || jsonb_build_object('totalMs',
-           round(extract(epoch FROM (clock_timestamp() - created_at)) * 1000))
-         WHERE id = $1`,
-        [runId, JSON.stringify(timings), provisioning === undefined ? null : JSON.stringify(provisioning)],
-      );
+      return rows[0]?.finalised === true;
     },
 
     async get(runId) {
@@ -150,6 +154,10 @@ export function createRunsRepository(pool: Pool): RunsRepository {
       });
     },
   };
+}
+
+function json(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
 }
 
 function toRecord(row: RunRow): RunRecord {

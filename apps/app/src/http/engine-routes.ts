@@ -7,12 +7,12 @@ import {
 } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { RunsRepository } from '../db/runs-repository.ts';
+import type { LiveRuns } from '../live-runs.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
 
 export interface EngineRouteDeps {
-  runs: RunsRepository;
+  live: LiveRuns;
   hub: SyncResponseHub;
   tokens: TokenService;
 }
@@ -24,31 +24,33 @@ interface EngineRequest {
 
 /**
  * The engine callback API. Every call carries a JWT scoped to one run; a token for another run,
- * an expired or tampered one is refused before anything is written.
+ * an expired or tampered one, or one whose run has ended is refused before anything is kept.
+ * Nothing here writes to Postgres (see LiveRuns): the run's record is written once, from the
+ * worker's result.
  */
 export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps): void {
-  const authorize = async (request: FastifyRequest<EngineRequest>): Promise<EngineTokenClaims> => {
+  const authorize = (request: FastifyRequest<EngineRequest>): EngineTokenClaims => {
     const header = request.headers.authorization;
     if (header === undefined || !header.startsWith('Bearer ')) {
       throw new FlowboxError('UNAUTHORIZED', 'missing engine token');
     }
-    const claims = await deps.tokens.verifyEngineToken(header.slice('Bearer '.length));
+    const claims = deps.tokens.verifyEngineToken(header.slice('Bearer '.length));
     if (claims.runId !== request.params.runId) {
       throw new FlowboxError('FORBIDDEN', 'the engine token is for another run');
     }
+    if (deps.live.hasEnded(claims.runId)) throw alreadyFinished(claims.runId);
     return claims;
   };
 
   app.post<EngineRequest>('/v1/engine/runs/:runId/steps', async (request, reply) => {
-    await authorize(request);
+    const claims = authorize(request);
     const report = parseBody(StepReportSchema, request.body);
-    if (!(await deps.runs.appendStep(request.params.runId, report.step)))
-      throw alreadyFinished(request.params.runId);
+    if (!deps.live.reportStep(claims.runId, report.step)) throw alreadyFinished(claims.runId);
     return reply.status(204).send();
   });
 
   app.post<EngineRequest>('/v1/engine/runs/:runId/response', async (request, reply) => {
-    const claims = await authorize(request);
+    const claims = authorize(request);
     const report = parseBody(FlowResponseReportSchema, request.body);
     if (claims.syncInstanceId !== null) {
       await deps.hub.publish(claims.syncInstanceId, {
@@ -62,17 +64,11 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
   });
 
   app.post<EngineRequest>('/v1/engine/runs/:runId/finish', async (request, reply) => {
-    const claims = await authorize(request);
-    const report = parseBody(RunFinishedReportSchema, request.body);
-    const finalised = await deps.runs.finish(claims.runId, {
-      status: report.status,
-      error: report.error,
-      logKey: report.logKey,
-      logError: report.logError,
-    });
-    if (!finalised) throw alreadyFinished(claims.runId);
-    // A sync caller whose flow failed before its response step hears about it now, not at the
-    // webhook timeout. When a response was already sent there is no waiter and this is moot.
+    const claims = authorize(request);
+    const { version: _version, type: _type, ...report } = parseBody(RunFinishedReportSchema, request.body);
+    if (!deps.live.reportFinished(claims.runId, report)) throw alreadyFinished(claims.runId);
+    // A sync caller whose flow failed before its response step hears about it now, not when the
+    // worker's result comes. When a response was already sent there is no waiter and this is moot.
     if (claims.syncInstanceId !== null) {
       await deps.hub.publish(claims.syncInstanceId, {
         version: 1,

@@ -185,6 +185,9 @@ export class WorkerGateway {
       await this.#dispatcher.conclude(lease, {
         status: result.status,
         error: result.error,
+        steps: result.steps,
+        logKey: result.logKey,
+        logError: result.logError,
         timings: result.timings,
         provisioning: result.provisioning,
       });

@@ -1,0 +1,98 @@
+import type { RunFinishedReport, StepResult } from '@flowbox/protocol';
+
+/** What the engine has reported on a run in flight, before the worker's result records it. */
+export interface LiveRun {
+  steps: StepResult[];
+  /** The engine's own verdict, when its finish callback came. */
+  finished?: Omit<RunFinishedReport, 'version' | 'type'>;
+}
+
+interface Entry extends LiveRun {
+  expiresAt: number;
+}
+
+/** A flow far beyond any real one; a runaway engine cannot grow an entry past it. */
+const MAX_STEPS = 1_000;
+
+/**
+ * The engine callbacks' memory: the steps and finish report of runs in flight, and which runs
+ * ended recently. Nothing here is durable and nothing needs to be: the run's record is written
+ * once, from the worker's result, which carries the same steps. What this adds is a live view
+ * (`GET /v1/runs/:id` while a run is in flight), the steps and verdict of a run whose engine or
+ * worker died before that result, and the refusal of callbacks for a run that has ended.
+ *
+ * Entries expire (in flight: the flow timeout plus grace; ended: as long as an engine token
+ * lives), so runs that end on another app instance do not accumulate here. Maps keep insertion
+ * order, which is expiry order, so expired entries are dropped from the front as new ones come.
+ */
+export class LiveRuns {
+  readonly #inFlight = new Map<string, Entry>();
+  readonly #ended = new Map<string, number>();
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+
+  constructor(options: { ttlMs: number; now?: () => number }) {
+    this.#ttlMs = options.ttlMs;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** False when the run has ended: its engine's token must not be used any more. */
+  reportStep(runId: string, step: StepResult): boolean {
+    const entry = this.#entry(runId);
+    if (entry === null) return false;
+    if (entry.steps.length < MAX_STEPS) entry.steps.push(step);
+    return true;
+  }
+
+  reportFinished(runId: string, report: LiveRun['finished'] & object): boolean {
+    const entry = this.#entry(runId);
+    if (entry === null) return false;
+    entry.finished = report;
+    return true;
+  }
+
+  hasEnded(runId: string): boolean {
+    const expiresAt = this.#ended.get(runId);
+    return expiresAt !== undefined && expiresAt > this.#now();
+  }
+
+  get(runId: string): LiveRun | undefined {
+    return this.#inFlight.get(runId);
+  }
+
+  /** Marks the run ended and returns what the engine had reported on it. */
+  end(runId: string): LiveRun | undefined {
+    const entry = this.#inFlight.get(runId);
+    this.#inFlight.delete(runId);
+    this.#purge();
+    this.#ended.set(runId, this.#now() + this.#ttlMs);
+    return entry;
+  }
+
+  get size(): { inFlight: number; ended: number } {
+    return { inFlight: this.#inFlight.size, ended: this.#ended.size };
+  }
+
+  #entry(runId: string): Entry | null {
+    if (this.hasEnded(runId)) return null;
+    let entry = this.#inFlight.get(runId);
+    if (entry === undefined) {
+      this.#purge();
+      entry = { steps: [], expiresAt: this.#now() + this.#ttlMs };
+      this.#inFlight.set(runId, entry);
+    }
+    return entry;
+  }
+
+  #purge(): void {
+    const now = this.#now();
+    for (const [runId, entry] of this.#inFlight) {
+      if (entry.expiresAt > now) break;
+      this.#inFlight.delete(runId);
+    }
+    for (const [runId, expiresAt] of this.#ended) {
+      if (expiresAt > now) break;
+      this.#ended.delete(runId);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { PresignedDownloads } from './presigned-downloads.ts';
+
+describe('PresignedDownloads', () => {
+  it('reuses a URL while it stays valid for as long as a job needs, then signs again', async () => {
+    let now = 0;
+    const signed: Array<[string, number]> = [];
+    const downloads = new PresignedDownloads(
+      async (key, ttl) => {
+        signed.push([key, ttl]);
+        return `https://s3.test/${key}?n=${signed.length}`;
+      },
+      () => now,
+    );
+
+    expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle?n=1');
+    now = 100_000; // exactly 100 s of the 200 s left: still enough
+    expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle?n=1');
+    expect(await downloads.url('piece', 100)).toBe('https://s3.test/piece?n=2');
+    now = 100_001;
+    expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle?n=3');
+    expect(signed).toEqual([
+      ['bundle', 200],
+      ['piece', 200],
+      ['bundle', 200],
+    ]);
+  });
+
+  it('does not keep a failed signature', async () => {
+    let fail = true;
+    const downloads = new PresignedDownloads(async (key) => {
+      if (fail) throw new Error('no credentials');
+      return `https://s3.test/${key}`;
+    });
+    await expect(downloads.url('bundle', 100)).rejects.toThrow('no credentials');
+    fail = false;
+    expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle');
+  });
+});
