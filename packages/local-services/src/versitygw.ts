@@ -90,6 +90,9 @@ function spawnVersitygw(options: VersitygwOptions, region: string, port: number)
       '--health',
       HEALTH_PATH,
       '--quiet',
+      // Off by default in versitygw: every presigned GET and PUT then paid a new TCP connection
+      // (measured: each engine's log upload connected afresh). S3 itself keeps connections open.
+      '--keep-alive',
       'posix',
       options.dataDir,
     ],
