@@ -14,28 +14,28 @@ const step = (name: string): StepResult => ({
 describe('LiveRuns', () => {
   it("keeps a run's reports until it ends, then refuses more", () => {
     const live = new LiveRuns({ ttlMs: 1_000 });
-    expect(live.reportStep('r', step('trigger'))).toBe(true);
-    expect(live.reportStep('r', step('step_1'))).toBe(true);
-    expect(live.reportFinished('r', { status: 'SUCCEEDED', logKey: 'k' })).toBe(true);
-    expect(live.get('r')?.steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
+    expect(live.reportSteps('r', [step('trigger')])).toBe(true);
+    expect(live.reportSteps('r', [step('step_1'), step('step_2')])).toBe(true);
+    expect(live.reportFinished('r', { status: 'SUCCEEDED', logKey: 'k' }, [step('step_3')])).toBe(true);
+    expect(live.get('r')?.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
 
     const ended = live.end('r');
     expect(ended).toMatchObject({ finished: { status: 'SUCCEEDED', logKey: 'k' } });
     expect(live.hasEnded('r')).toBe(true);
     expect(live.get('r')).toBeUndefined();
-    expect(live.reportStep('r', step('late'))).toBe(false);
-    expect(live.reportFinished('r', { status: 'FAILED', logKey: null })).toBe(false);
+    expect(live.reportSteps('r', [step('late')])).toBe(false);
+    expect(live.reportFinished('r', { status: 'FAILED', logKey: null }, [])).toBe(false);
   });
 
   it('forgets runs after the TTL, in flight and ended alike', () => {
     let now = 0;
     const live = new LiveRuns({ ttlMs: 1_000, now: () => now });
-    live.reportStep('abandoned', step('trigger'));
+    live.reportSteps('abandoned', [step('trigger')]);
     live.end('done');
     now = 1_000;
     expect(live.hasEnded('done')).toBe(false);
     // Expired entries go as new ones come.
-    live.reportStep('next', step('trigger'));
+    live.reportSteps('next', [step('trigger')]);
     live.end('next');
     expect(live.size).toEqual({ inFlight: 0, ended: 1 });
   });

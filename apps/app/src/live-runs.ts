@@ -4,8 +4,10 @@ import type { RunFinishedReport, StepResult } from '@flowbox/protocol';
 export interface LiveRun {
   steps: StepResult[];
   /** The engine's own verdict, when its finish callback came. */
-  finished?: Omit<RunFinishedReport, 'version' | 'type'>;
+  finished?: EngineVerdict;
 }
+
+export type EngineVerdict = Omit<RunFinishedReport, 'version' | 'type' | 'steps'>;
 
 interface Entry extends LiveRun {
   expiresAt: number;
@@ -37,17 +39,18 @@ export class LiveRuns {
   }
 
   /** False when the run has ended: its engine's token must not be used any more. */
-  reportStep(runId: string, step: StepResult): boolean {
+  reportSteps(runId: string, steps: StepResult[]): boolean {
     const entry = this.#entry(runId);
     if (entry === null) return false;
-    if (entry.steps.length < MAX_STEPS) entry.steps.push(step);
+    entry.steps.push(...steps.slice(0, MAX_STEPS - entry.steps.length));
     return true;
   }
 
-  reportFinished(runId: string, report: LiveRun['finished'] & object): boolean {
-    const entry = this.#entry(runId);
-    if (entry === null) return false;
-    entry.finished = report;
+  /** The engine's verdict, with the steps its progress reports had not carried. */
+  reportFinished(runId: string, verdict: EngineVerdict, steps: StepResult[]): boolean {
+    if (!this.reportSteps(runId, steps)) return false;
+    const entry = this.#inFlight.get(runId);
+    if (entry !== undefined) entry.finished = verdict;
     return true;
   }
 

@@ -95,12 +95,13 @@ describe('worker and engine protocols', () => {
 
     // Engine tokens are scoped: none, another run's, or garbage are refused and write nothing.
     const otherRun = app.tokens.signEngineToken({ runId: crypto.randomUUID(), syncInstanceId: null }, 60);
-    const report = { version: 1, type: 'step', step: step('trigger', { hello: 'world' }) };
+    const report = { version: 1, type: 'steps', steps: [step('trigger', { hello: 'world' })] };
     expect((await postJson(`${url}${ENGINE_CALLBACK_PATHS.steps(job.runId)}`, report)).status).toBe(401);
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, otherRun)).status).toBe(403);
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, 'x.y.z')).status).toBe(401);
     expect(
-      (await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), { version: 1, type: 'step' })).status,
+      (await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), { version: 1, type: 'steps', steps: [] }))
+        .status,
     ).toBe(400);
 
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
@@ -135,7 +136,13 @@ describe('worker and engine protocols', () => {
       body: JSON.stringify(log),
     });
     expect(upload.status).toBe(200);
-    const finish = { version: 1, type: 'run-finished', status: 'SUCCEEDED', logKey: job.logUpload.key };
+    const finish = {
+      version: 1,
+      type: 'run-finished',
+      status: 'SUCCEEDED',
+      logKey: job.logUpload.key,
+      steps: [],
+    };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
     expect((await getRun(url, job.runId)).status).toBe('RUNNING');
 
@@ -179,7 +186,7 @@ describe('worker and engine protocols', () => {
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
-    const finish = { version: 1, type: 'run-finished', status: 'FAILED', error, logKey: null };
+    const finish = { version: 1, type: 'run-finished', status: 'FAILED', error, logKey: null, steps: [] };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
     const answer = await pending;
     expect(answer.status).toBe(500);
@@ -206,11 +213,9 @@ describe('worker and engine protocols', () => {
     const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
-    const steps = [step('trigger', {}), step('step_1', { result: 5 })];
-    for (const s of steps) {
-      const report = { version: 1, type: 'step', step: s };
-      expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
-    }
+    // One step in a progress report, the next with the finish.
+    const report = { version: 1, type: 'steps', steps: [step('trigger', {})] };
+    expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
     const response = {
       version: 1,
       type: 'flow-response',
@@ -218,7 +223,13 @@ describe('worker and engine protocols', () => {
     };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
     expect((await pending).status).toBe(200);
-    const finish = { version: 1, type: 'run-finished', status: 'SUCCEEDED', logKey: job.logUpload.key };
+    const finish = {
+      version: 1,
+      type: 'run-finished',
+      status: 'SUCCEEDED',
+      logKey: job.logUpload.key,
+      steps: [step('step_1', { result: 5 })],
+    };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
     worker.disconnect();
 

@@ -11,7 +11,7 @@ import type { HttpClient } from './http-client.ts';
 
 /** The engine's callbacks to the app for one run; any failure is `CALLBACK_FAILED`. */
 export interface AppClient {
-  reportStep(step: StepResult): Promise<void>;
+  reportSteps(steps: StepResult[]): Promise<void>;
   reportResponse(response: FlowResponse): Promise<void>;
   reportFinished(report: Omit<RunFinishedReport, 'version' | 'type'>): Promise<void>;
 }
@@ -52,8 +52,8 @@ export function createAppClient(options: AppClientOptions): AppClient {
     }
   };
   return {
-    reportStep: (step) =>
-      post(ENGINE_CALLBACK_PATHS.steps(options.runId), { version: 1, type: 'step', step }),
+    reportSteps: (steps) =>
+      post(ENGINE_CALLBACK_PATHS.steps(options.runId), { version: 1, type: 'steps', steps }),
     reportResponse: (response) =>
       post(ENGINE_CALLBACK_PATHS.response(options.runId), { version: 1, type: 'flow-response', response }),
     reportFinished: (report) =>

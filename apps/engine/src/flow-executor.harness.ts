@@ -29,7 +29,7 @@ import {
  * The flow executor's tests' setup: a temp folder for what a worker would provision, and per
  * test a fake app, an HTTP client, both code runners and an executor, all closed after it.
  */
-export function useExecutorHarness() {
+export function useExecutorHarness(options: { progressIntervalMs?: number } = {}) {
   let dir: string;
   let app: FakeAppServer;
   let http: HttpClient;
@@ -55,6 +55,7 @@ export function useExecutorHarness() {
       codeRunners,
       http,
       log: () => {},
+      ...options,
     });
   });
   afterEach(async () => {
@@ -82,7 +83,11 @@ export function useExecutorHarness() {
       return makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), { ...artifacts, ...overrides });
     },
     posts,
-    stepReports: (): StepResult[] => posts('steps').map((r) => StepReportSchema.parse(r.json).step),
+    /** Every step the app heard of, in order: progress reports, then the finish's. */
+    stepReports: (): StepResult[] => [
+      ...posts('steps').flatMap((r) => StepReportSchema.parse(r.json).steps),
+      ...posts('finish').flatMap((r) => RunFinishedReportSchema.parse(r.json).steps),
+    ],
     finishReport: () => RunFinishedReportSchema.parse(posts('finish')[0]?.json),
   };
 }

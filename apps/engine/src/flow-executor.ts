@@ -1,4 +1,5 @@
 import {
+  ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
   ERROR_CATALOG,
   type FinalRunStatus,
@@ -27,6 +28,8 @@ export interface FlowExecutorDeps {
   log: EngineLog;
   /** Per callback and for the log upload; the worker's flow timeout bounds the whole run. */
   httpTimeoutMs?: number;
+  /** How often progress is reported while a flow runs (default ENGINE_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs?: number;
 }
 
 export interface FlowOutcome {
@@ -61,7 +64,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         timeoutMs,
       });
       const results: StepResult[] = [];
-      const progress = createProgressReports(app);
+      const progress = createProgressReports(app, deps.progressIntervalMs ?? ENGINE_PROGRESS_INTERVAL_MS);
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
 
@@ -121,8 +124,8 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       if (error !== undefined) outcome.error = error;
       if (logError !== undefined) outcome.logError = logError;
       try {
-        const { timings: _timings, steps: _steps, ...report } = outcome;
-        await app.reportFinished(report);
+        const { timings: _timings, steps: _steps, ...verdict } = outcome;
+        await app.reportFinished({ ...verdict, steps: progress.unreported() });
       } catch (callbackError) {
         // Not the run's failure: the worker's result, which records the run, carries the same.
         deps.log('warn', 'the finish callback failed', {
@@ -137,28 +140,53 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
 }
 
 /**
- * Step reports go out in order, one at a time, without holding up the flow: the next step runs
- * while the previous report is on the wire. A report the app refuses (its run ended, its token
- * expired) stops the run before its next step, as an awaited report did.
+ * Progress reports: the steps finished since the last report, sent at most every `intervalMs`
+ * (the first one `intervalMs` after the start) and never holding up the flow. Whatever is not
+ * reported when the flow ends goes with the finish callback, so a fast flow makes no progress
+ * call at all. A report the app refuses (its run ended, its token expired) stops the run before
+ * its next step.
  */
-function createProgressReports(app: AppClient) {
-  let chain: Promise<void> = Promise.resolve();
+function createProgressReports(app: AppClient, intervalMs: number) {
+  let pending: StepResult[] = [];
+  let inFlight: Promise<void> = Promise.resolve();
   let refused: unknown;
-  return {
-    report(step: StepResult): void {
-      chain = chain.then(() => {
-        if (refused === undefined) return app.reportStep(step);
-      });
-      chain = chain.catch((error: unknown) => {
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  let nextFlushAt = performance.now() + intervalMs;
+  const flush = () => {
+    timer = undefined;
+    nextFlushAt = performance.now() + intervalMs;
+    if (pending.length === 0 || refused !== undefined) return;
+    const batch = pending;
+    pending = [];
+    inFlight = inFlight
+      .then(() => (refused === undefined ? app.reportSteps(batch) : undefined))
+      .catch((error: unknown) => {
         refused ??= error;
       });
+  };
+  return {
+    report(step: StepResult): void {
+      pending.push(step);
+      if (!ended && timer === undefined) {
+        timer = setTimeout(flush, Math.max(0, nextFlushAt - performance.now()));
+      }
     },
     throwIfRefused(): void {
       if (refused !== undefined) throw refused;
     },
+    /** Stops reporting; resolves once the report in flight has answered. */
     async settled(): Promise<void> {
-      await chain;
+      ended = true;
+      clearTimeout(timer);
+      await inFlight;
       if (refused !== undefined) throw refused;
+    },
+    /** The steps no report carried; for the finish callback. */
+    unreported(): StepResult[] {
+      ended = true;
+      clearTimeout(timer);
+      return pending;
     },
   };
 }

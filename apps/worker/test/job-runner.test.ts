@@ -5,7 +5,6 @@ import {
   FlowResponseReportSchema,
   type JobResult,
   JobResultSchema,
-  StepReportSchema,
 } from '@flowbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processExists, recordingLogger } from '../src/test-helpers.ts';
@@ -153,14 +152,14 @@ describe('job runner', () => {
 
   it('reports FAILED with ENGINE_CRASHED when the engine dies mid-job, and recovers', async () => {
     harness = await warm();
-    // Hold the first step report open so the engine is stuck mid-run when it is killed.
+    // Hold the response callback open so the engine is stuck mid-run when it is killed.
     const held = defer<number>();
     harness.app.setResponder((r) =>
-      r.url === '/v1/engine/runs/run-1/steps' ? held.promise : r.method === 'PUT' ? 200 : 204,
+      r.url === '/v1/engine/runs/run-1/response' ? held.promise : r.method === 'PUT' ? 200 : 204,
     );
     const running = harness.runner.run(await harness.job('run-1'));
-    const report = await harness.app.waitForRequest((r) => r.url === '/v1/engine/runs/run-1/steps');
-    expect(StepReportSchema.parse(report.json).step.name).toBe('trigger');
+    const report = await harness.app.waitForRequest((r) => r.url === '/v1/engine/runs/run-1/response');
+    expect(FlowResponseReportSchema.parse(report.json).response.body).toEqual({ result: 6 });
     const pid = harness.runner.enginePid;
     if (pid === undefined) throw new Error('no engine is running');
 

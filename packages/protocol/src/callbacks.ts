@@ -6,9 +6,15 @@ import { FinalRunStatusSchema, FlowResponseSchema, StepResultSchema } from './ru
  * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
  * whose subject is the run id in the path.
  *
- *   POST /v1/engine/runs/:runId/steps      StepReport       after each step (progress)
+ *   POST /v1/engine/runs/:runId/steps      StepReport       progress: the steps finished since
+ *                                                             the last report, at most every
+ *                                                             ENGINE_PROGRESS_INTERVAL_MS
  *   POST /v1/engine/runs/:runId/response   FlowResponseReport   the response step
- *   POST /v1/engine/runs/:runId/finish     RunFinishedReport   once, after the log upload
+ *   POST /v1/engine/runs/:runId/finish     RunFinishedReport   once, after the log upload, with
+ *                                                             the steps not reported yet
+ *
+ * Every step reaches the app once, in order, through one of these. A flow that finishes within
+ * the interval (most do) sends no progress report at all: its steps ride on the finish.
  *
  * None of them writes to Postgres: progress and the finish report are kept in the app's memory
  * (for `GET /v1/runs/:id` while the run is in flight, and for the record of a run whose engine or
@@ -23,10 +29,13 @@ export const ENGINE_CALLBACK_PATHS = {
   finish: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/finish`,
 } as const;
 
+/** How often a running flow reports progress: a long flow is visible live, a fast one costs nothing. */
+export const ENGINE_PROGRESS_INTERVAL_MS = 250;
+
 export const StepReportSchema = z.object({
   version: z.literal(1),
-  type: z.literal('step'),
-  step: StepResultSchema,
+  type: z.literal('steps'),
+  steps: z.array(StepResultSchema).min(1),
 });
 export type StepReport = z.infer<typeof StepReportSchema>;
 
@@ -45,5 +54,7 @@ export const RunFinishedReportSchema = z.object({
   /** Where the run log was stored; null when its upload failed (the failure is in `logError`). */
   logKey: z.string().nullable(),
   logError: SerializedErrorSchema.optional(),
+  /** The steps no progress report carried, in order. */
+  steps: z.array(StepResultSchema),
 });
 export type RunFinishedReport = z.infer<typeof RunFinishedReportSchema>;

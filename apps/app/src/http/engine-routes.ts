@@ -45,7 +45,7 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
   app.post<EngineRequest>('/v1/engine/runs/:runId/steps', async (request, reply) => {
     const claims = authorize(request);
     const report = parseBody(StepReportSchema, request.body);
-    if (!deps.live.reportStep(claims.runId, report.step)) throw alreadyFinished(claims.runId);
+    if (!deps.live.reportSteps(claims.runId, report.steps)) throw alreadyFinished(claims.runId);
     return reply.status(204).send();
   });
 
@@ -65,8 +65,13 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
 
   app.post<EngineRequest>('/v1/engine/runs/:runId/finish', async (request, reply) => {
     const claims = authorize(request);
-    const { version: _version, type: _type, ...report } = parseBody(RunFinishedReportSchema, request.body);
-    if (!deps.live.reportFinished(claims.runId, report)) throw alreadyFinished(claims.runId);
+    const {
+      version: _version,
+      type: _type,
+      steps,
+      ...report
+    } = parseBody(RunFinishedReportSchema, request.body);
+    if (!deps.live.reportFinished(claims.runId, report, steps)) throw alreadyFinished(claims.runId);
     // A sync caller whose flow failed before its response step hears about it now, not when the
     // worker's result comes. When a response was already sent there is no waiter and this is moot.
     if (claims.syncInstanceId !== null) {
