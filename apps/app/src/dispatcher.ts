@@ -88,12 +88,19 @@ export class Dispatcher {
       { runId: data.runId, syncInstanceId: data.syncInstanceId },
       ttl,
     );
-    const [uploadUrl, bundleUrl, pieces] = await Promise.all([
+    const [started, uploadUrl, bundleUrl, pieces] = await Promise.all([
+      this.#runs.markRunning(data.runId, workerId),
       this.#storage.presignUpload(logKey, 'application/json', ttl),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
     ]);
-    await this.#runs.markRunning(data.runId, workerId);
+    if (!started) {
+      // Its job came back (an app died holding it) after the run had already ended.
+      throw new FlowboxError(
+        'RUN_ALREADY_FINISHED',
+        `run ${data.runId} has already ended; not running it again`,
+      );
+    }
     return {
       jobId: lease.jobId,
       runId: data.runId,
@@ -117,9 +124,14 @@ export class Dispatcher {
    * Records a run's end: its one durable write after it started. Without a worker's result (the
    * worker vanished), what the engine's callbacks reported stands in: its steps, and its own
    * verdict when its finish callback came before the worker was lost. A sync caller still
-   * waiting hears about the end at once.
+   * waiting hears about the end at once. With `fetchNext`, resolves with the next waiting job,
+   * leased in the same Redis call (see LeasedJob.complete).
    */
-  async conclude(lease: LeasedJob, outcome: JobOutcome): Promise<void> {
+  async conclude(
+    lease: LeasedJob,
+    outcome: JobOutcome,
+    options: { fetchNext: boolean } = { fetchNext: false },
+  ): Promise<LeasedJob | null> {
     const { runId, syncInstanceId } = lease.data;
     const live = this.#live.end(runId);
     const engineVerdict = outcome.steps === undefined ? live?.finished : undefined;
@@ -142,8 +154,8 @@ export class Dispatcher {
         ...(record.error === undefined ? {} : { error: record.error }),
       });
     }
-    if (record.status === 'SUCCEEDED') await lease.complete();
-    else await lease.fail(record.error?.message ?? record.status);
+    if (record.status === 'SUCCEEDED') return lease.complete(options);
+    return lease.fail(record.error?.message ?? record.status, options);
   }
 
   async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DispatchedJob, PollReply, RunLog, StepResult } from '@flowbox/protocol';
+import type { DispatchedJob, JobResultAck, PollReply, RunLog, StepResult } from '@flowbox/protocol';
 import { ENGINE_CALLBACK_PATHS, FlowBundleSchema, wrapCodeStep } from '@flowbox/protocol';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -241,6 +241,41 @@ describe('worker and engine protocols', () => {
     }
     expect(run).toMatchObject({ status: 'SUCCEEDED', error: null, logKey: job.logUpload.key });
     expect(run.steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
+  });
+
+  it("hands the next waiting job back with a result's ack, and again to a poll if that ack was lost", async () => {
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const first = postJson(`${url}/v1/webhooks/benchmark`, {});
+    const job = await pollJob(worker);
+    await first;
+    const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
+    const result = (wantsNext: boolean, done: DispatchedJob) => ({
+      version: 1,
+      type: 'job-result',
+      workerId: 'w1',
+      jobId: done.jobId,
+      runId: done.runId,
+      status: 'SUCCEEDED',
+      steps: [],
+      logKey: null,
+      timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
+      wantsNext,
+    });
+
+    const ack = (await worker.timeout(5_000).emitWithAck('job-result', result(true, job))) as JobResultAck;
+    if (ack.type !== 'ok' || ack.job === undefined)
+      throw new Error(`expected a job, got ${JSON.stringify(ack)}`);
+    expect(ack.job.runId).toBe(second.runId);
+    expect((await getRun(url, second.runId)).status).toBe('RUNNING');
+    // A worker that missed that ack polls; it gets the same job, not a refusal.
+    expect((await pollJob(worker)).jobId).toBe(ack.job.jobId);
+
+    // Nothing waits now: the ack carries no job, and a worker that does not ask gets none.
+    const last = (await worker
+      .timeout(5_000)
+      .emitWithAck('job-result', result(true, ack.job))) as JobResultAck;
+    expect(last).toEqual({ version: 1, type: 'ok' });
+    expect((await getRun(url, second.runId)).status).toBe('SUCCEEDED');
   });
 
   it('refuses a job result for a job the worker does not hold', async () => {

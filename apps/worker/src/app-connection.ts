@@ -117,8 +117,9 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     return undefined;
   };
 
-  // Delivery outlives close(): a finished run's result must still reach the app.
-  const deliver = async (result: JobResult): Promise<void> => {
+  // Delivery outlives close(): a finished run's result must still reach the app. Resolves with
+  // the next job when the app handed one back with the acknowledgement.
+  const deliver = async (result: JobResult): Promise<DispatchedJob | undefined> => {
     const ids = { runId: result.runId, jobId: result.jobId };
     for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
       try {
@@ -130,18 +131,23 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
         if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad job-result ack');
         else if (parsed.value.type === 'error') {
           logger.warn({ ...ids, error: parsed.value.error }, 'the app rejected the job result');
-        }
-        return;
+        } else return parsed.value.job;
+        return undefined;
       } catch (error) {
         logger.warn({ ...ids, attempt, error: String(error) }, 'job result not acknowledged');
       }
     }
     logger.error(ids, 'gave up delivering the job result');
+    return undefined;
   };
 
   const run = async (): Promise<void> => {
-    while (!stop.signal.aborted) {
-      const job = await poll().catch(() => undefined);
+    // A job handed back with the last result's acknowledgement; run even when closing, since
+    // the app counts on this worker for it.
+    let next: DispatchedJob | undefined;
+    while (next !== undefined || !stop.signal.aborted) {
+      const job = next ?? (await poll().catch(() => undefined));
+      next = undefined;
       if (job === undefined) continue;
       let result: JobResult;
       try {
@@ -151,7 +157,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
         logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
         continue;
       }
-      await deliver(result);
+      next = await deliver({ ...result, wantsNext: !stop.signal.aborted });
     }
   };
 

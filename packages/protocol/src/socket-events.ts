@@ -9,7 +9,7 @@ import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
  * token) and only ever emits; the app answers through the ack.
  *
  *   worker ── 'poll' ─────────▶ app   ack: PollReply (a job or idle after the long-poll window)
- *   worker ── 'job-result' ───▶ app   ack: JobResultAck
+ *   worker ── 'job-result' ───▶ app   ack: JobResultAck (with the next job when one waits)
  */
 export const SOCKET_EVENTS = { poll: 'poll', jobResult: 'job-result' } as const;
 
@@ -104,11 +104,17 @@ export const JobResultSchema = z.object({
   timings: JobTimingsSchema,
   /** Absent when the job failed before provisioning finished. */
   provisioning: JobProvisioningSchema.optional(),
+  /**
+   * The worker takes another job at once: the app may answer with the next waiting job, taken
+   * in the same Redis call that completes this one, instead of waiting for a poll.
+   */
+  wantsNext: z.boolean().optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
 
 export const JobResultAckSchema = z.discriminatedUnion('type', [
-  z.object({ version: z.literal(1), type: z.literal('ok') }),
+  /** `job`: the next job for this worker, when it asked and one was waiting. */
+  z.object({ version: z.literal(1), type: z.literal('ok'), job: DispatchedJobSchema.optional() }),
   z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
 ]);
 export type JobResultAck = z.infer<typeof JobResultAckSchema>;

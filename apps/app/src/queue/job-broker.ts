@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
-import { type Job, Worker } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RUN_QUEUE_NAME } from './run-queue.ts';
 
@@ -9,8 +9,12 @@ import { RUN_QUEUE_NAME } from './run-queue.ts';
 export interface LeasedJob {
   jobId: string;
   data: RunJobData;
-  complete(): Promise<void>;
-  fail(reason: string): Promise<void>;
+  /**
+   * Ends the job; with `fetchNext`, the same Redis call leases the next waiting job (null when
+   * none waits), so a worker that finished one need not poll for the next.
+   */
+  complete(options?: { fetchNext: boolean }): Promise<LeasedJob | null>;
+  fail(reason: string, options?: { fetchNext: boolean }): Promise<LeasedJob | null>;
   /** Puts the job back in the queue untouched (its worker went away before receiving it). */
   release(): Promise<void>;
 }
@@ -138,16 +142,22 @@ export class JobBroker {
       clearInterval(renew);
       this.#leases.delete(jobId);
     };
+    // BullMQ locks a job fetched along with a finish under the same token.
+    const next = (result: unknown): LeasedJob | null => {
+      if (!Array.isArray(result) || result[0] == null || this.#closed) return null;
+      const [jobData, nextId] = result as [Parameters<typeof Job.fromJSON>[1], string];
+      return this.#lease(Job.fromJSON(this.#worker, jobData, nextId) as Job<RunJobData>, token);
+    };
     return {
       jobId,
       data: parsed.value,
-      complete: async () => {
+      complete: async (options) => {
         endLease();
-        await job.moveToCompleted('done', token, false);
+        return next(await job.moveToCompleted('done', token, options?.fetchNext === true));
       },
-      fail: async (reason) => {
+      fail: async (reason, options) => {
         endLease();
-        await job.moveToFailed(new Error(reason), token, false);
+        return next(await job.moveToFailed(new Error(reason), token, options?.fetchNext === true));
       },
       release: async () => {
         endLease();

@@ -1,6 +1,8 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '@flowbox/node-kit';
 import {
+  type DispatchedJob,
+  FlowboxError,
   type JobResultAck,
   JobResultSchema,
   type PollReply,
@@ -19,6 +21,8 @@ type Ack<T> = (reply: T) => void;
 interface WorkerSession {
   workerName: string;
   inFlight: LeasedJob | null;
+  /** The job handed out for `inFlight`, to hand again if its answer was lost. */
+  handedOut: DispatchedJob | null;
   polling: boolean;
   disconnected: AbortController;
 }
@@ -80,6 +84,7 @@ export class WorkerGateway {
     const session: WorkerSession = {
       workerName: String(socket.data.workerName),
       inFlight: null,
+      handedOut: null,
       polling: false,
       disconnected: new AbortController(),
     };
@@ -116,6 +121,17 @@ export class WorkerGateway {
       });
       return;
     }
+    // A worker polls only when it holds no job: if it does here, the ack that carried its job
+    // never reached it (a result ack that timed out), so it gets the same job again.
+    if (
+      session.inFlight !== null &&
+      session.handedOut?.jobId === session.inFlight.jobId &&
+      !session.polling
+    ) {
+      logger.warn({ runId: session.handedOut.runId }, 'handing out a job again: its first answer was lost');
+      ack({ version: 1, type: 'job', job: session.handedOut });
+      return;
+    }
     if (session.inFlight !== null || session.polling) {
       ack({
         version: 1,
@@ -127,26 +143,41 @@ export class WorkerGateway {
     session.polling = true;
     try {
       const lease = await this.#broker.next(this.#pollMs, session.disconnected.signal);
-      if (lease === null) {
-        ack({ version: 1, type: 'idle' });
-        return;
-      }
-      if (session.disconnected.signal.aborted) {
-        await lease.release();
-        return;
-      }
-      session.inFlight = lease;
-      try {
-        const job = await this.#dispatcher.dispatch(lease, parsed.value.workerId);
-        ack({ version: 1, type: 'job', job });
-      } catch (error) {
-        session.inFlight = null;
-        logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
-        await this.#dispatcher.conclude(lease, { status: 'INTERNAL_ERROR', error: serializeError(error) });
-        ack({ version: 1, type: 'idle' });
+      const job = lease === null ? null : await this.#handOut(session, lease, parsed.value.workerId, logger);
+      if (!session.disconnected.signal.aborted) {
+        ack(job === null ? { version: 1, type: 'idle' } : { version: 1, type: 'job', job });
       }
     } finally {
       session.polling = false;
+    }
+  }
+
+  /** Makes `lease` this worker's job; null when it cannot run (the lease is then ended). */
+  async #handOut(
+    session: WorkerSession,
+    lease: LeasedJob,
+    workerId: string,
+    logger: Logger,
+  ): Promise<DispatchedJob | null> {
+    if (session.disconnected.signal.aborted) {
+      await lease.release();
+      return null;
+    }
+    session.inFlight = lease;
+    try {
+      session.handedOut = await this.#dispatcher.dispatch(lease, workerId);
+      return session.handedOut;
+    } catch (error) {
+      session.inFlight = null;
+      session.handedOut = null;
+      if (error instanceof FlowboxError && error.code === 'RUN_ALREADY_FINISHED') {
+        logger.warn({ runId: lease.data.runId }, error.message);
+        await lease.complete();
+        return null;
+      }
+      logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
+      await this.#dispatcher.conclude(lease, { status: 'INTERNAL_ERROR', error: serializeError(error) });
+      return null;
     }
   }
 
@@ -181,17 +212,24 @@ export class WorkerGateway {
       return;
     }
     session.inFlight = null;
+    session.handedOut = null;
     try {
-      await this.#dispatcher.conclude(lease, {
-        status: result.status,
-        error: result.error,
-        steps: result.steps,
-        logKey: result.logKey,
-        logError: result.logError,
-        timings: result.timings,
-        provisioning: result.provisioning,
-      });
-      ack({ version: 1, type: 'ok' });
+      const fetchNext = result.wantsNext === true && !session.disconnected.signal.aborted;
+      const next = await this.#dispatcher.conclude(
+        lease,
+        {
+          status: result.status,
+          error: result.error,
+          steps: result.steps,
+          logKey: result.logKey,
+          logError: result.logError,
+          timings: result.timings,
+          provisioning: result.provisioning,
+        },
+        { fetchNext },
+      );
+      const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
+      ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
     } catch (error) {
       logger.error({ err: error, runId: result.runId }, 'could not record a job result');
       ack({ version: 1, type: 'error', error: serializeError(error) });
