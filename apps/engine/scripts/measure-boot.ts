@@ -8,6 +8,9 @@
  *   baselineMs  fork → `ready` of a file that only sends `ready`: the floor Node itself sets
  *   jobMs       with --job: fork → the result of the seeded flow sent at `ready` (fake app,
  *               SANDBOX_CODE_ONLY): what a cold, not prewarmed engine adds to a request
+ *   firstRunMs  with --job: `execute` → result on a fresh engine: its first run
+ *   preloadedRunMs  with --job: the same on a fresh engine that preloaded the flow's pieces
+ *               first, as a prewarmed spare does (alternating with firstRunMs)
  * The engine and the baseline forks alternate, so machine load hits both alike.
  *
  *   node apps/engine/scripts/measure-boot.ts [--runs 20] [--entry dist/engine.mjs] [--no-compile-cache]
@@ -60,6 +63,8 @@ async function main(): Promise<void> {
       floor.push((await bootOnce(baseline, env, false)).readyMs);
     }
     const jobs: number[] = [];
+    const firstRuns: number[] = [];
+    const preloadedRuns: number[] = [];
     if (values.job) {
       const app = await startFakeAppServer();
       try {
@@ -75,6 +80,25 @@ async function main(): Promise<void> {
           return performance.now() - started;
         };
         for (let i = 0; i < runs; i += 1) jobs.push(await forkWithJob(entry, env, probe));
+        const runOnce = async (child: ChildProcess) => {
+          const sent = performance.now();
+          await probe(child, sent);
+          return performance.now() - sent;
+        };
+        for (let i = 0; i < runs; i += 1) {
+          firstRuns.push(await forkWithJob(entry, env, (child) => runOnce(child)));
+          preloadedRuns.push(
+            await forkWithJob(entry, env, async (child) => {
+              child.send({ version: 1, type: 'preload', pieces: job.pieces });
+              await new Promise<void>((resolvePreload) => {
+                child.on('message', (frame: { msg?: string }) => {
+                  if (frame.msg === 'preloaded pieces') resolvePreload();
+                });
+              });
+              return runOnce(child);
+            }),
+          );
+        }
       } finally {
         await app.close();
       }
@@ -87,7 +111,9 @@ async function main(): Promise<void> {
       readyMs: summary(engine.map((s) => s.readyMs)),
       runtimeMs: summary(engine.map((s) => s.runtimeMs)),
       baselineMs: summary(floor),
-      ...(values.job ? { jobMs: summary(jobs) } : {}),
+      ...(values.job
+        ? { jobMs: summary(jobs), firstRunMs: summary(firstRuns), preloadedRunMs: summary(preloadedRuns) }
+        : {}),
       node: process.version,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -23,6 +23,10 @@ export function createEngine(deps: EngineDeps): Engine {
   let queue: Promise<void> = Promise.resolve();
 
   const handle = async (message: WorkerToEngine): Promise<void> => {
+    if (message.type === 'preload') {
+      await executor.preload(message.pieces);
+      return;
+    }
     const { requestId, job } = message;
     let result: ExecuteResult;
     try {

@@ -71,4 +71,19 @@ describe('flow executor: what the worker provisioned', () => {
     await rm(first.bundlePath);
     expect((await h.executor.execute(first)).status).toBe('SUCCEEDED');
   });
+
+  it('preloads pieces: a job finds them loaded though their directories are gone', async () => {
+    const job = await h.job();
+    await h.executor.preload(job.pieces);
+    for (const piece of job.pieces) await rm(piece.dir, { recursive: true });
+    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
+  });
+
+  it('preloads what it can and never fails: a broken piece fails only the job that needs it', async () => {
+    const job = await h.job();
+    const missing = job.pieces.map((piece) => ({ ...piece, dir: `${piece.dir}-missing` }));
+    await expect(h.executor.preload(missing)).resolves.toBeUndefined();
+    const outcome = await h.executor.execute({ ...job, pieces: missing });
+    expect(outcome.error?.code).toBe('PROVISION_FAILED');
+  });
 });

@@ -46,6 +46,11 @@ export interface FlowOutcome {
 
 export interface FlowExecutor {
   execute(job: EngineJob): Promise<FlowOutcome>;
+  /**
+   * Imports pieces ahead of the job that will use them (a prewarmed engine). Never fails: a
+   * piece that cannot load now fails the job that needs it, with the reason.
+   */
+  preload(pieces: EngineJob['pieces']): Promise<void>;
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -53,6 +58,17 @@ const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
   const timeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   return {
+    async preload(pieces) {
+      const started = performance.now();
+      const settled = await Promise.allSettled(pieces.map((piece) => deps.pieces.load(piece)));
+      for (const outcome of settled) {
+        if (outcome.status === 'rejected') {
+          deps.log('warn', 'could not preload a piece', { error: serializeError(outcome.reason) });
+        }
+      }
+      const ms = Math.round(performance.now() - started);
+      deps.log('debug', 'preloaded pieces', { pieces: pieces.map((p) => p.name), ms });
+    },
     async execute(job) {
       const startedAt = new Date();
       const started = performance.now();

@@ -13,8 +13,13 @@ class FakeEngine implements EngineProcess {
   constructor(pid: number) {
     this.pid = pid;
   }
+  /** What the supply asked this engine to preload, in order. */
+  readonly preloads: string[][] = [];
   execute(): never {
     throw new Error('not used');
+  }
+  preload(pieces: Array<{ name: string }>): void {
+    this.preloads.push(pieces.map((p) => p.name));
   }
   async kill(): Promise<void> {
     this.alive = false;
@@ -69,8 +74,15 @@ describe('cold engine supply', () => {
     const first = starts.finish(0);
     await Promise.resolve();
 
-    const acquired = await supply.acquire();
+    const pieces = ['webhook', 'math-helper'].map((name) => ({
+      name,
+      version: '1.0.0',
+      dir: `/cache/${name}`,
+    }));
+    const acquired = await supply.acquire({ pieces });
     expect(acquired).toEqual({ engine: first, bootMs: 0, preBooted: true });
+    // Booted before any job, the first spare had nothing to preload.
+    expect(first.preloads).toEqual([[]]);
     // The next boot starts one event-loop turn later (the job's execute goes out first), while the
     // job still runs: at back-to-back load it is ready when the next job comes.
     expect(starts.count).toBe(1);
@@ -88,6 +100,8 @@ describe('cold engine supply', () => {
     const second = starts.finish(1);
     expect(await acquiring).toMatchObject({ engine: second, preBooted: true });
     expect(second).not.toBe(first);
+    // The spare booted during the first job preloaded that job's pieces.
+    expect(second.preloads).toEqual([['webhook', 'math-helper']]);
   });
 
   it('discards a spare that died while idle and boots a fresh one for the job', async () => {

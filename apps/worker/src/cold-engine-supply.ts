@@ -1,5 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import { serializeError } from '@flowbox/protocol';
+import { type EngineJob, serializeError } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
 
@@ -21,8 +21,10 @@ interface Spare {
  * process is killed after it. With prewarm, the next process boots at start and as soon as a job
  * has taken the current one, so it boots while that job runs (mostly waiting on callbacks) and
  * is ready when the next job arrives, even back to back. A job that arrives before the spare is
- * ready waits only for the rest of its boot. Isolation is unchanged: a spare has run nothing
- * when it is handed out.
+ * ready waits only for the rest of its boot. Once booted, the spare imports the pieces the last
+ * job used (from the worker's verified cache), which a fresh engine's first run otherwise pays
+ * for. Isolation is unchanged: a spare has run no job, and holds no job's data, when it is
+ * handed out.
  */
 export function createColdEngineSupply(options: ColdEngineSupplyOptions): EngineSupply {
   const { logger } = options;
@@ -30,6 +32,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let spare: Spare | undefined;
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
+  let preload: EngineJob['pieces'] = [];
 
   const bootSpare = (): void => {
     if (!options.prewarm || closed || spare !== undefined) return;
@@ -40,6 +43,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
         next.ready = engine;
         // close() may have run while it booted.
         if (closed) void engine.kill();
+        else engine.preload(preload);
       },
       (error: unknown) => {
         logger.warn(
@@ -79,7 +83,8 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
     start() {
       bootSpare();
     },
-    async acquire() {
+    async acquire(job) {
+      if (job !== undefined) preload = job.pieces;
       const prewarmed = await takeSpare();
       const acquired =
         prewarmed === undefined

@@ -22,6 +22,8 @@ export interface EngineProcess {
   readonly jobsServed: number;
   /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
   execute(job: EngineJob): Promise<ExecuteResult>;
+  /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
+  preload(pieces: EngineJob['pieces']): void;
   /** SIGKILLs the process and resolves once it has exited. */
   kill(): Promise<void>;
 }
@@ -141,6 +143,13 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         }
       });
       return result.promise;
+    },
+    preload(pieces) {
+      if (!alive || pieces.length === 0) return;
+      const message: WorkerToEngine = { version: 1, type: 'preload', pieces };
+      child.send(message, (error) => {
+        if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
+      });
     },
     async kill() {
       if (alive) {

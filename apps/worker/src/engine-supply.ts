@@ -1,3 +1,4 @@
+import type { EngineJob } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
 
 /**
@@ -10,7 +11,8 @@ import type { EngineProcess } from './engine-process.ts';
 export interface EngineSupply {
   /** Begins background work (a cold supply's first prewarm); acquire works without it. */
   start(): void;
-  acquire(): Promise<AcquiredEngine>;
+  /** `job.pieces`: what the job will load, which a cold supply's next spare preloads. */
+  acquire(job?: { pieces: EngineJob['pieces'] }): Promise<AcquiredEngine>;
   /** Hands the engine back after a job; `reusable` is false after a timeout or crash. */
   release(engine: EngineProcess, outcome: { reusable: boolean }): Promise<void>;
   /** The engine held or kept right now, if any (for logs and tests). */

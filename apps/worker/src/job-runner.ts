@@ -133,7 +133,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
     let acquired: AcquiredEngine;
     try {
-      acquired = await engines.acquire();
+      acquired = await engines.acquire({ pieces: provisioned.pieces });
     } catch (error) {
       return { execution: notRun('FAILED', serializeError(error, 'ENGINE_CRASHED')), provisioned };
     }

@@ -8,6 +8,7 @@ import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
  * worker ⇄ engine over the child-process IPC channel.
  *
  *   engine ── 'ready' ──────────▶ worker   once, when it can take a job
+ *   worker ── 'preload' ────────▶ engine   optional, before any job: import these pieces now
  *   worker ── 'execute' ────────▶ engine   one job (requestId correlates the result)
  *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
  *   engine ── 'execute-result' ─▶ worker   once per execute
@@ -35,6 +36,11 @@ export const EngineJobSchema = z.object({
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 
 export const WorkerToEngineSchema = z.discriminatedUnion('type', [
+  /**
+   * A prewarmed engine loads the pieces the worker's jobs have been using while it waits, so
+   * its first job does not. Only code from the worker's verified piece cache: no job's data.
+   */
+  z.object({ version: z.literal(1), type: z.literal('preload'), pieces: EngineJobSchema.shape.pieces }),
   z.object({
     version: z.literal(1),
     type: z.literal('execute'),
