@@ -6,7 +6,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'app', level: config.LOG_LEVEL });
   const app = await createApp(config, logger);
-  onShutdownSignal(logger, () => app.close());
+  onShutdownSignal(logger, () => app.close(), config.SHUTDOWN_GRACE_SECONDS * 1000);
   const url = await app.start();
   // A supervising parent (pnpm dev, tests, the benchmark runner) learns the URL whatever the log level.
   process.send?.({ type: 'ready', url });

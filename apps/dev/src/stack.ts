@@ -26,6 +26,8 @@ export interface StackOptions {
   /** Extra environment for every app process (e.g. WEBHOOK_TIMEOUT_SECONDS in tests). */
   appEnv?: Record<string, string> | undefined;
   workerEnv?: Record<string, string> | undefined;
+  /** Environment for one worker on top of `workerEnv` (e.g. its own CACHE_DIR in fault tests). */
+  workerEnvAt?: ((index: number) => Record<string, string>) | undefined;
   onLine?: ((name: string, line: LogLine) => void) | undefined;
   /** The environment the child processes inherit (PATH and the like). */
   baseEnv: Record<string, string | undefined>;
@@ -135,6 +137,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           WORKER_ID: `worker-${index}`,
           WORKER_TOKEN: tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600),
           ...options.workerEnv,
+          ...options.workerEnvAt?.(index),
         },
       });
       processes.push(worker);

@@ -22,6 +22,8 @@ import { z } from 'zod';
  *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
  *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
  *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm) or UNSANDBOXED (in the engine)
+ *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
+ *                      hands its job back to the app and exits
  */
 export const WorkerEnvSchema = z.object({
   APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),
@@ -66,6 +68,11 @@ export const WorkerEnvSchema = z.object({
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `UNSANDBOXED`: in the engine itself (for comparison only).',
   ),
+  SHUTDOWN_GRACE_SECONDS: envFields
+    .positiveInt(10)
+    .describe(
+      "On SIGTERM the worker stops polling and lets its running flow finish and report. A flow that would outlast this is handed back 1 s before it ends: the worker exits 0 without its result and the app re-queues the job (`RUN_MAX_ATTEMPTS`) or fails it `WORKER_LOST`. Keep it below the orchestrator's grace period.",
+    ),
 });
 
 /** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
@@ -82,6 +89,8 @@ export interface WorkerConfig {
   engineBundle: string;
   sandbox: SandboxConfig;
   executionMode: ExecutionMode;
+  /** SIGTERM → forced exit, in milliseconds. */
+  shutdownGraceMs: number;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
@@ -98,6 +107,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
       ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
       : { reuse: false, prewarm: env.PREWARM },
     executionMode: env.EXECUTION_MODE,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
   };
 }
 

@@ -1,13 +1,35 @@
-import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
+import { createLogger, type Logger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
-import { createWorker } from './worker.ts';
+import { createWorker, type Worker } from './worker.ts';
+
+/** A flow still running this close to the end of the grace period is handed back, not cut off. */
+const HAND_BACK_MARGIN_MS = 1_000;
 
 function main(): void {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'worker', level: config.logLevel });
   const worker = createWorker(config, logger);
-  onShutdownSignal(logger, () => worker.close());
+  const drainMs = Math.max(0, config.shutdownGraceMs - HAND_BACK_MARGIN_MS);
+  onShutdownSignal(logger, () => drainOrHandBack(worker, logger, drainMs), config.shutdownGraceMs);
   worker.start();
+}
+
+/**
+ * SIGTERM: stop polling and let the running flow finish and report its result (the drain). A
+ * flow that would outlast the grace period is handed back instead: the process exits (0) with
+ * the job unreported, which closes its socket, so the app that leased the job re-queues it
+ * (RUN_MAX_ATTEMPTS) or fails it WORKER_LOST, and closes its engines' IPC channels, so they exit.
+ */
+async function drainOrHandBack(worker: Worker, logger: Logger, withinMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, withinMs, 'late');
+  });
+  const outcome = await Promise.race([worker.close().then(() => 'drained' as const), late]);
+  clearTimeout(timer);
+  if (outcome === 'late') {
+    logger.warn({ withinMs }, 'the running flow outlasts the grace period; handing its job back to the app');
+  }
 }
 
 main();

@@ -5,6 +5,7 @@ export * from './pglite.ts';
 export * from './postgres-admin.ts';
 export * from './postgres-server.ts';
 export * from './redis-server.ts';
+export * from './restartable.ts';
 export * from './s3-client.ts';
 export * from './s3rver.ts';
 export * from './versitygw.ts';

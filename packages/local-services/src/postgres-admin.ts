@@ -37,3 +37,26 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
     await client.end();
   }
 }
+
+/**
+ * Ends every session connected to `database` (pg_terminate_backend), as a failover or an
+ * operator would. Needs a superuser `adminUrl` on another database; returns how many ended.
+ */
+export async function terminateBackends(adminUrl: string, database: string): Promise<number> {
+  const { rows } = await withClient(adminUrl, (client) =>
+    client.query<{ ended: boolean }>(
+      'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    ),
+  );
+  return rows.filter((row) => row.ended).length;
+}
+
+/** Runs one statement on its own connection and returns its rows (for tests that inspect a database). */
+export async function queryRows<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  return withClient(url, async (client) => (await client.query<T>(sql, params)).rows);
+}

@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { isPortFree } from './free-port.ts';
 import { MissingBinaryError } from './local-service.ts';
 import { startRedisServer } from './redis-server.ts';
-import { closed, isAlive, openSocket, redisCommand } from './test-helpers.ts';
+import { closed, isAlive, openSocket, processState, redisCommand } from './test-helpers.ts';
 
 describe('startRedisServer', () => {
   it('starts on a free port, answers PING without persistence or eviction, and frees the port on close', async () => {
@@ -25,6 +25,33 @@ describe('startRedisServer', () => {
     expect(await isPortFree(redis.port)).toBe(true);
     expect(isAlive(redis.pid ?? -1)).toBe(false);
     await redis.close(); // a second close is harmless
+  });
+
+  it('restarts on the same port keeping its data (appendOnly), and freezes and thaws on pause and resume', async () => {
+    const redis = await startRedisServer({ appendOnly: true });
+    onTestFinished(() => redis.close());
+    expect(await redisCommand(redis.port, 'SET kept 1')).toBe('+OK\r\n');
+    const firstPid = redis.pid;
+    await redis.stop();
+    expect(redis.running).toBe(false);
+    expect(isAlive(firstPid ?? -1)).toBe(false);
+    expect(await isPortFree(redis.port)).toBe(true);
+    await redis.start();
+    expect(redis.pid).not.toBe(firstPid);
+    expect(await redisCommand(redis.port, 'GET kept')).toBe('$1\r\n1\r\n');
+    expect(await redisCommand(redis.port, 'CONFIG GET maxmemory-policy')).toContain('noeviction');
+
+    redis.pause();
+    // Frozen (state T): the kernel still accepts connections, but nothing answers until resume.
+    await expect.poll(() => processState(redis.pid ?? -1)).toBe('T');
+    const connection = await openSocket(redis.port);
+    const replied = new Promise<string>((resolve) =>
+      connection.once('data', (chunk) => resolve(String(chunk))),
+    );
+    connection.write('PING\r\n');
+    redis.resume();
+    expect(await replied).toBe('+PONG\r\n');
+    connection.destroy();
   });
 
   it('throws MissingBinaryError with install instructions when redis-server is not installed', async () => {

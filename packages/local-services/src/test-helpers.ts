@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 
 /** Sends one inline Redis command over a raw socket and resolves the first reply line. */
@@ -42,4 +43,14 @@ export function isAlive(pid: number): boolean {
     return false;
   }
   return true;
+}
+
+/** The state letter of /proc/<pid>/stat (R, S, T for stopped, Z for a zombie), or null when gone. */
+export function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
 }

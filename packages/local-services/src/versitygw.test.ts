@@ -6,7 +6,7 @@ import { defaultToolsDir, findVersitygw } from './find-binary.ts';
 import { isPortFree } from './free-port.ts';
 import { MissingBinaryError } from './local-service.ts';
 import { expectObjectRoundTrips, tamperSignature } from './s3-test-helpers.ts';
-import { isAlive } from './test-helpers.ts';
+import { isAlive, processState } from './test-helpers.ts';
 import { startVersitygw, type VersitygwServer } from './versitygw.ts';
 
 const credentials = { accessKeyId: 'local-test', secretAccessKey: 'local-test-secret-0123456789' };
@@ -55,6 +55,24 @@ describe('startVersitygw', () => {
     await other.close();
     expect(isAlive(other.pid ?? -1)).toBe(false);
     expect(await isPortFree(other.port)).toBe(true);
+  });
+
+  it('restarts on the same port with its buckets and objects, and thaws after a pause', async () => {
+    const config = { endpoint: gateway.endpoint, region: gateway.region, ...credentials };
+    const getUrl = await expectObjectRoundTrips(config, 'runs');
+    const firstPid = gateway.pid;
+    await gateway.stop();
+    expect(isAlive(firstPid ?? -1)).toBe(false);
+    await expect(fetch(getUrl)).rejects.toThrow();
+    await gateway.start();
+    expect(gateway.pid).not.toBe(firstPid);
+    expect(await (await fetch(getUrl)).text()).toBe('{"ok":true}');
+
+    gateway.pause();
+    await expect.poll(() => processState(gateway.pid ?? -1)).toBe('T');
+    const answer = fetch(getUrl);
+    gateway.resume();
+    expect((await answer).status).toBe(200);
   });
 
   it('throws MissingBinaryError with build instructions when versitygw is not installed', async () => {

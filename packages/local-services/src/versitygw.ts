@@ -6,6 +6,7 @@ import { probeHttp } from './http-probe.ts';
 import { type LocalService, MissingBinaryError, ServiceStartError } from './local-service.ts';
 import { describeExit, type ManagedProcess, spawnManaged } from './managed-process.ts';
 import { once } from './once.ts';
+import { type Restartable, restartable } from './restartable.ts';
 import { createBucket } from './s3-client.ts';
 
 export interface VersitygwOptions {
@@ -23,11 +24,10 @@ export interface VersitygwOptions {
   readyTimeoutMs?: number;
 }
 
-export interface VersitygwServer extends LocalService {
+/** `pid` and `running` follow restarts; `stop`, `start`, `pause` and `resume` are for fault tests. */
+export interface VersitygwServer extends LocalService, Restartable {
   endpoint: string;
   port: number;
-  /** The server process, for leak checks. */
-  pid: number | undefined;
   region: string;
 }
 
@@ -57,9 +57,19 @@ export async function startVersitygw(options: VersitygwOptions): Promise<Versity
       if (pickPort && portTaken && attempt < PORT_ATTEMPTS) continue;
       throw error;
     }
-    const close = once(async () => {
-      await child.stop('SIGTERM', 10_000);
-    });
+    // A restart keeps the port and the data directory, so buckets and objects survive it.
+    const spawn = async (): Promise<ManagedProcess> => {
+      const next = spawnVersitygw(options, region, port);
+      try {
+        await waitUntilHealthy(next, `${endpoint}${HEALTH_PATH}`, options.readyTimeoutMs ?? 20_000);
+        return next;
+      } catch (error) {
+        await next.stop('SIGKILL', 1_000);
+        throw error;
+      }
+    };
+    const server = restartable({ first: child, port, stopSignal: 'SIGTERM', graceMs: 10_000, spawn });
+    const close = once(() => server.close());
     if (options.bucket !== undefined) {
       const config = {
         endpoint,
@@ -74,7 +84,23 @@ export async function startVersitygw(options: VersitygwOptions): Promise<Versity
         throw error;
       }
     }
-    return { port, pid: child.pid, url: endpoint, endpoint, region, close };
+    return {
+      port,
+      url: endpoint,
+      endpoint,
+      region,
+      get pid() {
+        return server.pid;
+      },
+      get running() {
+        return server.running;
+      },
+      stop: server.stop,
+      start: server.start,
+      pause: server.pause,
+      resume: server.resume,
+      close,
+    };
   }
 }
 

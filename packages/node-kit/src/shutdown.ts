@@ -1,17 +1,25 @@
 import type { Logger } from 'pino';
 
 /**
- * Calls `close` once on SIGTERM or SIGINT and exits 0 when it resolves (1 when it throws or
- * takes longer than `graceMs`). A process started with an IPC channel (by `pnpm dev`, a test
+ * Calls `close` once on SIGTERM or SIGINT and exits 0 when it resolves (1 when it throws, takes
+ * longer than `graceMs`, or a second SIGTERM or SIGINT comes while it runs). `graceMs` is each
+ * process's SHUTDOWN_GRACE_SECONDS. A process started with an IPC channel (by `pnpm dev`, a test
  * or the benchmark) also shuts down when that channel closes: its supervisor is gone, and a
  * killed supervisor must not leave it running. Returns a function that removes the handlers.
  */
 export function onShutdownSignal(logger: Logger, close: () => Promise<void>, graceMs = 10_000): () => void {
   let closing = false;
   const handler = (signal: NodeJS.Signals) => {
-    if (closing) return;
+    if (closing) {
+      // Asked again while draining (a second Ctrl-C, an impatient supervisor): stop now.
+      if (signal !== 'SIGHUP') {
+        logger.warn({ signal }, 'asked again to stop; exiting without waiting');
+        process.exit(1);
+      }
+      return;
+    }
     closing = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, graceMs }, 'shutting down');
     const timer = setTimeout(() => {
       logger.error({ graceMs }, 'shutdown took too long; exiting');
       process.exit(1);

@@ -1,0 +1,511 @@
+// Shared by the fault-injection suite (issue 6): a real stack per test file, the faults piece,
+// process inspection through /proc, load generation and waiting for runs to be final.
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FlowDefinition } from '@flowbox/protocol';
+import { inject } from 'vitest';
+import {
+  createBucket,
+  defaultToolsDir,
+  findVersitygw,
+  type RedisServer,
+  startRedisServer,
+  startVersitygw,
+  type VersitygwServer,
+} from '../../../../packages/local-services/src/index.ts';
+import { buildPieceArchive } from '../../../../scripts/build/piece-archive.ts';
+import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
+import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
+import { getRun, manage, type RunView } from '../../../app/test/app-harness.ts';
+import type { LogLine } from '../../src/managed-process.ts';
+import { type RunningStack, startStack } from '../../src/stack.ts';
+
+export const FINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
+const FIXTURE_PIECE_DIR = join(import.meta.dirname, 'fixtures', 'piece-faults');
+
+export interface FaultStackOptions {
+  apps?: number;
+  workers?: number;
+  workerTargets?: number[];
+  appEnv?: Record<string, string>;
+  workerEnv?: Record<string, string>;
+  /** `private`: a redis-server of this stack alone (append-only, so a restart keeps the queue). */
+  redis?: 'shared' | 'private';
+  /** `private`: a versitygw of this stack alone, which the test may stop, start and freeze. */
+  s3?: 'shared' | 'private';
+  /** Flows to create and publish once the stack is up, by id. */
+  flows?: Record<string, FlowDefinition>;
+  /** Print the processes' warnings and errors (for debugging a failing test). */
+  verbose?: boolean;
+}
+
+export interface FaultStack {
+  stack: RunningStack;
+  /** The first app's base URL. */
+  url: string;
+  /** The test's own database on the shared Postgres. */
+  databaseName: string;
+  databaseUrl: string;
+  /** Set with `redis: 'private'`. */
+  redis: RedisServer | undefined;
+  /** Set with `s3: 'private'`. */
+  s3: VersitygwServer | undefined;
+  /** Where the faults piece reports its checkpoints. */
+  beacon: Beacon;
+  /** Holds the worker caches: every engine of this stack runs a file under it. */
+  dataDir: string;
+  /** Log lines of every process, newest last (bounded). */
+  lines: Array<{ name: string; line: LogLine }>;
+  getRun(runId: string): Promise<RunView>;
+  /** Stops every process and private server; leaves no engine behind (it checks). */
+  close(): Promise<void>;
+}
+
+/**
+ * A real app/worker/engine stack on the shared Postgres (a fresh database), with the shared or a
+ * private Redis and S3, and the faults piece published through EXTRA_PIECES_DIR.
+ */
+export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'flowbox-faults-'));
+  const cleanups: Array<() => Promise<void>> = [async () => rm(dataDir, { recursive: true, force: true })];
+  const runCleanups = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  };
+  try {
+    const piecesDir = join(dataDir, 'pieces');
+    await buildPieceArchive(FIXTURE_PIECE_DIR, join(piecesDir, 'faults'));
+    const beacon = await startBeacon();
+    cleanups.push(() => beacon.close());
+
+    let redis: RedisServer | undefined;
+    if (options.redis === 'private') {
+      redis = await startRedisServer({ appendOnly: true });
+      cleanups.push(() => redis?.close() ?? Promise.resolve());
+    }
+    const sharedS3 = inject('s3');
+    let s3Server: VersitygwServer | undefined;
+    let s3 = { ...sharedS3, bucket: '' };
+    if (options.s3 === 'private') {
+      const binary = findVersitygw({ pathEnv: process.env.PATH, toolsDir: defaultToolsDir() });
+      if (binary === null) throw new Error('versitygw is missing: run `node scripts/check-test-tools.ts`');
+      const credentials = { accessKeyId: 'flowbox-faults', secretAccessKey: randomUUID() };
+      s3Server = await startVersitygw({ dataDir: join(dataDir, 's3'), binary, ...credentials });
+      cleanups.push(() => s3Server?.close() ?? Promise.resolve());
+      s3 = { endpoint: s3Server.endpoint, region: s3Server.region, ...credentials, bucket: 'flowbox' };
+      await createBucket(s3, s3.bucket);
+    } else {
+      s3.bucket = await createTestBucket();
+    }
+
+    const databaseUrl = await createTestDatabase();
+    const lines: Array<{ name: string; line: LogLine }> = [];
+    const stack = await startStack({
+      dataDir: join(dataDir, 'stack'),
+      apps: options.apps ?? 1,
+      workers: options.workers ?? 1,
+      workerTargets: options.workerTargets,
+      port: 0,
+      logLevel: 'info',
+      databaseUrl,
+      redisUrl: redis?.url ?? inject('redisUrl'),
+      s3,
+      appEnv: {
+        REDIS_PREFIX: testNamespace(),
+        WORKER_POLL_SECONDS: '2',
+        EXTRA_PIECES_DIR: piecesDir,
+        ...options.appEnv,
+      },
+      workerEnv: { ...options.workerEnv },
+      workerEnvAt: (index) => ({ CACHE_DIR: join(dataDir, `cache-${index}`) }),
+      onLine: (name, line) => {
+        lines.push({ name, line });
+        if (lines.length > 5_000) lines.splice(0, 1_000);
+        const level = Number(line.json?.level ?? 50);
+        if (options.verbose === true && level >= 40) console.log(name, line.raw.slice(0, 2_000));
+      },
+      baseEnv: process.env,
+    });
+    const url = stack.appUrls[0] ?? '';
+    for (const [id, definition] of Object.entries(options.flows ?? {})) {
+      const created = await manage(
+        url,
+        'POST',
+        '/v1/flows',
+        { id, name: id, definition, publish: true },
+        stack.apiKey,
+      );
+      if (created.status !== 201)
+        throw new Error(`creating flow ${id}: ${created.status} ${await created.text()}`);
+    }
+    // Closed first (before the servers it uses); then nothing may be left running under dataDir.
+    cleanups.push(async () => {
+      await stack.close();
+      const left = processesUnder(dataDir);
+      for (const pid of left) killQuietly(pid);
+      if (left.length > 0) throw new Error(`engines outlived their stack: ${left.join(', ')}`);
+    });
+    return {
+      stack,
+      url,
+      databaseName: decodeURIComponent(new URL(databaseUrl).pathname.slice(1)),
+      databaseUrl,
+      redis,
+      s3: s3Server,
+      beacon,
+      dataDir,
+      lines,
+      getRun: (runId) => getRun(url, runId, stack.apiKey),
+      close: runCleanups,
+    };
+  } catch (error) {
+    await runCleanups();
+    throw error;
+  }
+}
+
+// ---- flows ----------------------------------------------------------------------------------
+
+const TRIGGER = { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} } as const;
+const RESPOND = (body: string) =>
+  ({
+    type: 'piece',
+    name: 'respond',
+    piece: 'webhook',
+    action: 'return_response',
+    input: { status: 200, headers: {}, body },
+  }) as const;
+
+/** One faults-piece step (inputs from the webhook body: `{{trigger.url}}` and the like), then a response. */
+export function faultsFlow(action: 'checkpoint' | 'exit' | 'throw_uncaught', input: Record<string, unknown>) {
+  return {
+    trigger: TRIGGER,
+    steps: [{ type: 'piece', name: 'fault', piece: 'faults', action, input }, RESPOND('{{fault}}')],
+  } as unknown as FlowDefinition;
+}
+
+/** A checkpoint that reports to the beacon and holds for the webhook body's `holdMs`. */
+export const HOLD_FLOW = faultsFlow('checkpoint', { url: '{{trigger.url}}', holdMs: '{{trigger.holdMs}}' });
+
+/** One code step, then a response with its result. */
+export function codeFlow(code: string): FlowDefinition {
+  return {
+    trigger: TRIGGER,
+    steps: [{ type: 'code', name: 'code', code, input: {} }, RESPOND('{{code}}')],
+  } as unknown as FlowDefinition;
+}
+
+// ---- webhooks and runs ----------------------------------------------------------------------
+
+export interface WebhookAnswer {
+  status: number;
+  runId: string | null;
+  body: unknown;
+  ms: number;
+}
+
+/** POSTs a webhook and reads the answer; a request still unanswered after `timeoutMs` throws. */
+export async function postWebhook(
+  url: string,
+  flowId: string,
+  body: Record<string, unknown> = {},
+  options: { sync?: boolean; timeoutMs?: number } = {},
+): Promise<WebhookAnswer> {
+  const started = performance.now();
+  const response = await fetch(`${url}/v1/webhooks/${flowId}${options.sync === false ? '' : '/sync'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  const runId = response.headers.get(RUN_ID_HEADER) ?? (parsed as { runId?: string } | null)?.runId ?? null;
+  return { status: response.status, runId, body: parsed, ms: performance.now() - started };
+}
+
+/** Polls `GET /v1/runs/:id` until the run is final; throws past `deadlineMs`. */
+export async function waitForFinal(fault: FaultStack, runId: string, deadlineMs = 30_000): Promise<RunView> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const run = await fault.getRun(runId).catch(() => null);
+    if (run !== null && FINAL_STATUSES.includes(run.status)) return run;
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId} still ${run?.status ?? 'unreadable'} after ${deadlineMs} ms`);
+    await delay(100);
+  }
+}
+
+/** Waits for every run to be final; returns them by id. */
+export async function waitForAllFinal(
+  fault: FaultStack,
+  runIds: readonly string[],
+  deadlineMs: number,
+): Promise<Map<string, RunView>> {
+  const deadline = Date.now() + deadlineMs;
+  const final = new Map<string, RunView>();
+  for (const runId of runIds) {
+    final.set(runId, await waitForFinal(fault, runId, Math.max(1_000, deadline - Date.now())));
+  }
+  return final;
+}
+
+/** Counts runs by status (and error code). */
+export function tally(runs: Iterable<RunView>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const run of runs) {
+    const key = run.error === null ? run.status : `${run.status} ${run.error.code}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+export interface LoadResult {
+  answers: WebhookAnswer[];
+  /** Requests that threw (no answer within their timeout, or a refused connection). */
+  failures: Array<{ error: string; ms: number }>;
+}
+
+/**
+ * Keeps `concurrency` webhook callers busy until `stop()`; every request has its own deadline,
+ * so a hang shows up as a failure instead of stalling the test.
+ */
+export function startLoad(options: {
+  url: string;
+  flowId: string;
+  concurrency: number;
+  sync?: boolean;
+  requestTimeoutMs?: number;
+  body?: Record<string, unknown>;
+  /** Called after every answer (e.g. to inject a fault after the n-th one). */
+  onAnswer?: (answer: WebhookAnswer, total: number) => void;
+}) {
+  const result: LoadResult = { answers: [], failures: [] };
+  let stopped = false;
+  const caller = async () => {
+    while (!stopped) {
+      const started = performance.now();
+      try {
+        const answer = await postWebhook(options.url, options.flowId, options.body ?? {}, {
+          sync: options.sync ?? false,
+          timeoutMs: options.requestTimeoutMs ?? 10_000,
+        });
+        result.answers.push(answer);
+        options.onAnswer?.(answer, result.answers.length);
+      } catch (error) {
+        result.failures.push({ error: String(error), ms: performance.now() - started });
+        await delay(20);
+      }
+    }
+  };
+  const callers = Array.from({ length: options.concurrency }, caller);
+  return {
+    result,
+    async stop(): Promise<LoadResult> {
+      stopped = true;
+      await Promise.all(callers);
+      return result;
+    },
+  };
+}
+
+// ---- the beacon: checkpoints of the faults piece ---------------------------------------------
+
+export interface Checkpoint {
+  /** The tag of the URL the step was given (`Beacon.urlFor`). */
+  tag: string;
+  runId: string;
+  step: string;
+  /** The engine process running the step. */
+  pid: number;
+}
+
+export interface Beacon {
+  /** A checkpoint URL to hand a run (as `{{trigger.url}}`); its run is then known by `tag`. */
+  urlFor(tag: string): string;
+  /**
+   * Resolves when the run holding `tag` reaches its checkpoint for the `nth` time (a retried run
+   * reaches it once per attempt), also when that already happened.
+   */
+  reached(tag: string, nth?: number, timeoutMs?: number): Promise<Checkpoint>;
+  close(): Promise<void>;
+}
+
+async function startBeacon(): Promise<Beacon> {
+  const seen = new Map<string, Checkpoint[]>();
+  const waiters = new Set<{ tag: string; nth: number; wake: (checkpoint: Checkpoint) => void }>();
+  const server: Server = createServer((request, response) => {
+    const tag = decodeURIComponent((request.url ?? '').replace(/^\/checkpoint\//, ''));
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const checkpoint = { ...(JSON.parse(body) as Omit<Checkpoint, 'tag'>), tag };
+      const list = seen.get(tag) ?? [];
+      list.push(checkpoint);
+      seen.set(tag, list);
+      for (const waiter of waiters) {
+        if (waiter.tag === tag && waiter.nth === list.length) waiter.wake(checkpoint);
+      }
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    urlFor: (tag) => `http://127.0.0.1:${port}/checkpoint/${encodeURIComponent(tag)}`,
+    reached(tag, nth = 1, timeoutMs = 30_000) {
+      const known = seen.get(tag)?.[nth - 1];
+      if (known !== undefined) return Promise.resolve(known);
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          tag,
+          nth,
+          wake: (checkpoint: Checkpoint) => {
+            waiters.delete(waiter);
+            clearTimeout(timer);
+            resolve(checkpoint);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no checkpoint ${tag} #${nth} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---- processes, through /proc -----------------------------------------------------------------
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  state: string;
+}
+
+function readStat(pid: number): ProcStat | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]) };
+  } catch {
+    return null;
+  }
+}
+
+function allPids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
+}
+
+/** True while the process exists and is not a zombie. */
+export function isRunning(pid: number): boolean {
+  const stat = readStat(pid);
+  return stat !== null && stat.state !== 'Z';
+}
+
+/** Live (non-zombie) children of `pid`. */
+export function childrenOf(pid: number): number[] {
+  return allPids().filter((candidate) => {
+    const stat = readStat(candidate);
+    return stat !== null && stat.ppid === pid && stat.state !== 'Z';
+  });
+}
+
+/** Live processes whose command line mentions `dir`: a stack's engines run files under its dataDir. */
+export function processesUnder(dir: string): number[] {
+  return allPids().filter((pid) => {
+    if (pid === process.pid || !isRunning(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Resident memory in bytes, or null when the process is gone. */
+export function rssBytes(pid: number): number | null {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? null : Number(match[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/** Open file descriptors by kind (socket, pipe, anon_inode, file), or null when the process is gone. */
+export function openFds(
+  pid: number,
+): { total: number; sockets: number; byKind: Record<string, number> } | null {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return null;
+  }
+  const byKind: Record<string, number> = {};
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    const kind = /^(\w+):\[/.exec(target)?.[1] ?? (target.startsWith('anon_inode:') ? 'anon_inode' : 'file');
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+  }
+  return { total: fds.length, sockets: byKind.socket ?? 0, byKind };
+}
+
+/** Waits for a condition, checking every 50 ms; throws with `what` past the deadline. */
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  deadlineMs: number,
+  what: string,
+) {
+  const deadline = Date.now() + deadlineMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${deadlineMs} ms`);
+    await delay(50);
+  }
+}
+
+/** The engines a worker holds right now (its live children). */
+export function enginesOf(workerPid: number): number[] {
+  return childrenOf(workerPid);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {}
+}
+
+/** Seconds with one decimal, for the figures the tests print. */
+export function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}
+
+/** One line of figures per test, collected in the test output (and quoted in the report). */
+export function report(row: string, figures: Record<string, unknown>): void {
+  console.log(`[faults] ${row}: ${JSON.stringify(figures)}`);
+}
