@@ -6,6 +6,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { type PresignedPost, presignPost } from './presigned-post.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -29,9 +30,11 @@ export const objectKeys = {
 export class ObjectStorage {
   readonly #client: S3Client;
   readonly #bucket: string;
+  readonly #settings: S3Settings;
 
   constructor(settings: S3Settings) {
     this.#bucket = settings.bucket;
+    this.#settings = settings;
     this.#client = new S3Client({
       endpoint: settings.endpoint,
       region: settings.region,
@@ -65,9 +68,44 @@ export class ObjectStorage {
     );
   }
 
+  /**
+   * A PUT of `key` until the URL expires. The content type is signed, so the uploader must send
+   * exactly `contentType` (a log stored as `text/html` would be served as a page by the S3
+   * host). The size is not bounded: a presigned PUT can sign `content-length` only when it is
+   * known in advance; `presignUploadForm` bounds it.
+   */
   presignUpload(key: string, contentType: string, expiresInSeconds: number): Promise<string> {
     const command = new PutObjectCommand({ Bucket: this.#bucket, Key: key, ContentType: contentType });
-    return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.#client, command, {
+      expiresIn: expiresInSeconds,
+      signableHeaders: new Set(['content-type']),
+    });
+  }
+
+  /**
+   * A browser-style POST upload of `key` whose signed policy also bounds the size: the S3 server
+   * refuses anything over `maxBytes` (400 EntityTooLarge) and stores nothing. versitygw and AWS
+   * enforce it; s3rver (the embedded dev server) checks none of the policy. versitygw also
+   * refuses a policy signed more than an hour before the upload, whatever its expiry.
+   */
+  presignUploadForm(
+    key: string,
+    contentType: string,
+    maxBytes: number,
+    expiresInSeconds: number,
+  ): PresignedPost {
+    const settings = this.#settings;
+    return presignPost({
+      bucketUrl: `${settings.endpoint.replace(/\/+$/, '')}/${this.#bucket}`,
+      bucket: this.#bucket,
+      key,
+      contentType,
+      maxBytes,
+      expiresInSeconds,
+      region: settings.region,
+      accessKeyId: settings.accessKeyId,
+      secretAccessKey: settings.secretAccessKey,
+    });
   }
 
   presignDownload(key: string, expiresInSeconds: number): Promise<string> {
