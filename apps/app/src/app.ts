@@ -13,12 +13,14 @@ import type { AppConfig } from './env.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
 import { PieceCatalog } from './flows/piece-catalog.ts';
 import { publishPieces } from './flows/piece-publisher.ts';
+import { queuedRunsCounter, registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
+import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { LiveRuns } from './live-runs.ts';
 import { ObjectStorage } from './object-storage.ts';
@@ -82,7 +84,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     instanceId: config.INSTANCE_ID,
     logger: logger.child({ component: 'sync-hub' }),
   });
-  const queue = new RunQueue({ connection: producerRedis, prefix });
+  const queue = new RunQueue({ connection: producerRedis, prefix, maxAttempts: config.RUN_MAX_ATTEMPTS });
+  // Bounds the backlog (and Redis memory) without a Redis round trip per webhook.
+  const queuedRuns = queuedRunsCounter({ connection: producerRedis, prefix });
+  const admission = new WebhookAdmission({
+    maxQueuedRuns: config.WEBHOOK_MAX_QUEUED_RUNS,
+    countQueued: queuedRuns.count,
+    logger: logger.child({ component: 'admission' }),
+  });
   const broker = new JobBroker({
     connection: brokerRedis,
     prefix,
@@ -91,6 +100,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
   // In-flight runs are remembered as long as their engine tokens live.
+  // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
+  const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   const live = new LiveRuns({ ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000 });
   const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, live, hub, config });
   const sweeper = new RunSweeper({
@@ -106,6 +117,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
+    ...serverTimeouts(config.HTTP_REQUEST_TIMEOUT_SECONDS),
   });
   // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
   http.removeContentTypeParser('text/plain');
@@ -119,6 +131,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
   });
+  registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,
     runs,
@@ -133,7 +146,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, catalog });
     registerRunRoutes(management, { runs, live, storage });
   });
-  registerEngineRoutes(http, { live, hub, tokens });
+  registerEngineRoutes(http, { live, hub, tokens, bodyLimit: messageLimit });
 
   return {
     http,
@@ -149,6 +162,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       if (await seedBenchmarkFlow(flows, publisher)) logger.info('seeded the benchmark flow');
       await hub.start();
       await broker.start();
+      await admission.start();
       sweeper.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
@@ -157,6 +171,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         tokens,
         logger: logger.child({ component: 'worker-gateway' }),
         pollSeconds: config.WORKER_POLL_SECONDS,
+        maxMessageBytes: messageLimit,
       });
       await http.listen({ host: config.HOST, port: config.PORT });
       const address = http.server.address() as AddressInfo;
@@ -170,20 +185,32 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      await sweeper.close();
-      await within(REDIS_CLOSE_MS, hub.close());
-      await gateway?.close();
-      await within(REDIS_CLOSE_MS, broker.close());
-      await http.close();
-      await within(REDIS_CLOSE_MS, queue.close());
+      // Five steps, each bounded by a fifth of the grace period, so the whole close fits in it
+      // whatever hangs (what is left of a step goes on unobserved), and each is timed in the log.
+      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / 5;
+      const step = async (name: string, work: Promise<unknown>) => {
+        const started = performance.now();
+        await within(boundMs, work);
+        logger.debug({ step: name, ms: Math.round(performance.now() - started) }, 'closing');
+      };
+      await step('sweeper', sweeper.close());
+      admission.close();
+      await step('sync hub', hub.close());
+      // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
+      await step('worker gateway', gateway?.close() ?? Promise.resolve());
+      await step(
+        'http, broker and queue',
+        Promise.all([http.close(), broker.close(), queue.close(), queuedRuns.close()]),
+      );
       for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
-      await pool.end();
+      await step('database pool', pool.end());
     },
   };
 }
 
-const REDIS_CLOSE_MS = 3_000;
+/** What a callback or job result adds around the steps it carries. */
+const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
 const FLOW_CACHE_TTL_MS = 1_000;
 const FLOW_CACHE_MAX_ENTRIES = 10_000;

@@ -20,6 +20,12 @@ import type { LeasedJob } from './queue/job-broker.ts';
 import type { SyncResponseHub } from './sync/sync-response-hub.ts';
 import type { TokenService } from './tokens.ts';
 
+/**
+ * Failures that say nothing about the flow, so another attempt may succeed: its engine died, or
+ * its worker did. A flow's own failure or its timeout would only repeat.
+ */
+const RETRIED_ON = new Set<SerializedError['code']>(['ENGINE_CRASHED', 'WORKER_LOST']);
+
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 export const ENGINE_TOKEN_GRACE_SECONDS = 60;
 
@@ -88,9 +94,14 @@ export class Dispatcher {
       { runId: data.runId, syncInstanceId: data.syncInstanceId },
       ttl,
     );
-    const [started, uploadUrl, bundleUrl, pieces] = await Promise.all([
+    const logUpload = this.#storage.presignUploadForm(
+      logKey,
+      'application/json',
+      this.#config.RUN_LOG_MAX_BYTES,
+      ttl,
+    );
+    const [started, bundleUrl, pieces] = await Promise.all([
       this.#runs.markRunning(data.runId, workerId),
-      this.#storage.presignUpload(logKey, 'application/json', ttl),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
     ]);
@@ -110,7 +121,7 @@ export class Dispatcher {
       pieces,
       trigger: data.trigger,
       engineToken,
-      logUpload: { url: uploadUrl, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
+      logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
       limits: {
         flowTimeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
         codeStepTimeoutMs: this.#config.CODE_STEP_TIMEOUT_MS,
@@ -133,13 +144,23 @@ export class Dispatcher {
     options: { fetchNext: boolean } = { fetchNext: false },
   ): Promise<LeasedJob | null> {
     const { runId, syncInstanceId } = lease.data;
-    const live = this.#live.end(runId);
+    const live = this.#live.get(runId);
     const engineVerdict = outcome.steps === undefined ? live?.finished : undefined;
     const record: Pick<JobOutcome, 'status' | 'error' | 'logKey' | 'logError'> = engineVerdict ?? outcome;
+    const crashed = record.error !== undefined && RETRIED_ON.has(record.error.code);
+    if (crashed && record.error !== undefined && lease.attempt < this.#config.RUN_MAX_ATTEMPTS) {
+      // Another attempt, from the start: the sync caller keeps waiting for its answer.
+      this.#live.forget(runId);
+      if (await this.#runs.requeue(runId, record.error)) {
+        return lease.fail(record.error.message, { ...options, retry: true });
+      }
+    }
+    this.#live.end(runId);
     const finalised = await this.#runs.finish(runId, {
       status: record.status,
       error: record.error,
-      steps: outcome.steps ?? live?.steps,
+      // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
+      steps: outcome.steps !== undefined && outcome.steps.length > 0 ? outcome.steps : live?.steps,
       logKey: record.logKey,
       logError: record.logError,
       timings: outcome.timings,

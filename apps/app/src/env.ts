@@ -62,9 +62,27 @@ export const AppEnvSchema = z.object({
   WEBHOOK_BODY_LIMIT_BYTES: envFields
     .positiveInt(1_048_576)
     .describe('Largest webhook request body accepted.'),
+  WEBHOOK_MAX_QUEUED_RUNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10_000)
+    .describe(
+      'Most runs that may wait in the queue; past it a webhook is answered 503 (`QUEUE_UNAVAILABLE`, `retry-after: 1`) and creates no run. Bounds the Redis memory of the backlog to about this many triggers. Read from Redis every 250 ms, not per request; with several apps each may pass it by what the others accept in that time. 0: no bound.',
+    ),
+  HTTP_REQUEST_TIMEOUT_SECONDS: envFields
+    .positiveInt(30)
+    .describe(
+      'Longest a client may take to send a whole request, headers and body; a slower one is answered 408 and disconnected. Does not limit how long a sync webhook then waits for its flow.',
+    ),
   FLOW_TIMEOUT_SECONDS: envFields
     .positiveInt(60)
     .describe('Longest a run may take; past it the worker stops the engine and the run ends TIMEOUT.'),
+  RUN_MAX_ATTEMPTS: envFields
+    .positiveInt(2)
+    .describe(
+      'How many times a run is started when its engine crashes or its worker is lost (a flow that fails, times out or succeeds is never retried). A retry runs the whole flow again: steps before the crash run twice (docs/guarantees.md). 1: never retry.',
+    ),
   CODE_STEP_TIMEOUT_MS: envFields
     .positiveInt(5_000)
     .describe('Longest one code step may run in its isolate.'),
@@ -81,6 +99,18 @@ export const AppEnvSchema = z.object({
   WORKER_POLL_SECONDS: envFields
     .positiveInt(10)
     .describe("How long a worker's poll waits for a job before it is answered `idle`."),
+  SHUTDOWN_GRACE_SECONDS: envFields
+    .positiveInt(10)
+    .describe(
+      "On SIGTERM, how long the app may take to answer its sync callers and close before it exits anyway (exit code 1). Keep it below the orchestrator's grace period.",
+    ),
+  EXTRA_PIECES_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Tests and development only; leave unset in a deployment. A directory whose sub-directories each hold a built piece (`manifest.json` and `piece.tgz`, as `pnpm build` writes them); they are published beside the built-in pieces. A name that clashes with a built-in piece fails the start.',
+    ),
 });
 
 export type AppConfig = z.infer<typeof AppEnvSchema>;

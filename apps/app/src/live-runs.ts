@@ -63,6 +63,11 @@ export class LiveRuns {
     return this.#inFlight.get(runId);
   }
 
+  /** Drops what an attempt reported, without ending the run: it is about to start again. */
+  forget(runId: string): void {
+    this.#inFlight.delete(runId);
+  }
+
   /** Marks the run ended and returns what the engine had reported on it. */
   end(runId: string): LiveRun | undefined {
     const entry = this.#inFlight.get(runId);

@@ -57,6 +57,7 @@ export interface RunView {
   logUrl: string | null;
   logError: { code: string; message: string } | null;
   workerId: string | null;
+  attempts: number;
   timings: Record<string, number> | null;
   provisioning: Record<string, unknown> | null;
 }

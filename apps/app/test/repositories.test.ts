@@ -32,7 +32,11 @@ describe.each([
   });
 
   it('migrates once, then finds nothing left to apply', async () => {
-    expect(await migrate(pool, logger)).toEqual(['0001_initial.sql', '0002_artifacts.sql']);
+    expect(await migrate(pool, logger)).toEqual([
+      '0001_initial.sql',
+      '0002_artifacts.sql',
+      '0003_attempts.sql',
+    ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
 

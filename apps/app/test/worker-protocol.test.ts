@@ -130,12 +130,12 @@ describe('worker and engine protocols', () => {
       finishedAt: new Date().toISOString(),
       steps: [step('trigger', { hello: 'world' })],
     };
-    const upload = await fetch(job.logUpload.url, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(log),
-    });
-    expect(upload.status).toBe(200);
+    // The log goes up as the engine sends it: a POST form whose signed policy S3 checks.
+    const form = new FormData();
+    for (const [name, value] of Object.entries(job.logUpload.fields)) form.append(name, value);
+    form.append('file', new Blob([JSON.stringify(log)], { type: 'application/json' }), 'log.json');
+    const upload = await fetch(job.logUpload.url, { method: 'POST', body: form });
+    expect(upload.status).toBe(204);
     const finish = {
       version: 1,
       type: 'run-finished',
@@ -198,15 +198,24 @@ describe('worker and engine protocols', () => {
     });
   });
 
-  it('fails the in-flight run when its worker disconnects', async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+  it('retries a run whose worker disconnects, then fails it once its attempts are spent', async () => {
+    // RUN_MAX_ATTEMPTS is 2 by default.
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
-    const job = await pollJob(worker);
-    worker.disconnect();
+    const first = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const job = await pollJob(first);
+    first.disconnect();
+
+    // Back in the queue, with why its first attempt ended; the caller is still waiting.
+    const second = await connectWorker(app.tokens.signWorkerToken('w2', 60));
+    const retried = await pollJob(second);
+    expect(retried.runId).toBe(job.runId);
+    expect(await getRun(url, job.runId)).toMatchObject({ status: 'RUNNING', attempts: 2 });
+    second.disconnect();
+
     const answer = await pending;
     expect(answer.status).toBe(500);
     expect(await answer.json()).toMatchObject({ runId: job.runId, error: { code: 'WORKER_LOST' } });
-    expect((await getRun(url, job.runId)).status).toBe('FAILED');
+    expect(await getRun(url, job.runId)).toMatchObject({ status: 'FAILED', attempts: 2 });
   });
 
   it("records the engine's own verdict and steps when the worker is lost after the engine finished", async () => {

@@ -22,11 +22,7 @@ export function createEngine(deps: EngineDeps): Engine {
   // The worker sends one job at a time; chaining keeps that true even if it did not.
   let queue: Promise<void> = Promise.resolve();
 
-  const handle = async (message: WorkerToEngine): Promise<void> => {
-    if (message.type === 'preload') {
-      await executor.preload(message.pieces);
-      return;
-    }
+  const handle = async (message: Extract<WorkerToEngine, { type: 'execute' }>): Promise<void> => {
     const { requestId, job } = message;
     let result: ExecuteResult;
     try {
@@ -58,7 +54,10 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     start() {
       channel.onMessage((message) => {
-        queue = queue.then(() => handle(message));
+        // A preload does not hold up a job that comes meanwhile: the job's own piece loads join
+        // the ones in progress (the piece loader shares them) instead of waiting for all of them.
+        if (message.type === 'preload') void executor.preload(message.pieces);
+        else queue = queue.then(() => handle(message));
       });
     },
     close: () => queue,

@@ -1,7 +1,7 @@
 import { type ExecutionMode, FlowResponseReportSchema, RunLogSchema } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { useExecutorHarness, withCodeStep } from './flow-executor.harness.ts';
-import { makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from './testing/index.ts';
+import { isUpload, makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from './testing/index.ts';
 
 const h = useExecutorHarness();
 
@@ -31,10 +31,14 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     expect(flowResponse).toEqual({ status: 200, headers: {}, body: { result: 6 } });
     expect(JSON.stringify(flowResponse.body)).toBe('{"result":6}');
 
-    const upload = h.app.requests.find((r) => r.method === 'PUT');
+    const upload = h.app.requests.find(isUpload);
+    expect(upload?.method).toBe('POST');
     expect(upload?.url).toBe('/s3/flowbox-logs/runs/run-1.json?X-Amz-Signature=fake');
-    expect(upload?.headers['content-type']).toBe('application/json');
+    expect(upload?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(upload?.headers['content-length']).toBe(String(Buffer.byteLength(upload?.body ?? '')));
+    // The policy's fields first, in order, then the log as `file`.
+    expect(Object.keys(upload?.form ?? {})).toEqual(['key', 'file']);
+    expect(upload?.form?.key).toBe('runs/run-1.json');
     const log = RunLogSchema.parse(upload?.json);
     expect(log).toMatchObject({ runId: 'run-1', flowId: 'flow-1', status: 'SUCCEEDED' });
     expect(log.steps).toEqual(steps);
@@ -53,8 +57,8 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const order = h.app.requests
       .map((r) => `${r.method} ${r.url.split('?')[0]?.split('/').pop()}`)
       .filter((call) => call !== 'POST steps');
-    expect(order).toEqual(['POST response', 'PUT run-1.json', 'POST finish']);
-    for (const post of h.app.requests.filter((r) => r.method === 'POST')) {
+    expect(order).toEqual(['POST response', 'POST run-1.json', 'POST finish']);
+    for (const post of h.app.requests.filter((r) => !isUpload(r))) {
       expect(post.headers.authorization).toBe('Bearer engine-token-1');
       expect(post.headers['content-type']).toBe('application/json');
     }
@@ -114,7 +118,7 @@ describe('flow executor', () => {
   });
 
   it('finishes with logKey null and logError when the upload is refused', async () => {
-    h.app.setResponder((r) => (r.method === 'PUT' ? 403 : 204));
+    h.app.setResponder((r) => (isUpload(r) ? 403 : 204));
 
     const outcome = await h.executor.execute(await h.job());
 
@@ -126,11 +130,35 @@ describe('flow executor', () => {
     });
   });
 
+  it('fails a step whose output would not fit in the run log, and still stores the log', async () => {
+    const logUpload = {
+      url: h.app.logUploadUrl('runs/run-1.json'),
+      fields: {},
+      key: 'runs/run-1.json',
+      maxBytes: 64 * 1024,
+    };
+    const flow = withCodeStep({ code: "return 'x'.repeat(200_000);" });
+    const outcome = await h.executor.execute(await h.job(flow, { logUpload }));
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'STEP_OUTPUT_TOO_LARGE', step: 'step_2' });
+    const failed = outcome.steps.find((s) => s.name === 'step_2');
+    expect(failed).toMatchObject({ status: 'FAILED' });
+    expect(failed?.output).toBeUndefined();
+    // What the run reports and stores stays within the limit.
+    expect(outcome.logKey).toBe('runs/run-1.json');
+    expect(Buffer.byteLength(JSON.stringify(outcome.steps))).toBeLessThan(64 * 1024);
+  });
+
   it('refuses to upload a log over maxBytes', async () => {
-    const logUpload = { url: h.app.logUploadUrl('runs/run-1.json'), key: 'runs/run-1.json', maxBytes: 64 };
+    const logUpload = {
+      url: h.app.logUploadUrl('runs/run-1.json'),
+      fields: {},
+      key: 'runs/run-1.json',
+      maxBytes: 64,
+    };
     const outcome = await h.executor.execute(await h.job(SEEDED_FLOW, { logUpload }));
     expect(outcome.logKey).toBeNull();
-    expect(h.app.requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
+    expect(h.app.requests.filter(isUpload)).toHaveLength(0);
     expect(h.finishReport().logError).toMatchObject({
       code: 'LOG_UPLOAD_FAILED',
       message: expect.stringMatching(/64/),
@@ -138,7 +166,7 @@ describe('flow executor', () => {
   });
 
   it('ends INTERNAL_ERROR when the response callback fails', async () => {
-    h.app.setResponder((r) => (r.url.endsWith('/response') ? 502 : r.method === 'PUT' ? 200 : 204));
+    h.app.setResponder((r) => (r.url.endsWith('/response') ? 502 : 204));
 
     const outcome = await h.executor.execute(await h.job());
 
@@ -171,9 +199,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])(
     });
 
     it('ends INTERNAL_ERROR with CALLBACK_FAILED when the app refuses a progress report', async () => {
-      hp.app.setResponder((r) =>
-        r.method === 'POST' && r.url.endsWith('/steps') ? 500 : r.method === 'PUT' ? 200 : 204,
-      );
+      hp.app.setResponder((r) => (r.method === 'POST' && r.url.endsWith('/steps') ? 500 : 204));
 
       const outcome = await hp.executor.execute(await hp.job(SEEDED_FLOW, { executionMode: mode }));
 

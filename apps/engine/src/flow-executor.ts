@@ -54,6 +54,8 @@ export interface FlowExecutor {
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+/** The log upload gives up this long before the flow timeout, leaving time to report. */
+const UPLOAD_DEADLINE_MARGIN_MS = 1_000;
 
 export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
   const timeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
@@ -80,6 +82,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         timeoutMs,
       });
       const results: StepResult[] = [];
+      const fitInLog = createLogBudget(job.logUpload.maxBytes);
       const progress = createProgressReports(app, deps.progressIntervalMs ?? ENGINE_PROGRESS_INTERVAL_MS);
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
@@ -94,7 +97,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         ];
         for (const runNext of plan) {
           progress.throwIfRefused();
-          const result = await runNext();
+          const result = fitInLog(await runNext());
           results.push(result);
           progress.report(result);
           if (result.error !== undefined) {
@@ -128,7 +131,9 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       let logKey: string | null = job.logUpload.key;
       let logError: SerializedError | undefined;
       try {
-        await uploadRunLog(deps.http, job.logUpload, runLog, timeoutMs);
+        // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
+        const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
+        await uploadRunLog(deps.http, job.logUpload, runLog, Math.max(1, Math.min(timeoutMs, left)));
       } catch (uploadError) {
         logKey = null;
         logError = serializeError(uploadError, 'LOG_UPLOAD_FAILED');
@@ -152,6 +157,41 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       outcome.timings.runMs = Math.max(0, performance.now() - started - logPersistMs);
       return outcome;
     },
+  };
+}
+
+/** Room in the run log for what surrounds the steps (ids, dates, a run error). */
+const LOG_ENVELOPE_BYTES = 4_096;
+
+/**
+ * Keeps a run's steps within what its log may hold (the log's limit, RUN_LOG_MAX_BYTES, bounds
+ * every message that carries steps: progress, finish, the worker's result). A step whose record
+ * would pass it fails with STEP_OUTPUT_TOO_LARGE, its output dropped (and its input, if that
+ * alone is too large): the flow's mistake, reported as such, not a transport failure.
+ */
+function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
+  let left = maxBytes - LOG_ENVELOPE_BYTES;
+  const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+  return (result) => {
+    const bytes = size(result);
+    if (bytes <= left) {
+      left -= bytes;
+      return result;
+    }
+    const { output: _output, ...rest } = result;
+    const failed: StepResult = {
+      ...rest,
+      status: 'FAILED',
+      error: {
+        name: 'FlowboxError',
+        code: 'STEP_OUTPUT_TOO_LARGE',
+        message: `step ${result.name} takes ${bytes} bytes; the run's steps may take ${maxBytes} in all (RUN_LOG_MAX_BYTES)`,
+        step: result.name,
+      },
+    };
+    if (size(failed) > left) failed.input = { omitted: `${size(result.input)} bytes` };
+    left = Math.max(0, left - size(failed));
+    return failed;
   };
 }
 

@@ -1,35 +1,35 @@
-import { FlowboxError, type RunLog } from '@flowbox/protocol';
+import { randomUUID } from 'node:crypto';
+import { FlowboxError, type LogUpload, type RunLog } from '@flowbox/protocol';
 import type { HttpClient } from './http-client.ts';
 
-export interface LogUploadTarget {
-  /** Presigned PUT URL. */
-  url: string;
-  maxBytes: number;
-}
-
-/** PUTs the run log as JSON to its presigned URL; any failure is `LOG_UPLOAD_FAILED`. */
+/**
+ * Stores the run log through its presigned POST upload; any failure is `LOG_UPLOAD_FAILED`.
+ * A log over `maxBytes` is refused here, and would be by the S3 server too (the signed policy
+ * bounds the size), so a hostile engine cannot store more than a log's worth either.
+ */
 export async function uploadRunLog(
   http: HttpClient,
-  target: LogUploadTarget,
+  target: LogUpload,
   log: RunLog,
   timeoutMs: number,
 ): Promise<void> {
-  const body = JSON.stringify(log);
-  const bytes = Buffer.byteLength(body, 'utf8');
+  const json = JSON.stringify(log);
+  const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > target.maxBytes) {
     throw new FlowboxError(
       'LOG_UPLOAD_FAILED',
       `run log is ${bytes} bytes, over the ${target.maxBytes} limit`,
     );
   }
+  const boundary = `flowbox-${randomUUID()}`;
   let status: number;
   let excerpt: string;
   try {
     const response = await http.request({
-      method: 'PUT',
+      method: 'POST',
       url: target.url,
-      headers: { 'content-type': 'application/json' },
-      body,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: multipartForm(boundary, target.fields, json),
       timeoutMs,
     });
     status = response.status;
@@ -44,4 +44,16 @@ export async function uploadRunLog(
       `run log upload answered ${status}: ${excerpt.slice(0, 500)}`,
     );
   }
+}
+
+/** The form S3's POST upload expects: the policy's fields in order, the content last as `file`. */
+function multipartForm(boundary: string, fields: Record<string, string>, json: string): string {
+  const parts = Object.entries(fields).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  parts.push(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="log.json"\r\n` +
+      `Content-Type: application/json\r\n\r\n${json}\r\n--${boundary}--\r\n`,
+  );
+  return parts.join('');
 }

@@ -53,6 +53,7 @@ export function makeDispatchedJob(runId: string): DispatchedJob {
     engineToken: 'engine-token',
     logUpload: {
       url: `http://127.0.0.1:1/runs/${runId}.json`,
+      fields: { key: `runs/${runId}.json` },
       key: `runs/${runId}.json`,
       maxBytes: 1_000_000,
     },

@@ -71,7 +71,7 @@ describe('job runner', () => {
       headers: {},
       body: { result: 6 },
     });
-    expect(harness.app.requests.some((r) => r.method === 'PUT' && r.url.includes('runs/run-1.json'))).toBe(
+    expect(harness.app.requests.some((r) => r.method === 'POST' && r.url.includes('runs/run-1.json'))).toBe(
       true,
     );
 
@@ -154,9 +154,7 @@ describe('job runner', () => {
     harness = await warm();
     // Hold the response callback open so the engine is stuck mid-run when it is killed.
     const held = defer<number>();
-    harness.app.setResponder((r) =>
-      r.url === '/v1/engine/runs/run-1/response' ? held.promise : r.method === 'PUT' ? 200 : 204,
-    );
+    harness.app.setResponder((r) => (r.url === '/v1/engine/runs/run-1/response' ? held.promise : 204));
     const running = harness.runner.run(await harness.job('run-1'));
     const report = await harness.app.waitForRequest((r) => r.url === '/v1/engine/runs/run-1/response');
     expect(FlowResponseReportSchema.parse(report.json).response.body).toEqual({ result: 6 });

@@ -66,7 +66,7 @@ async function publishedJob(flowVersionId = 'fv-1'): Promise<DispatchedJob> {
     pieces,
     trigger: { body: {}, headers: {}, query: {} },
     engineToken: 'engine-token',
-    logUpload: { url: 'http://127.0.0.1:1/log', key: 'runs/run.json', maxBytes: 1_000 },
+    logUpload: { url: 'http://127.0.0.1:1/log', fields: {}, key: 'runs/run.json', maxBytes: 1_000 },
     limits: { flowTimeoutMs: 10_000, codeStepTimeoutMs: 1_000, codeStepMemoryMb: 32 },
     acceptedAt: Date.now(),
   };

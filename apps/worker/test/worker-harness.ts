@@ -152,6 +152,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
         engineToken: `engine-token-${runId}`,
         logUpload: {
           url: app.logUploadUrl(`runs/${runId}.json`),
+          fields: { key: `runs/${runId}.json` },
           key: `runs/${runId}.json`,
           maxBytes: 1_000_000,
         },

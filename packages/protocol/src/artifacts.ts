@@ -55,3 +55,16 @@ export type PieceManifest = z.infer<typeof PieceManifestSchema>;
 export function sha256Schema() {
   return Sha256Schema;
 }
+
+/**
+ * Where an engine stores its run's log: an S3 POST upload (multipart form: every field of
+ * `fields` in order, then the log as the part named `file`) whose signed policy pins the key, the
+ * content type and the size, so the S3 server itself refuses a log over `maxBytes`.
+ */
+export const LogUploadSchema = z.object({
+  url: z.url(),
+  fields: z.record(z.string(), z.string()),
+  key: z.string(),
+  maxBytes: z.number().int().positive(),
+});
+export type LogUpload = z.infer<typeof LogUploadSchema>;

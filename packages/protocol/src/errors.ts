@@ -24,6 +24,8 @@ export const ERROR_CATALOG = {
   CODE_STEP_FAILED: { family: 'user', httpStatus: 500 },
   CODE_STEP_TIMEOUT: { family: 'user', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
+  /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
+  STEP_OUTPUT_TOO_LARGE: { family: 'user', httpStatus: 500 },
   FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
   // flowbox failed.
   WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },
@@ -36,6 +38,8 @@ export const ERROR_CATALOG = {
   /** A fetched artifact's sha256 is not the one the app recorded: refused, never run. */
   ARTIFACT_INTEGRITY: { family: 'system', httpStatus: 500 },
   QUEUE_UNAVAILABLE: { family: 'system', httpStatus: 503 },
+  /** More runs wait than WEBHOOK_MAX_QUEUED_RUNS: refused before a run is created. */
+  QUEUE_FULL: { family: 'system', httpStatus: 503 },
   INTERNAL: { family: 'system', httpStatus: 500 },
 } as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number }>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PieceRefSchema } from './artifacts.ts';
+import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
@@ -30,7 +30,7 @@ export const EngineJobSchema = z.object({
   /** Base URL of the app the engine calls back, e.g. http://127.0.0.1:3000 */
   appUrl: z.url(),
   engineToken: z.string(),
-  logUpload: z.object({ url: z.url(), key: z.string(), maxBytes: z.number().int().positive() }),
+  logUpload: LogUploadSchema,
   limits: RunLimitsSchema,
 });
 export type EngineJob = z.infer<typeof EngineJobSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ArtifactDownloadSchema, PieceDownloadSchema } from './artifacts.ts';
+import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
@@ -33,8 +33,8 @@ export const DispatchedJobSchema = z.object({
   trigger: TriggerPayloadSchema,
   /** JWT scoped to this run; the engine sends it on every callback. */
   engineToken: z.string(),
-  /** Presigned PUT for the run log, and the key it writes. */
-  logUpload: z.object({ url: z.url(), key: z.string(), maxBytes: z.number().int().positive() }),
+  /** A presigned POST upload for the run log, bounded in size, and the key it writes. */
+  logUpload: LogUploadSchema,
   limits: RunLimitsSchema,
   /** When the run was accepted (epoch ms), to measure queue time. */
   acceptedAt: z.number().int(),

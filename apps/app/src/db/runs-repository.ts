@@ -21,6 +21,8 @@ export interface RunRecord {
   timings: (JobTimings & { totalMs: number }) | null;
   provisioning: JobProvisioning | null;
   workerId: string | null;
+  /** How many times the run was started (more than 1 after a retry). */
+  attempts: number;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -41,6 +43,11 @@ export interface FinishRunInput {
 export interface RunsRepository {
   create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
   markRunning(runId: string, workerId: string): Promise<boolean>;
+  /**
+   * Puts a started run back in QUEUED for another attempt, keeping why the last one failed in
+   * `error`; false when it is final already.
+   */
+  requeue(runId: string, error: SerializedError): Promise<boolean>;
   /**
    * Records a run's end in one statement. The first final state wins: when the run was final
    * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
@@ -72,6 +79,7 @@ interface RunRow {
   timings: (JobTimings & { totalMs: number }) | null;
   provisioning: JobProvisioning | null;
   worker_id: string | null;
+  attempts: number;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -88,8 +96,17 @@ export function createRunsRepository(pool: Pool): RunsRepository {
 
     async markRunning(runId, workerId) {
       const result = await pool.query(
-        `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now() WHERE id = $1 AND ${UNFINISHED}`,
+        `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
+         WHERE id = $1 AND ${UNFINISHED}`,
         [runId, workerId],
+      );
+      return result.rowCount === 1;
+    },
+
+    async requeue(runId, error) {
+      const result = await pool.query(
+        `UPDATE runs SET status = 'QUEUED', error = $2, steps = '[]'::jsonb WHERE id = $1 AND ${UNFINISHED}`,
+        [runId, JSON.stringify(error)],
       );
       return result.rowCount === 1;
     },
@@ -144,7 +161,7 @@ export function createRunsRepository(pool: Pool): RunsRepository {
     async list({ flowId, since, limit }) {
       const { rows } = await pool.query<RunRow>(
         `SELECT id, flow_id, flow_version_id, status, sync, '[]'::jsonb AS steps, error, log_key, log_error, timings,
-                provisioning, worker_id, created_at, started_at, finished_at
+                provisioning, worker_id, attempts, created_at, started_at, finished_at
          FROM runs WHERE flow_id = $1 AND created_at >= $2 ORDER BY created_at, id LIMIT $3`,
         [flowId, since, limit],
       );
@@ -174,6 +191,7 @@ function toRecord(row: RunRow): RunRecord {
     timings: row.timings,
     provisioning: row.provisioning,
     workerId: row.worker_id,
+    attempts: row.attempts,
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,

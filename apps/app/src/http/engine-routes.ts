@@ -15,6 +15,8 @@ export interface EngineRouteDeps {
   live: LiveRuns;
   hub: SyncResponseHub;
   tokens: TokenService;
+  /** Largest callback body: the steps a report carries are bounded by the run log's limit. */
+  bodyLimit: number;
 }
 
 interface EngineRequest {
@@ -42,49 +44,61 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     return claims;
   };
 
-  app.post<EngineRequest>('/v1/engine/runs/:runId/steps', async (request, reply) => {
-    const claims = authorize(request);
-    const report = parseBody(StepReportSchema, request.body);
-    if (!deps.live.reportSteps(claims.runId, report.steps)) throw alreadyFinished(claims.runId);
-    return reply.status(204).send();
-  });
+  app.post<EngineRequest>(
+    '/v1/engine/runs/:runId/steps',
+    { bodyLimit: deps.bodyLimit },
+    async (request, reply) => {
+      const claims = authorize(request);
+      const report = parseBody(StepReportSchema, request.body);
+      if (!deps.live.reportSteps(claims.runId, report.steps)) throw alreadyFinished(claims.runId);
+      return reply.status(204).send();
+    },
+  );
 
-  app.post<EngineRequest>('/v1/engine/runs/:runId/response', async (request, reply) => {
-    const claims = authorize(request);
-    const report = parseBody(FlowResponseReportSchema, request.body);
-    if (claims.syncInstanceId !== null) {
-      await deps.hub.publish(claims.syncInstanceId, {
-        version: 1,
-        type: 'flow-response',
-        runId: claims.runId,
-        response: report.response,
-      });
-    }
-    return reply.status(204).send();
-  });
+  app.post<EngineRequest>(
+    '/v1/engine/runs/:runId/response',
+    { bodyLimit: deps.bodyLimit },
+    async (request, reply) => {
+      const claims = authorize(request);
+      const report = parseBody(FlowResponseReportSchema, request.body);
+      if (claims.syncInstanceId !== null) {
+        await deps.hub.publish(claims.syncInstanceId, {
+          version: 1,
+          type: 'flow-response',
+          runId: claims.runId,
+          response: report.response,
+        });
+      }
+      return reply.status(204).send();
+    },
+  );
 
-  app.post<EngineRequest>('/v1/engine/runs/:runId/finish', async (request, reply) => {
-    const claims = authorize(request);
-    const {
-      version: _version,
-      type: _type,
-      steps,
-      ...report
-    } = parseBody(RunFinishedReportSchema, request.body);
-    if (!deps.live.reportFinished(claims.runId, report, steps)) throw alreadyFinished(claims.runId);
-    // A sync caller whose flow failed before its response step hears about it now, not when the
-    // worker's result comes. When a response was already sent there is no waiter and this is moot.
-    if (claims.syncInstanceId !== null) {
-      await deps.hub.publish(claims.syncInstanceId, {
-        version: 1,
-        type: 'run-ended',
-        runId: claims.runId,
-        status: report.status,
-        ...(report.error === undefined ? {} : { error: report.error }),
-      });
-    }
-    return reply.status(204).send();
-  });
+  app.post<EngineRequest>(
+    '/v1/engine/runs/:runId/finish',
+    { bodyLimit: deps.bodyLimit },
+    async (request, reply) => {
+      const claims = authorize(request);
+      const {
+        version: _version,
+        type: _type,
+        steps,
+        ...report
+      } = parseBody(RunFinishedReportSchema, request.body);
+      if (!deps.live.reportFinished(claims.runId, report, steps)) throw alreadyFinished(claims.runId);
+      // A sync caller whose flow failed before its response step hears about it now, not when the
+      // worker's result comes. When a response was already sent there is no waiter and this is moot.
+      if (claims.syncInstanceId !== null) {
+        await deps.hub.publish(claims.syncInstanceId, {
+          version: 1,
+          type: 'run-ended',
+          runId: claims.runId,
+          status: report.status,
+          ...(report.error === undefined ? {} : { error: report.error }),
+        });
+      }
+      return reply.status(204).send();
+    },
+  );
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
-import { Job, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RUN_QUEUE_NAME } from './run-queue.ts';
 
@@ -9,12 +9,18 @@ import { RUN_QUEUE_NAME } from './run-queue.ts';
 export interface LeasedJob {
   jobId: string;
   data: RunJobData;
+  /** 1 for the job's first start, 2 for its first retry, and so on. */
+  attempt: number;
   /**
    * Ends the job; with `fetchNext`, the same Redis call leases the next waiting job (null when
    * none waits), so a worker that finished one need not poll for the next.
    */
   complete(options?: { fetchNext: boolean }): Promise<LeasedJob | null>;
-  fail(reason: string, options?: { fetchNext: boolean }): Promise<LeasedJob | null>;
+  /**
+   * Ends the job as failed. With `retry`, BullMQ puts it back in the queue when it has attempts
+   * left (RunQueue sets them); without, it is failed for good.
+   */
+  fail(reason: string, options?: { fetchNext?: boolean; retry?: boolean }): Promise<LeasedJob | null>;
   /** Puts the job back in the queue untouched (its worker went away before receiving it). */
   release(): Promise<void>;
 }
@@ -151,13 +157,15 @@ export class JobBroker {
     return {
       jobId,
       data: parsed.value,
+      attempt: job.attemptsMade + 1,
       complete: async (options) => {
         endLease();
         return next(await job.moveToCompleted('done', token, options?.fetchNext === true));
       },
       fail: async (reason, options) => {
         endLease();
-        return next(await job.moveToFailed(new Error(reason), token, options?.fetchNext === true));
+        const error = options?.retry === true ? new Error(reason) : new UnrecoverableError(reason);
+        return next(await job.moveToFailed(error, token, options?.fetchNext === true));
       },
       release: async () => {
         endLease();

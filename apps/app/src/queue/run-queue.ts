@@ -9,7 +9,10 @@ export const RUN_QUEUE_NAME = 'runs';
 export class RunQueue {
   readonly #queue: Queue<RunJobData>;
 
-  constructor(options: { connection: Redis; prefix: string }) {
+  readonly #maxAttempts: number;
+
+  constructor(options: { connection: Redis; prefix: string; maxAttempts: number }) {
+    this.#maxAttempts = options.maxAttempts;
     this.#queue = new Queue<RunJobData>(RUN_QUEUE_NAME, {
       connection: options.connection,
       prefix: options.prefix,
@@ -20,9 +23,14 @@ export class RunQueue {
     try {
       await this.#queue.add('run', data, {
         jobId: data.runId,
-        attempts: 1,
+        // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
+        // crash that takes the worker's machine down is not retried into the same state.
+        attempts: this.#maxAttempts,
+        backoff: { type: 'fixed', delay: 1_000 },
         removeOnComplete: { count: 1000 },
-        removeOnFail: { age: 24 * 3600 },
+        // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
+        // a bounded number of them, so a burst of failures cannot fill Redis.
+        removeOnFail: { age: 24 * 3600, count: 1000 },
       });
     } catch (error) {
       throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {

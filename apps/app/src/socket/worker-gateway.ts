@@ -48,13 +48,19 @@ export class WorkerGateway {
     tokens: TokenService;
     logger: Logger;
     pollSeconds: number;
+    /** Largest frame a worker may send: a job result carries the run's steps. */
+    maxMessageBytes: number;
   }) {
     this.#broker = deps.broker;
     this.#dispatcher = deps.dispatcher;
     this.#tokens = deps.tokens;
     this.#logger = deps.logger;
     this.#pollMs = deps.pollSeconds * 1000;
-    this.#io = new Server(deps.httpServer, { serveClient: false, transports: ['websocket'] });
+    this.#io = new Server(deps.httpServer, {
+      serveClient: false,
+      transports: ['websocket'],
+      maxHttpBufferSize: deps.maxMessageBytes,
+    });
     this.#io.use((socket, next) => {
       const token: unknown = socket.handshake.auth.token;
       if (typeof token !== 'string') return next(new Error('UNAUTHORIZED: missing worker token'));

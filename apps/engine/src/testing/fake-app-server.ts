@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback HTTP server that stands in for the app's engine callbacks and for the S3
- * presigned PUT in tests. It records every request; a responder decides the status and
- * may hold a request open (return a promise) to freeze the engine mid-run.
+ * presigned POST upload in tests (any request under `/s3/`). It records every request; a
+ * responder decides the status and may hold a request open (return a promise) to freeze the
+ * engine mid-run.
  */
 export interface RecordedRequest {
   method: string;
@@ -13,16 +14,21 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
-  /** The body parsed as JSON, or undefined when it is not JSON. */
+  /** The body parsed as JSON (for an upload, its `file` part), or undefined when it is not JSON. */
   json: unknown;
+  /** For a multipart upload: its form fields, `file` included. */
+  form?: Record<string, string>;
 }
+
+/** A request to the stand-in S3 (a log upload). */
+export const isUpload = (request: RecordedRequest): boolean => request.url.startsWith('/s3/');
 
 export type Responder = (request: RecordedRequest) => number | Promise<number>;
 
 export interface FakeAppServer {
   /** Base URL, e.g. http://127.0.0.1:43210 */
   readonly url: string;
-  /** A "presigned" PUT URL for a log key, served by this server. */
+  /** A "presigned" upload URL for a log key, served by this server. */
   logUploadUrl(key: string): string;
   readonly requests: readonly RecordedRequest[];
   /** The first request, already received or still to come, that matches. */
@@ -31,7 +37,7 @@ export interface FakeAppServer {
   close(): Promise<void>;
 }
 
-const defaultResponder: Responder = (request) => (request.method === 'PUT' ? 200 : 204);
+const defaultResponder: Responder = () => 204;
 
 export async function startFakeAppServer(): Promise<FakeAppServer> {
   const requests: RecordedRequest[] = [];
@@ -46,13 +52,15 @@ export async function startFakeAppServer(): Promise<FakeAppServer> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      const form = parseMultipart(req.headers['content-type'], body);
       const recorded: RecordedRequest = {
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
         body,
-        json: parseJson(body),
+        json: parseJson(form?.file ?? body),
       };
+      if (form !== undefined) recorded.form = form;
       requests.push(recorded);
       for (const waiter of waiters.filter((w) => w.predicate(recorded))) {
         waiters.splice(waiters.indexOf(waiter), 1);
@@ -90,6 +98,19 @@ export async function startFakeAppServer(): Promise<FakeAppServer> {
       await once(server, 'close');
     },
   };
+}
+
+/** The fields of a multipart/form-data body, enough for what the engine's uploader sends. */
+function parseMultipart(contentType: string | undefined, body: string): Record<string, string> | undefined {
+  const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(contentType ?? '')?.[1];
+  if (boundary === undefined) return undefined;
+  const form: Record<string, string> = {};
+  for (const part of body.split(`--${boundary}`).slice(1, -1)) {
+    const [head = '', ...rest] = part.replace(/^\r\n/, '').split('\r\n\r\n');
+    const name = /name="([^"]+)"/.exec(head)?.[1];
+    if (name !== undefined) form[name] = rest.join('\r\n\r\n').replace(/\r\n$/, '');
+  }
+  return form;
 }
 
 function parseJson(body: string): unknown {

@@ -23,7 +23,12 @@ export function makeEngineJob(
     trigger: { body: { hello: 'world' }, headers: { 'content-type': 'application/json' }, query: {} },
     appUrl,
     engineToken: 'engine-token-1',
-    logUpload: { url: logUploadUrl, key: 'runs/run-1.json', maxBytes: 1_000_000 },
+    logUpload: {
+      url: logUploadUrl,
+      fields: { key: 'runs/run-1.json' },
+      key: 'runs/run-1.json',
+      maxBytes: 1_000_000,
+    },
     limits: { flowTimeoutMs: 30_000, codeStepTimeoutMs: 5_000, codeStepMemoryMb: 32 },
     ...overrides,
   };
