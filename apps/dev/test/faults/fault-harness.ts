@@ -1,10 +1,7 @@
 // Shared by the fault-injection suite (issue 6): a real stack per test file, the faults piece,
-// process inspection through /proc, load generation and waiting for runs to be final.
+// load generation and waiting for runs to be final.
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,6 +22,8 @@ import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
 import { getRun, manage, type RunView } from '../../../app/test/app-harness.ts';
 import type { LogLine } from '../../src/managed-process.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
+import { type Beacon, startBeacon } from './beacon.ts';
+import { killQuietly, processesUnder } from './processes.ts';
 
 export const FINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
 const FIXTURE_PIECE_DIR = join(import.meta.dirname, 'fixtures', 'piece-faults');
@@ -317,164 +316,10 @@ export function startLoad(options: {
   };
 }
 
-// ---- the beacon: checkpoints of the faults piece ---------------------------------------------
+export type { Beacon, Checkpoint } from './beacon.ts';
 
-export interface Checkpoint {
-  /** The tag of the URL the step was given (`Beacon.urlFor`). */
-  tag: string;
-  runId: string;
-  step: string;
-  /** The engine process running the step. */
-  pid: number;
-}
-
-export interface Beacon {
-  /** A checkpoint URL to hand a run (as `{{trigger.url}}`); its run is then known by `tag`. */
-  urlFor(tag: string): string;
-  /**
-   * Resolves when the run holding `tag` reaches its checkpoint for the `nth` time (a retried run
-   * reaches it once per attempt), also when that already happened.
-   */
-  reached(tag: string, nth?: number, timeoutMs?: number): Promise<Checkpoint>;
-  close(): Promise<void>;
-}
-
-async function startBeacon(): Promise<Beacon> {
-  const seen = new Map<string, Checkpoint[]>();
-  const waiters = new Set<{ tag: string; nth: number; wake: (checkpoint: Checkpoint) => void }>();
-  const server: Server = createServer((request, response) => {
-    const tag = decodeURIComponent((request.url ?? '').replace(/^\/checkpoint\//, ''));
-    let body = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      const checkpoint = { ...(JSON.parse(body) as Omit<Checkpoint, 'tag'>), tag };
-      const list = seen.get(tag) ?? [];
-      list.push(checkpoint);
-      seen.set(tag, list);
-      for (const waiter of waiters) {
-        if (waiter.tag === tag && waiter.nth === list.length) waiter.wake(checkpoint);
-      }
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    urlFor: (tag) => `http://127.0.0.1:${port}/checkpoint/${encodeURIComponent(tag)}`,
-    reached(tag, nth = 1, timeoutMs = 30_000) {
-      const known = seen.get(tag)?.[nth - 1];
-      if (known !== undefined) return Promise.resolve(known);
-      return new Promise((resolve, reject) => {
-        const waiter = {
-          tag,
-          nth,
-          wake: (checkpoint: Checkpoint) => {
-            waiters.delete(waiter);
-            clearTimeout(timer);
-            resolve(checkpoint);
-          },
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(new Error(`no checkpoint ${tag} #${nth} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiters.add(waiter);
-      });
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-// ---- processes, through /proc -----------------------------------------------------------------
-
-interface ProcStat {
-  pid: number;
-  ppid: number;
-  state: string;
-}
-
-function readStat(pid: number): ProcStat | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]) };
-  } catch {
-    return null;
-  }
-}
-
-function allPids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number);
-}
-
-/** True while the process exists and is not a zombie. */
-export function isRunning(pid: number): boolean {
-  const stat = readStat(pid);
-  return stat !== null && stat.state !== 'Z';
-}
-
-/** Live (non-zombie) children of `pid`. */
-export function childrenOf(pid: number): number[] {
-  return allPids().filter((candidate) => {
-    const stat = readStat(candidate);
-    return stat !== null && stat.ppid === pid && stat.state !== 'Z';
-  });
-}
-
-/** Live processes whose command line mentions `dir`: a stack's engines run files under its dataDir. */
-export function processesUnder(dir: string): number[] {
-  return allPids().filter((pid) => {
-    if (pid === process.pid || !isRunning(pid)) return false;
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Resident memory in bytes, or null when the process is gone. */
-export function rssBytes(pid: number): number | null {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match === null ? null : Number(match[1]) * 1024;
-  } catch {
-    return null;
-  }
-}
-
-/** Open file descriptors by kind (socket, pipe, anon_inode, file), or null when the process is gone. */
-export function openFds(
-  pid: number,
-): { total: number; sockets: number; byKind: Record<string, number> } | null {
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return null;
-  }
-  const byKind: Record<string, number> = {};
-  for (const fd of fds) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-    } catch {
-      continue;
-    }
-    const kind = /^(\w+):\[/.exec(target)?.[1] ?? (target.startsWith('anon_inode:') ? 'anon_inode' : 'file');
-    byKind[kind] = (byKind[kind] ?? 0) + 1;
-  }
-  return { total: fds.length, sockets: byKind.socket ?? 0, byKind };
-}
+// Process inspection (/proc) lives in processes.ts; the tests import it from here too.
+export * from './processes.ts';
 
 /** Waits for a condition, checking every 50 ms; throws with `what` past the deadline. */
 export async function waitUntil(
@@ -487,17 +332,6 @@ export async function waitUntil(
     if (Date.now() > deadline) throw new Error(`${what}: not within ${deadlineMs} ms`);
     await delay(50);
   }
-}
-
-/** The engines a worker holds right now (its live children). */
-export function enginesOf(workerPid: number): number[] {
-  return childrenOf(workerPid);
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {}
 }
 
 /** Seconds with one decimal, for the figures the tests print. */
