@@ -1,11 +1,10 @@
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { FlowboxError } from '@flowbox/protocol';
+import { createSigner, createVerifier, TOKEN_ERROR_CODES, TokenError } from 'fast-jwt';
 
 const ISSUER = 'flowbox';
 const ENGINE_AUDIENCE = 'flowbox-engine';
 const WORKER_AUDIENCE = 'flowbox-worker';
-/** The only header flowbox signs or accepts: HS256, nothing to negotiate. */
-const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+const ALGORITHM = 'HS256';
 /** Tolerated clock difference between app instances, in seconds. */
 const CLOCK_SKEW_SECONDS = 5;
 
@@ -16,36 +15,40 @@ export interface EngineTokenClaims {
 }
 
 interface Claims {
-  iss: string;
-  aud: string;
   sub: string;
   iat: number;
-  exp: number;
-  sid?: string | null;
+  sid?: unknown;
 }
+
+type Verify = (token: string) => Claims;
 
 /**
  * HS256 JWTs for the two kinds of caller the app does not trust with credentials: a worker
  * (may poll for jobs) and an engine (may report on exactly one run until shortly after its
- * timeout). Signed and verified with node:crypto's HMAC, synchronously: an engine token is
- * checked on every callback, and WebCrypto's asynchronous path cost about 2 ms of app CPU per
- * run. The header must be exactly flowbox's own, so `alg: none` and algorithm swaps are refused
- * before any claim is read.
+ * timeout), signed and verified by fast-jwt, synchronously: an engine token is checked on every
+ * callback, and an asynchronous WebCrypto path cost about 2 ms of app CPU per run. Each caller
+ * kind has its own verifier, which accepts only HS256 (so `alg: none` and algorithm swaps are
+ * refused before any claim is read), flowbox as issuer, that kind's audience, a subject and an
+ * expiry.
  */
 export class TokenService {
-  /** A KeyObject, made once: HMAC with a raw Buffer key builds one per call (5x slower). */
-  readonly #secret: KeyObject;
+  readonly #sign: (payload: Record<string, unknown>) => string;
+  readonly #verifyEngine: Verify;
+  readonly #verifyWorker: Verify;
 
   constructor(secret: string) {
-    this.#secret = createSecretKey(Buffer.from(secret, 'utf8'));
+    const key = Buffer.from(secret, 'utf8');
+    this.#sign = createSigner({ key, algorithm: ALGORITHM, iss: ISSUER });
+    this.#verifyEngine = verifierFor(key, ENGINE_AUDIENCE);
+    this.#verifyWorker = verifierFor(key, WORKER_AUDIENCE);
   }
 
   signEngineToken(claims: EngineTokenClaims, ttlSeconds: number): string {
-    return this.#sign(ENGINE_AUDIENCE, claims.runId, ttlSeconds, { sid: claims.syncInstanceId });
+    return this.#signFor(ENGINE_AUDIENCE, claims.runId, ttlSeconds, { sid: claims.syncInstanceId });
   }
 
   verifyEngineToken(token: string): EngineTokenClaims {
-    const claims = this.#verify(token, ENGINE_AUDIENCE);
+    const claims = verified(this.#verifyEngine, token);
     const sid = claims.sid;
     if (sid === undefined || (sid !== null && typeof sid !== 'string')) {
       throw new FlowboxError('UNAUTHORIZED', 'engine token is missing its run claims');
@@ -54,44 +57,46 @@ export class TokenService {
   }
 
   signWorkerToken(workerName: string, ttlSeconds: number): string {
-    return this.#sign(WORKER_AUDIENCE, workerName, ttlSeconds, {});
+    return this.#signFor(WORKER_AUDIENCE, workerName, ttlSeconds, {});
   }
 
   verifyWorkerToken(token: string): { workerName: string } {
-    return { workerName: this.#verify(token, WORKER_AUDIENCE).sub };
+    return { workerName: verified(this.#verifyWorker, token).sub };
   }
 
-  #sign(audience: string, subject: string, ttlSeconds: number, extra: { sid?: string | null }): string {
+  #signFor(audience: string, subject: string, ttlSeconds: number, extra: { sid?: string | null }): string {
+    // `exp` in the payload rather than the signer's `expiresIn`: the TTL differs per token.
     const iat = Math.floor(Date.now() / 1000);
-    const claims: Claims = { iss: ISSUER, aud: audience, sub: subject, iat, exp: iat + ttlSeconds, ...extra };
-    const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    return `${signingInput}.${this.#mac(signingInput).toString('base64url')}`;
+    return this.#sign({ aud: audience, sub: subject, iat, exp: iat + ttlSeconds, ...extra });
   }
+}
 
-  #verify(token: string, audience: string): Claims {
-    const parts = token.split('.');
-    if (parts.length !== 3 || parts[0] !== HEADER) throw invalid();
-    const [header, payload, signature] = parts as [string, string, string];
-    const expected = this.#mac(`${header}.${payload}`);
-    const given = Buffer.from(signature, 'base64url');
-    if (given.byteLength !== expected.byteLength || !timingSafeEqual(given, expected)) throw invalid();
-    let claims: Partial<Claims>;
-    try {
-      claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<Claims>;
-    } catch {
-      throw invalid();
+function verifierFor(key: Buffer, audience: string): Verify {
+  return createVerifier({
+    key,
+    algorithms: [ALGORITHM],
+    checkTyp: 'JWT',
+    allowedIss: ISSUER,
+    allowedAud: audience,
+    requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp'],
+    clockTolerance: CLOCK_SKEW_SECONDS * 1000,
+  }) as Verify;
+}
+
+/** Verifies, then refuses what fast-jwt leaves to the caller: a non-string subject, a future `iat`. */
+function verified(verify: Verify, token: string): Claims {
+  let claims: Claims;
+  try {
+    claims = verify(token);
+  } catch (error) {
+    if (error instanceof TokenError && error.code === TOKEN_ERROR_CODES.expired) {
+      throw new FlowboxError('UNAUTHORIZED', 'token expired');
     }
-    if (claims.iss !== ISSUER || claims.aud !== audience || typeof claims.sub !== 'string') throw invalid();
-    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number') throw invalid();
-    const now = Date.now() / 1000;
-    if (claims.exp <= now - CLOCK_SKEW_SECONDS) throw new FlowboxError('UNAUTHORIZED', 'token expired');
-    if (claims.iat > now + CLOCK_SKEW_SECONDS) throw invalid();
-    return claims as Claims;
+    throw invalid();
   }
-
-  #mac(signingInput: string): Buffer {
-    return createHmac('sha256', this.#secret).update(signingInput).digest();
-  }
+  if (typeof claims.sub !== 'string' || typeof claims.iat !== 'number') throw invalid();
+  if (claims.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) throw invalid();
+  return claims;
 }
 
 function invalid(): FlowboxError {
