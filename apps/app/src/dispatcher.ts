@@ -94,16 +94,11 @@ export class Dispatcher {
       { runId: data.runId, syncInstanceId: data.syncInstanceId },
       ttl,
     );
-    const logUpload = this.#storage.presignUploadForm(
-      logKey,
-      'application/json',
-      this.#config.RUN_LOG_MAX_BYTES,
-      ttl,
-    );
-    const [started, bundleUrl, pieces] = await Promise.all([
+    const [started, bundleUrl, pieces, logUpload] = await Promise.all([
       this.#runs.markRunning(data.runId, workerId),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
+      this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
     ]);
     if (!started) {
       // Its job came back (an app died holding it) after the run had already ended.

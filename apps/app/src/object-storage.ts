@@ -5,8 +5,8 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { type PresignedPost, presignPost } from './presigned-post.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -14,6 +14,17 @@ export interface S3Settings {
   bucket: string;
   accessKeyId: string;
   secretAccessKey: string;
+}
+
+/**
+ * An S3 browser-based upload (POST Object) signed with SigV4: the uploader POSTs
+ * `multipart/form-data` to `url` with every field of `fields` first and the content last, as a
+ * part named `file`. The uploader can change nothing the signed policy pins (key, content type,
+ * size, expiry) without breaking the signature.
+ */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
 }
 
 /** Where each kind of object lives in the bucket. */
@@ -30,11 +41,9 @@ export const objectKeys = {
 export class ObjectStorage {
   readonly #client: S3Client;
   readonly #bucket: string;
-  readonly #settings: S3Settings;
 
   constructor(settings: S3Settings) {
     this.#bucket = settings.bucket;
-    this.#settings = settings;
     this.#client = new S3Client({
       endpoint: settings.endpoint,
       region: settings.region,
@@ -84,27 +93,24 @@ export class ObjectStorage {
 
   /**
    * A browser-style POST upload of `key` whose signed policy also bounds the size: the S3 server
-   * refuses anything over `maxBytes` (400 EntityTooLarge) and stores nothing. versitygw and AWS
-   * enforce it; s3rver (the embedded dev server) checks none of the policy. versitygw also
-   * refuses a policy signed more than an hour before the upload, whatever its expiry.
+   * refuses anything over `maxBytes` (400 EntityTooLarge) and stores nothing, which a presigned
+   * PUT cannot promise. versitygw and AWS enforce it; s3rver (the embedded dev server) checks
+   * none of the policy. versitygw also refuses a policy signed more than an hour before the
+   * upload, whatever its expiry.
    */
   presignUploadForm(
     key: string,
     contentType: string,
     maxBytes: number,
     expiresInSeconds: number,
-  ): PresignedPost {
-    const settings = this.#settings;
-    return presignPost({
-      bucketUrl: `${settings.endpoint.replace(/\/+$/, '')}/${this.#bucket}`,
-      bucket: this.#bucket,
-      key,
-      contentType,
-      maxBytes,
-      expiresInSeconds,
-      region: settings.region,
-      accessKeyId: settings.accessKeyId,
-      secretAccessKey: settings.secretAccessKey,
+  ): Promise<PresignedPost> {
+    return createPresignedPost(this.#client, {
+      Bucket: this.#bucket,
+      Key: key,
+      // Every field becomes a condition too, so the content type is pinned.
+      Fields: { 'Content-Type': contentType },
+      Conditions: [['content-length-range', 0, maxBytes]],
+      Expires: expiresInSeconds,
     });
   }
 

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import type { FlowDefinition, RunLog } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
-import { ObjectStorage, objectKeys } from '../../../app/src/object-storage.ts';
-import type { PresignedPost } from '../../../app/src/presigned-post.ts';
+import { ObjectStorage, objectKeys, type PresignedPost } from '../../../app/src/object-storage.ts';
 import { getRun, manage, postJson, type RunView } from '../../../app/test/app-harness.ts';
 import { createHttpClient } from '../../../engine/src/http-client.ts';
 import { uploadRunLog } from '../../../engine/src/log-uploader.ts';
@@ -125,7 +124,11 @@ describe('presigned URL misuse against versitygw', () => {
     const runId = crypto.randomUUID();
     const key = objectKeys.runLog(runId);
     // What the dispatcher hands the engine: a POST form whose policy caps the size.
-    const target = { ...storage.presignUploadForm(key, JSON_TYPE, 64 * 1024, 60), key, maxBytes: 64 * 1024 };
+    const target = {
+      ...(await storage.presignUploadForm(key, JSON_TYPE, 64 * 1024, 60)),
+      key,
+      maxBytes: 64 * 1024,
+    };
     const http = createHttpClient();
     try {
       const refused = uploadRunLog(http, target, runLog(runId, 3 * MiB), 10_000);
@@ -155,7 +158,7 @@ describe('presigned URL misuse against versitygw', () => {
 
   it('a presigned POST form: the S3 server refuses an upload over the limit with 400 and stores nothing', async () => {
     const key = objectKeys.runLog(crypto.randomUUID());
-    const form = storage.presignUploadForm(key, JSON_TYPE, 64 * 1024, 60);
+    const form = await storage.presignUploadForm(key, JSON_TYPE, 64 * 1024, 60);
 
     const far = await postForm(form, new Uint8Array(3 * MiB));
     expect(far.status).toBe(400);
@@ -176,14 +179,14 @@ describe('presigned URL misuse against versitygw', () => {
   it('a presigned POST form refuses another key, a raised limit, another content type and an expired policy', async () => {
     const key = objectKeys.runLog(crypto.randomUUID());
     const other = objectKeys.runLog(crypto.randomUUID());
-    const form = storage.presignUploadForm(key, JSON_TYPE, 1024, 60);
+    const form = await storage.presignUploadForm(key, JSON_TYPE, 1024, 60);
 
     const otherKey = await postForm(form, '{}', { key: other });
     expect(otherKey.status).toBe(403);
     expect(await storedStatus(storage, other)).toBe(404);
 
     // The uploader raises the limit in the policy and keeps the signature.
-    const policy = JSON.parse(Buffer.from(form.fields.policy ?? '', 'base64').toString('utf8')) as {
+    const policy = JSON.parse(Buffer.from(form.fields.Policy ?? '', 'base64').toString('utf8')) as {
       conditions: unknown[];
     };
     const raised = {
@@ -193,7 +196,7 @@ describe('presigned URL misuse against versitygw', () => {
       ),
     };
     const edited = await postForm(form, new Uint8Array(4096), {
-      policy: Buffer.from(JSON.stringify(raised)).toString('base64'),
+      Policy: Buffer.from(JSON.stringify(raised)).toString('base64'),
     });
     expect(edited.status).toBe(403);
     expect(edited.text).toContain('SignatureDoesNotMatch');
@@ -201,7 +204,7 @@ describe('presigned URL misuse against versitygw', () => {
     expect((await postForm(form, '<p>', { 'Content-Type': 'text/html' })).status).toBe(403);
     expect(await storedStatus(storage, key)).toBe(404);
 
-    const expired = storage.presignUploadForm(key, JSON_TYPE, 1024, -1);
+    const expired = await storage.presignUploadForm(key, JSON_TYPE, 1024, -1);
     const late = await postForm(expired, '{}');
     expect(late.status).toBe(403);
     expect(late.text).toMatch(/expired/i);
