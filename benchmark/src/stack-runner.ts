@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
+import { describeExit } from '@flowbox/local-services';
 import type { KindRoots } from './proc-stats.ts';
 import { connectedWorkers } from './runs-api.ts';
 import { type Scenario, workerEnvFor } from './scenarios.ts';
@@ -99,8 +100,8 @@ async function waitForWorkers(
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let exited: string | null = null;
   for (const p of [...stack.apps, ...stack.workers]) {
-    void p.exited.then((code) => {
-      exited ??= `${p.name} exited with ${code}`;
+    void p.exited.then((exit) => {
+      exited ??= `${p.name} exited (${describeExit(exit)})`;
     });
   }
   for (;;) {

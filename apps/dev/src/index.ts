@@ -1,2 +1,3 @@
-export { type LogLine, type ManagedProcess, startNodeProcess } from './managed-process.ts';
-export { type RunningStack, type StackOptions, startStack } from './stack.ts';
+export type { LogLine, ManagedProcess } from '@flowbox/local-services';
+export { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.ts';
+export { type RunningStack, type StackOptions, type SupervisionOptions, startStack } from './stack.ts';

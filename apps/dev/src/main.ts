@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { BENCHMARK_FLOW_ID } from '@flowbox/app';
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
+import { DEFAULT_RESTART_POLICY } from './restart-policy.ts';
 import { startStack } from './stack.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env, process.cwd());
   const logger = createLogger({ name: 'dev', level: config.LOG_LEVEL });
+  // Set once the stack is up; a crash loop during start-up fails startStack itself.
+  let closeStack = async () => {};
   const stack = await startStack({
     dataDir: config.dataDir,
     apps: config.APPS,
@@ -31,7 +34,17 @@ async function main(): Promise<void> {
     apiKey: config.API_KEY ?? (await localApiKey(config.dataDir)),
     baseEnv: process.env,
     onLine: (_name, line) => process.stdout.write(`${line.raw}\n`),
+    supervise: {
+      policy: DEFAULT_RESTART_POLICY,
+      logger,
+      // A process that crash-loops leaves a stack that cannot work: stop it all, loudly.
+      onGiveUp: (name, reason) => {
+        logger.fatal({ process: name, reason }, `${name} keeps dying (${reason}); stopping flowbox dev`);
+        void closeStack().finally(() => process.exit(1));
+      },
+    },
   });
+  closeStack = () => stack.close();
   onShutdownSignal(logger, () => stack.close(), 20_000);
   const url = stack.appUrls[0];
   process.stdout.write(

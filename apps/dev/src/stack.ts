@@ -3,8 +3,18 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { TokenService } from '@flowbox/app';
-import { type LocalService, startPglite, startRedisServer, startS3rver } from '@flowbox/local-services';
-import { type LogLine, type ManagedProcess, startNodeProcess } from './managed-process.ts';
+import {
+  type LocalService,
+  type LogLine,
+  type ManagedProcess,
+  spawnManaged,
+  startPglite,
+  startRedisServer,
+  startS3rver,
+} from '@flowbox/local-services';
+import type { Logger } from '@flowbox/node-kit';
+import type { RestartPolicy } from './restart-policy.ts';
+import { type SupervisedProcess, supervise } from './supervised-process.ts';
 
 export interface StackOptions {
   dataDir: string;
@@ -31,12 +41,26 @@ export interface StackOptions {
   onLine?: ((name: string, line: LogLine) => void) | undefined;
   /** The environment the child processes inherit (PATH and the like). */
   baseEnv: Record<string, string | undefined>;
+  /**
+   * Start an app or worker that dies again (`pnpm dev`); unset: a dead process stays dead, as
+   * the fault tests need. An app comes back on the port it had.
+   */
+  supervise?: SupervisionOptions | undefined;
+}
+
+export interface SupervisionOptions {
+  policy: RestartPolicy;
+  /** Says how each process died and when it is started again. */
+  logger: Logger;
+  /** A process crash-looped and was left dead. */
+  onGiveUp: (name: string, reason: string) => void;
 }
 
 export interface RunningStack {
   appUrls: string[];
   /** For `authorization: Bearer <apiKey>` on /v1/flows and /v1/runs. */
   apiKey: string;
+  /** The processes running now: with `supervise`, a restarted one takes its predecessor's place. */
   apps: ManagedProcess[];
   workers: ManagedProcess[];
   /** What was started in-process or from PATH because no URL was given. */
@@ -57,7 +81,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const appEntry = require.resolve('@flowbox/app/main');
   const workerEntry = require.resolve('@flowbox/worker/main');
   const services: LocalService[] = [];
-  const processes: ManagedProcess[] = [];
+  const processes: SupervisedProcess[] = [];
   const embedded: string[] = [];
   const close = async () => {
     // Workers first, while their apps can still take their last results; then apps; then stores.
@@ -65,6 +89,24 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await Promise.allSettled(workers.map((p) => p.stop()));
     await Promise.allSettled(processes.filter((p) => !workers.includes(p)).map((p) => p.stop()));
     await Promise.allSettled(services.reverse().map((s) => s.close()));
+  };
+  const run = (name: string, entry: string, env: () => Record<string, string>, slots: ManagedProcess[]) => {
+    const index = slots.length;
+    const start = () =>
+      spawnManaged({
+        name,
+        command: process.execPath,
+        args: [entry],
+        env: env(),
+        ipc: true,
+        onLine: (line) => options.onLine?.(name, line),
+      });
+    const supervised = supervisedOrNot(name, start, options.supervise, (next) => {
+      slots[index] = next;
+    });
+    processes.push(supervised);
+    slots.push(supervised.current());
+    return supervised.current();
   };
   try {
     await mkdir(options.dataDir, { recursive: true });
@@ -92,15 +134,16 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const appUrls: string[] = [];
     const apps: ManagedProcess[] = [];
     for (let index = 0; index < options.apps; index++) {
-      const app = startNodeProcess({
-        name: `app-${index}`,
-        entry: appEntry,
-        onLine: options.onLine,
-        env: {
+      const instanceId = `app-${index}-${randomBytes(3).toString('hex')}`;
+      let port = options.port === 0 ? 0 : options.port + index;
+      const app = run(
+        `app-${index}`,
+        appEntry,
+        () => ({
           ...baseEnv,
-          PORT: String(options.port === 0 ? 0 : options.port + index),
+          PORT: String(port),
           LOG_LEVEL: options.logLevel,
-          INSTANCE_ID: `app-${index}-${randomBytes(3).toString('hex')}`,
+          INSTANCE_ID: instanceId,
           DATABASE_URL: databaseUrl,
           REDIS_URL: redisUrl,
           S3_ENDPOINT: s3.endpoint,
@@ -111,12 +154,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           TOKEN_SECRET: tokenSecret,
           API_KEY: apiKey,
           ...options.appEnv,
-        },
-      });
-      processes.push(app);
-      apps.push(app);
+        }),
+        apps,
+      );
       // Apps start one after the other so the first one migrates and seeds alone.
-      appUrls.push(await readyUrl(app));
+      const url = await readyUrl(app);
+      // A restarted app comes back where its workers and clients look for it.
+      port = Number(new URL(url).port);
+      appUrls.push(url);
     }
 
     const tokens = new TokenService(tokenSecret);
@@ -126,28 +171,51 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const appUrl = appUrls[target];
       if (appUrl === undefined)
         throw new Error(`worker ${index} targets app ${target}, which does not exist`);
-      const worker = startNodeProcess({
-        name: `worker-${index}`,
-        entry: workerEntry,
-        onLine: options.onLine,
-        env: {
+      const workerToken = tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600);
+      run(
+        `worker-${index}`,
+        workerEntry,
+        () => ({
           ...baseEnv,
           LOG_LEVEL: options.logLevel,
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
-          WORKER_TOKEN: tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600),
+          WORKER_TOKEN: workerToken,
           ...options.workerEnv,
           ...options.workerEnvAt?.(index),
-        },
-      });
-      processes.push(worker);
-      workers.push(worker);
+        }),
+        workers,
+      );
     }
     return { appUrls, apiKey, apps, workers, embedded, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+function supervisedOrNot(
+  name: string,
+  start: () => ManagedProcess,
+  supervision: SupervisionOptions | undefined,
+  onRestart: (next: ManagedProcess) => void,
+): SupervisedProcess {
+  if (supervision === undefined) {
+    const process = start();
+    return {
+      name,
+      current: () => process,
+      stop: async (graceMs) => void (await process.stop('SIGTERM', graceMs)),
+    };
+  }
+  return supervise({
+    name,
+    start,
+    policy: supervision.policy,
+    logger: supervision.logger,
+    onRestart,
+    onGiveUp: (reason) => supervision.onGiveUp(name, reason),
+  });
 }
 
 async function readyUrl(app: ManagedProcess): Promise<string> {

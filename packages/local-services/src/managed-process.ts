@@ -10,13 +10,22 @@ export interface ProcessExit {
   missingBinary: boolean;
 }
 
+/** One line a process wrote to stdout or stderr. */
+export interface LogLine {
+  raw: string;
+  /** The parsed JSON object when the line is a structured (pino) log line. */
+  json: Record<string, unknown> | null;
+}
+
 export interface SpawnOptions {
-  /** Shown in error messages, e.g. `redis-server`. */
+  /** Shown in error messages and logs, e.g. `redis-server` or `worker-0`. */
   name: string;
   command: string;
   args: readonly string[];
   cwd?: string;
-  /** Added to the inherited environment (secrets go here rather than on the command line). */
+  /** The child's whole environment; this process's when unset. */
+  env?: Record<string, string>;
+  /** Added on top of `env` (secrets go here rather than on the command line). */
   extraEnv?: Record<string, string>;
   /** Run as this user (needs root); PostgreSQL refuses to run as root. */
   user?: SystemUser;
@@ -26,23 +35,45 @@ export interface SpawnOptions {
    * (util-linux); without it the child is only killed on a normal exit of this process.
    */
   parentDeathSignal?: NodeJS.Signals;
+  /** Opens an IPC channel to a Node child; its first message resolves `firstMessage`. */
+  ipc?: boolean;
+  /** Every line the child writes, as it comes. */
+  onLine?: (line: LogLine) => void;
 }
 
 export interface ManagedProcess {
-  readonly pid: number | undefined;
+  readonly name: string;
+  /** -1 when the process never started. */
+  readonly pid: number;
   /** Resolves (never rejects) when the process has exited. */
   readonly exited: Promise<ProcessExit>;
+  /**
+   * With `ipc`: the child's first message (e.g. the app's `{ type: 'ready', url }`); rejects when
+   * the child exits first. Without `ipc` it never resolves.
+   */
+  readonly firstMessage: Promise<unknown>;
   /** The last lines the process wrote to stdout and stderr. */
   recentOutput(): string;
-  /** Resolves when a line matches; rejects when the process exits first or `timeoutMs` passes. */
-  waitForLine(pattern: RegExp, timeoutMs: number): Promise<void>;
+  /**
+   * Resolves with the first line, already written or still to come, that matches; rejects when
+   * the process exits first or `timeoutMs` passes.
+   */
+  waitForLine(match: RegExp | ((line: LogLine) => boolean), timeoutMs: number): Promise<LogLine>;
   /** Sends `signal`, then SIGKILL after `graceMs`; resolves once the process has exited. */
-  stop(signal: NodeJS.Signals, graceMs: number): Promise<ProcessExit>;
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<ProcessExit>;
 }
 
-const KEPT_LINES = 60;
+/** Enough for a late waiter to still find a ready line, and for an error's tail. */
+const KEPT_LINES = 1_000;
+const TAIL_LINES = 60;
 const SETPRIV_DIRS = ['/usr/bin', '/bin'];
 
+/**
+ * The one way flowbox's tooling runs a child process: the stores of `pnpm dev` and the tests
+ * (redis-server, postgres, versitygw) and the app and worker processes of a local stack. Output
+ * is always drained and kept, callers wait on lines or messages rather than on time, and the
+ * child never outlives this process.
+ */
 export function spawnManaged(options: SpawnOptions): ManagedProcess {
   const setpriv = options.parentDeathSignal === undefined ? null : findExecutable('setpriv', SETPRIV_DIRS);
   const [command, args] =
@@ -50,26 +81,30 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       ? [options.command, [...options.args]]
       : [setpriv, ['--pdeathsig', options.parentDeathSignal, '--', options.command, ...options.args]];
 
+  const baseEnv = options.env ?? process.env;
+  const env = options.extraEnv === undefined ? baseEnv : { ...baseEnv, ...options.extraEnv };
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
-    ...(options.extraEnv === undefined ? {} : { env: { ...process.env, ...options.extraEnv } }),
+    env,
     detached: false,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc === true ? (['ipc'] as const) : [])],
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
   });
 
-  const lines: string[] = [];
-  const lineListeners = new Set<(line: string) => void>();
-  const pushLine = (line: string) => {
+  const lines: LogLine[] = [];
+  const lineListeners = new Set<(line: LogLine) => void>();
+  const pushLine = (raw: string) => {
+    const line: LogLine = { raw, json: parseJsonLine(raw) };
     lines.push(line);
     if (lines.length > KEPT_LINES) lines.shift();
+    options.onLine?.(line);
     for (const listener of lineListeners) listener(line);
   };
   for (const stream of [child.stdout, child.stderr]) {
     if (stream === null) continue;
     let partial = '';
     stream.setEncoding('utf8');
-    // Always drain the pipes: a full pipe would block the server.
+    // Always drain the pipes: a full pipe would block the child.
     stream.on('data', (chunk: string) => {
       const parts = (partial + chunk).split('\n');
       partial = parts.pop() ?? '';
@@ -80,6 +115,11 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       partial = '';
     });
   }
+  const tail = () =>
+    lines
+      .slice(-TAIL_LINES)
+      .map((line) => line.raw)
+      .join('\n');
 
   // Covers process.exit() and normal exits; the parent-death signal covers crashes and SIGKILL.
   const killOnParentExit = () => child.kill('SIGKILL');
@@ -103,42 +143,50 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       finish({ code, signal, missingBinary: setpriv !== null && code === 127 });
     });
   });
+  const exitedEarly = (exit: ProcessExit) =>
+    new ServiceStartError(`${options.name} exited before it was ready (${describeExit(exit)})`, tail());
+
+  const firstMessage = new Promise<unknown>((resolve, reject) => {
+    if (options.ipc !== true) return;
+    child.once('message', resolve);
+    void exited.then((exit) => reject(exitedEarly(exit)));
+  });
+  // Callers that never wait for it must not see an unhandled rejection.
+  firstMessage.catch(() => {});
 
   return {
-    pid: child.pid,
+    name: options.name,
+    pid: child.pid ?? -1,
     exited,
-    recentOutput: () => lines.join('\n'),
-    waitForLine(pattern, timeoutMs) {
-      if (lines.some((line) => pattern.test(line))) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
+    firstMessage,
+    recentOutput: tail,
+    waitForLine(match, timeoutMs) {
+      const matches = typeof match === 'function' ? match : (line: LogLine) => match.test(line.raw);
+      const seen = lines.find(matches);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise<LogLine>((resolve, reject) => {
         const cleanup = () => {
           clearTimeout(timer);
           lineListeners.delete(onLine);
         };
-        const onLine = (line: string) => {
-          if (!pattern.test(line)) return;
+        const onLine = (line: LogLine) => {
+          if (!matches(line)) return;
           cleanup();
-          resolve();
+          resolve(line);
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(
-            new ServiceStartError(`${options.name} was not ready after ${timeoutMs} ms`, lines.join('\n')),
-          );
+          reject(new ServiceStartError(`${options.name} was not ready after ${timeoutMs} ms`, tail()));
         }, timeoutMs);
         lineListeners.add(onLine);
         void exited.then((exit) => {
+          if (!lineListeners.has(onLine)) return;
           cleanup();
-          reject(
-            new ServiceStartError(
-              `${options.name} exited before it was ready (${describeExit(exit)})`,
-              lines.join('\n'),
-            ),
-          );
+          reject(exitedEarly(exit));
         });
       });
     },
-    async stop(signal, graceMs) {
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
       if (exitInfo !== null) return exitInfo;
       child.kill(signal);
       let timer: NodeJS.Timeout | undefined;
@@ -151,6 +199,16 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       return exited;
     },
   };
+}
+
+function parseJsonLine(raw: string): Record<string, unknown> | null {
+  if (!raw.startsWith('{')) return null;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 export function describeExit(exit: ProcessExit): string {

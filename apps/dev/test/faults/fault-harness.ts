@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { LogLine } from '@flowbox/local-services';
 import type { FlowDefinition } from '@flowbox/protocol';
 import { inject } from 'vitest';
 import {
@@ -20,7 +21,6 @@ import { buildPieceArchive } from '../../../../scripts/build/piece-archive.ts';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
 import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
 import { getRun, manage, type RunView } from '../../../app/test/app-harness.ts';
-import type { LogLine } from '../../src/managed-process.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
 import { type Beacon, startBeacon } from './beacon.ts';
 import { killQuietly, processesUnder } from './processes.ts';

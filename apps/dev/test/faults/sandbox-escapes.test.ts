@@ -13,11 +13,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect as netConnect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LogLine } from '@flowbox/local-services';
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
 import { getRun, manage, postJson, type RunView } from '../../../app/test/app-harness.ts';
-import type { LogLine } from '../../src/managed-process.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
 
 const CODE_STEP_TIMEOUT_MS = 1_000;

@@ -33,10 +33,10 @@ async function holdRun(fault: FaultStack, appUrl: string, holdMs: number) {
 }
 
 /** Sends SIGTERM and waits for the exit; returns the code and how long it took. */
-async function terminate(process_: { pid: number; exited: Promise<number | null> }) {
+async function terminate(process_: { pid: number; exited: Promise<{ code: number | null }> }) {
   const sent = performance.now();
   process.kill(process_.pid, 'SIGTERM');
-  const code = await process_.exited;
+  const { code } = await process_.exited;
   return { code, ms: performance.now() - sent };
 }
 
