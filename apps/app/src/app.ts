@@ -36,14 +36,21 @@ export interface FlowboxApp {
   readonly http: FastifyInstance;
   readonly tokens: TokenService;
   readonly instanceId: string;
-  /** Migrates, seeds, connects and listens; resolves with the base URL. */
-  start(): Promise<string>;
+  /** Start step: applies the database migrations (under a lock, so apps may race). */
+  migrate(): Promise<void>;
+  /** Start step: creates the bucket if missing and uploads the built piece archives. */
+  publishPieces(): Promise<void>;
+  /** Start step, only where asked (SEED_BENCHMARK_FLOW): creates and publishes the benchmark flow. */
+  seedBenchmarkFlow(): Promise<void>;
+  /** Connects Redis, starts the queue side and the worker gateway, listens; resolves with the URL. */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
 /**
- * Builds one app instance from its config and the built pieces (`pnpm build`). Nothing
- * connects until `start()`.
+ * Builds one app instance from its config and the built pieces (`pnpm build`). Building has no
+ * side effects: nothing connects, migrates, publishes or listens until a start step says so
+ * (`startApp` runs them in order), so tests can build an app and use `http.inject()`.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
   const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
@@ -153,13 +160,22 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     tokens,
     instanceId: config.INSTANCE_ID,
 
-    async start() {
-      await Promise.all([producerRedis, subscriberRedis, brokerRedis].map(connectRedis));
+    async migrate() {
       await migrate(pool, logger);
+    },
+
+    async publishPieces() {
       await storage.ensureBucket();
       const published = await publishPieces({ catalog, storage, pieces });
       logger.info({ pieces: [...published.keys()] }, 'published pieces');
+    },
+
+    async seedBenchmarkFlow() {
       if (await seedBenchmarkFlow(flows, publisher)) logger.info('seeded the benchmark flow');
+    },
+
+    async listen() {
+      await Promise.all([producerRedis, subscriberRedis, brokerRedis].map(connectRedis));
       await hub.start();
       await broker.start();
       await admission.start();
@@ -207,6 +223,17 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await step('database pool', pool.end());
     },
   };
+}
+
+/**
+ * The start steps in order: migrate, publish the pieces, seed the benchmark flow when the config
+ * asks for it, listen. Resolves with the base URL.
+ */
+export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: boolean }): Promise<string> {
+  await app.migrate();
+  await app.publishPieces();
+  if (options.seedBenchmarkFlow) await app.seedBenchmarkFlow();
+  return app.listen();
 }
 
 /** What a callback or job result adds around the steps it carries. */

@@ -104,6 +104,11 @@ export const AppEnvSchema = z.object({
     .describe(
       "On SIGTERM, how long the app may take to answer its sync callers and close before it exits anyway (exit code 1). Keep it below the orchestrator's grace period.",
     ),
+  SEED_BENCHMARK_FLOW: envFields
+    .boolean(false)
+    .describe(
+      'Create and publish the benchmark flow (`benchmark`: webhook, math helper, code step, response) at start. Its webhook runs a code step for anyone who calls it, so it is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.',
+    ),
   EXTRA_PIECES_DIR: z
     .string()
     .min(1)

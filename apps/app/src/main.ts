@@ -1,5 +1,5 @@
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
-import { createApp } from './app.ts';
+import { createApp, startApp } from './app.ts';
 import { loadConfig } from './env.ts';
 
 async function main(): Promise<void> {
@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ name: 'app', level: config.LOG_LEVEL });
   const app = await createApp(config, logger);
   onShutdownSignal(logger, () => app.close(), config.SHUTDOWN_GRACE_SECONDS * 1000);
-  const url = await app.start();
+  const url = await startApp(app, { seedBenchmarkFlow: config.SEED_BENCHMARK_FLOW });
   // A supervising parent (pnpm dev, tests, the benchmark runner) learns the URL whatever the log level.
   process.send?.({ type: 'ready', url });
 }

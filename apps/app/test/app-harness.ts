@@ -1,18 +1,16 @@
 import { createLogger } from '@flowbox/node-kit';
 import { inject } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
-import { createApp, type FlowboxApp } from '../src/app.ts';
-import { loadConfig } from '../src/env.ts';
+import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
+import { type AppConfig, loadConfig } from '../src/env.ts';
 
 export const TEST_TOKEN_SECRET = 'test-secret-test-secret-test-secret!';
 export const TEST_API_KEY = 'test-api-key-0123456789';
 
-/** An in-process app on a fresh database, bucket and Redis namespace of the shared test servers. */
-export async function startTestApp(
-  env: Record<string, string> = {},
-): Promise<{ app: FlowboxApp; url: string }> {
+/** The config of an in-process app on a fresh database, bucket and Redis namespace of the shared test servers. */
+export async function testAppConfig(env: Record<string, string> = {}): Promise<AppConfig> {
   const s3 = inject('s3');
-  const config = loadConfig({
+  return loadConfig({
     PORT: '0',
     LOG_LEVEL: 'silent',
     DATABASE_URL: await createTestDatabase(),
@@ -26,10 +24,18 @@ export async function startTestApp(
     TOKEN_SECRET: TEST_TOKEN_SECRET,
     API_KEY: TEST_API_KEY,
     WORKER_POLL_SECONDS: '2',
+    SEED_BENCHMARK_FLOW: 'true',
     ...env,
   });
+}
+
+/** An in-process app, started (all start steps) on a fresh database, bucket and Redis namespace. */
+export async function startTestApp(
+  env: Record<string, string> = {},
+): Promise<{ app: FlowboxApp; url: string }> {
+  const config = await testAppConfig(env);
   const app = await createApp(config, createLogger({ name: 'app', level: 'silent' }));
-  const url = await app.start();
+  const url = await startApp(app, { seedBenchmarkFlow: config.SEED_BENCHMARK_FLOW });
   return { app, url };
 }
 

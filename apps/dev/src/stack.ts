@@ -153,6 +153,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
           TOKEN_SECRET: tokenSecret,
           API_KEY: apiKey,
+          // pnpm dev, the tests and the benchmark all call the benchmark flow.
+          SEED_BENCHMARK_FLOW: 'true',
           ...options.appEnv,
         }),
         apps,
