@@ -27,6 +27,7 @@ import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { RunSweeper } from './run-sweeper.ts';
+import { RunProgressStore } from './runs/run-progress-store.ts';
 import { seedBenchmarkFlow } from './seed.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
@@ -110,7 +111,23 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   const live = new LiveRuns({ ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000 });
-  const dispatcher = new Dispatcher({ flows, pieces, runs, tokens, storage, live, hub, config });
+  const progress = new RunProgressStore({
+    redis: producerRedis,
+    prefix,
+    ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
+  });
+  const dispatcher = new Dispatcher({
+    flows,
+    pieces,
+    runs,
+    tokens,
+    storage,
+    live,
+    progress,
+    hub,
+    config,
+    logger: logger.child({ component: 'dispatcher' }),
+  });
   const sweeper = new RunSweeper({
     runs,
     live,
@@ -151,9 +168,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   void http.register(async (management) => {
     management.addHook('onRequest', requireApiKey(config.API_KEY));
     registerFlowRoutes(management, { flows, publisher, catalog });
-    registerRunRoutes(management, { runs, live, storage });
+    registerRunRoutes(management, { runs, live, progress, storage });
   });
-  registerEngineRoutes(http, { live, hub, tokens, bodyLimit: messageLimit });
+  registerEngineRoutes(http, { live, progress, hub, tokens, bodyLimit: messageLimit });
 
   return {
     http,

@@ -1,3 +1,4 @@
+import type { Logger } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
   type FinalRunStatus,
@@ -17,6 +18,7 @@ import type { LiveRuns } from './live-runs.ts';
 import { type ObjectStorage, objectKeys } from './object-storage.ts';
 import { PresignedDownloads } from './presigned-downloads.ts';
 import type { LeasedJob } from './queue/job-broker.ts';
+import type { RunProgressStore } from './runs/run-progress-store.ts';
 import type { SyncResponseHub } from './sync/sync-response-hub.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -57,6 +59,8 @@ export class Dispatcher {
   readonly #storage: ObjectStorage;
   readonly #downloads: PresignedDownloads;
   readonly #live: LiveRuns;
+  readonly #progress: RunProgressStore;
+  readonly #logger: Logger;
   readonly #hub: SyncResponseHub;
   readonly #config: AppConfig;
   /** Published bundles are immutable, so they are cached for the process's life. */
@@ -71,6 +75,8 @@ export class Dispatcher {
     tokens: TokenService;
     storage: ObjectStorage;
     live: LiveRuns;
+    progress: RunProgressStore;
+    logger: Logger;
     hub: SyncResponseHub;
     config: AppConfig;
   }) {
@@ -81,6 +87,8 @@ export class Dispatcher {
     this.#storage = deps.storage;
     this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl));
     this.#live = deps.live;
+    this.#progress = deps.progress;
+    this.#logger = deps.logger;
     this.#hub = deps.hub;
     this.#config = deps.config;
   }
@@ -146,6 +154,9 @@ export class Dispatcher {
     if (crashed && record.error !== undefined && lease.attempt < this.#config.RUN_MAX_ATTEMPTS) {
       // Another attempt, from the start: the sync caller keeps waiting for its answer.
       this.#live.forget(runId);
+      await this.#progress.forget(runId).catch((error: unknown) => {
+        this.#logger.warn({ err: error, runId }, "could not drop a retried run's progress");
+      });
       if (await this.#runs.requeue(runId, record.error)) {
         return lease.fail(record.error.message, { ...options, retry: true });
       }
@@ -155,7 +166,10 @@ export class Dispatcher {
       status: record.status,
       error: record.error,
       // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
-      steps: outcome.steps !== undefined && outcome.steps.length > 0 ? outcome.steps : live?.steps,
+      steps:
+        outcome.steps !== undefined && outcome.steps.length > 0
+          ? outcome.steps
+          : await this.#reportedSteps(runId, live?.steps ?? []),
       logKey: record.logKey,
       logError: record.logError,
       timings: outcome.timings,
@@ -172,6 +186,16 @@ export class Dispatcher {
     }
     if (record.status === 'SUCCEEDED') return lease.complete(options);
     return lease.fail(record.error?.message ?? record.status, options);
+  }
+
+  /** What the engine reported through its callbacks: progress and response (Redis), then finish. */
+  async #reportedSteps(runId: string, finishSteps: StepResult[]): Promise<StepResult[]> {
+    try {
+      return [...(await this.#progress.read(runId)).steps, ...finishSteps];
+    } catch (error) {
+      this.#logger.warn({ err: error, runId }, "could not read a run's progress from Redis");
+      return finishSteps;
+    }
   }
 
   async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {

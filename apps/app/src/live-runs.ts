@@ -17,11 +17,11 @@ interface Entry extends LiveRun {
 const MAX_STEPS = 1_000;
 
 /**
- * The engine callbacks' memory: the steps and finish report of runs in flight, and which runs
- * ended recently. Nothing here is durable and nothing needs to be: the run's record is written
- * once, from the worker's result, which carries the same steps. What this adds is a live view
- * (`GET /v1/runs/:id` while a run is in flight), the steps and verdict of a run whose engine or
- * worker died before that result, and the refusal of callbacks for a run that has ended.
+ * The engine's finish reports, and which runs ended recently, in this app's memory. Progress and
+ * the response (with its steps) are in Redis (RunProgressStore), so any app shows them; the
+ * finish report comes a moment before the worker's result, which carries the same, so it is kept
+ * only where it lands: for the record of a run whose worker dies before its result (the engine's
+ * own verdict and its last steps), and to refuse callbacks for a run that has ended.
  *
  * Entries expire (in flight: the flow timeout plus grace; ended: as long as an engine token
  * lives), so runs that end on another app instance do not accumulate here. Maps keep insertion

@@ -111,6 +111,7 @@ describe('worker and engine protocols', () => {
       version: 1,
       type: 'flow-response',
       response: { status: 201, headers: { 'x-custom': 'yes', 'content-length': '999' }, body: { result: 6 } },
+      steps: [],
     };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
 
@@ -229,6 +230,7 @@ describe('worker and engine protocols', () => {
       version: 1,
       type: 'flow-response',
       response: { status: 200, headers: {}, body: 'ok' },
+      steps: [],
     };
     expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
     expect((await pending).status).toBe(200);

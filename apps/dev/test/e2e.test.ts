@@ -201,13 +201,51 @@ describe('end to end: one app and one worker as real processes', () => {
   });
 });
 
+/** Answers the caller, then runs on (a code step that ends only at its timeout). */
+const ANSWERS_THEN_WORKS: FlowDefinition = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    { type: 'code', name: 'step_1', code: 'return { n: 1 };', input: {} },
+    {
+      type: 'piece',
+      name: 'step_2',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, headers: {}, body: '{{step_1}}' },
+    },
+    { type: 'code', name: 'step_3', code: 'while (true) {}', input: {} },
+  ],
+};
+
 describe('end to end: two apps, the webhook on one and the worker on the other', () => {
   let stack: RunningStack;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'flowbox-e2e-'));
-    ({ stack } = await startTestStack({ apps: 2, workers: 1, workerTargets: [1] }, dataDir));
+    ({ stack } = await startTestStack(
+      {
+        apps: 2,
+        workers: 1,
+        workerTargets: [1],
+        // One attempt: the killed worker's run ends at once instead of waiting for another worker.
+        appEnv: { RUN_MAX_ATTEMPTS: '1', CODE_STEP_TIMEOUT_MS: '3000' },
+      },
+      dataDir,
+    ));
+    const created = await manage(
+      stack.appUrls[0] ?? '',
+      'POST',
+      '/v1/flows',
+      {
+        id: 'answers-then-works',
+        name: 'answers, then works on',
+        definition: ANSWERS_THEN_WORKS,
+        publish: true,
+      },
+      stack.apiKey,
+    );
+    expect(created.status).toBe(201);
   });
 
   afterAll(async () => {
@@ -229,5 +267,46 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
     expect((await health(workerApp)).workers).toBe(1);
     const run = await waitForFinalRun(stack, entry, response.headers.get(RUN_ID_HEADER) ?? '');
     expect(run.status).toBe('SUCCEEDED');
+  });
+
+  it('shows the steps and the response on either app as soon as the caller has its answer', async () => {
+    const [entry, workerApp] = stack.appUrls as [string, string];
+    const response = await postJson(`${entry}/v1/webhooks/answers-then-works/sync`, {});
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ n: 1 });
+    const runId = response.headers.get(RUN_ID_HEADER) ?? '';
+
+    // The engine reported to the second app; the caller waited on the first. Its last step is
+    // still running, so what both show comes from the engine's reports, not from the record.
+    for (const base of [entry, workerApp]) {
+      const run = (await getRun(base, runId, stack.apiKey)) as RunView & { response?: unknown };
+      expect(run.status, base).toBe('RUNNING');
+      expect(
+        run.steps.map((s) => [s.name, s.status]),
+        base,
+      ).toEqual([
+        ['trigger', 'SUCCEEDED'],
+        ['step_1', 'SUCCEEDED'],
+      ]);
+      expect(run.response, base).toEqual({ status: 200, headers: {}, body: { n: 1 } });
+    }
+    const run = await waitForFinalRun(stack, entry, runId);
+    expect(run).toMatchObject({ status: 'FAILED', error: { code: 'CODE_STEP_TIMEOUT', step: 'step_3' } });
+    expect(run.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
+  });
+
+  it("keeps a lost worker's reported steps, read from the app that did not hear them", async () => {
+    const [entry] = stack.appUrls as [string, string];
+    const response = await postJson(`${entry}/v1/webhooks/answers-then-works/sync`, {});
+    expect(response.status).toBe(200);
+    const runId = response.headers.get(RUN_ID_HEADER) ?? '';
+
+    process.kill(stack.workers[0]?.pid ?? -1, 'SIGKILL');
+    const run = await waitForFinalRun(stack, entry, runId);
+    expect(run).toMatchObject({ status: 'FAILED', error: { code: 'WORKER_LOST' } });
+    expect(run.steps.map((s) => [s.name, s.status])).toEqual([
+      ['trigger', 'SUCCEEDED'],
+      ['step_1', 'SUCCEEDED'],
+    ]);
   });
 });

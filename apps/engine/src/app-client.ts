@@ -12,7 +12,8 @@ import type { HttpClient } from './http-client.ts';
 /** The engine's callbacks to the app for one run; any failure is `CALLBACK_FAILED`. */
 export interface AppClient {
   reportSteps(steps: StepResult[]): Promise<void>;
-  reportResponse(response: FlowResponse): Promise<void>;
+  /** The response, with the steps finished before it that no progress report carried. */
+  reportResponse(response: FlowResponse, steps: StepResult[]): Promise<void>;
   reportFinished(report: Omit<RunFinishedReport, 'version' | 'type'>): Promise<void>;
 }
 
@@ -54,8 +55,13 @@ export function createAppClient(options: AppClientOptions): AppClient {
   return {
     reportSteps: (steps) =>
       post(ENGINE_CALLBACK_PATHS.steps(options.runId), { version: 1, type: 'steps', steps }),
-    reportResponse: (response) =>
-      post(ENGINE_CALLBACK_PATHS.response(options.runId), { version: 1, type: 'flow-response', response }),
+    reportResponse: (response, steps) =>
+      post(ENGINE_CALLBACK_PATHS.response(options.runId), {
+        version: 1,
+        type: 'flow-response',
+        response,
+        steps,
+      }),
     reportFinished: (report) =>
       post(ENGINE_CALLBACK_PATHS.finish(options.runId), { version: 1, type: 'run-finished', ...report }),
   };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   type EngineJob,
   type FlowDefinition,
+  FlowResponseReportSchema,
   RunFinishedReportSchema,
   StepReportSchema,
   type StepResult,
@@ -83,11 +84,15 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
       return makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), { ...artifacts, ...overrides });
     },
     posts,
-    /** Every step the app heard of, in order: progress reports, then the finish's. */
-    stepReports: (): StepResult[] => [
-      ...posts('steps').flatMap((r) => StepReportSchema.parse(r.json).steps),
-      ...posts('finish').flatMap((r) => RunFinishedReportSchema.parse(r.json).steps),
-    ],
+    /** Every step the app heard of, in the order it heard them: progress, response and finish. */
+    stepReports: (): StepResult[] =>
+      app.requests.flatMap((r) => {
+        if (r.method !== 'POST') return [];
+        if (r.url.endsWith('/steps')) return StepReportSchema.parse(r.json).steps;
+        if (r.url.endsWith('/response')) return FlowResponseReportSchema.parse(r.json).steps;
+        if (r.url.endsWith('/finish')) return RunFinishedReportSchema.parse(r.json).steps;
+        return [];
+      }),
     finishReport: () => RunFinishedReportSchema.parse(posts('finish')[0]?.json),
   };
 }

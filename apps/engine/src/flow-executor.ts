@@ -89,7 +89,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
 
       try {
         const run = await prepareRun(deps, job);
-        const steps = createStepRunner(run, job, (response) => app.reportResponse(response));
+        // The caller may read the run as soon as it has its answer: the steps before the response
+        // go with it, after any progress report still in flight, so they arrive once and in order.
+        const steps = createStepRunner(run, job, async (response) =>
+          app.reportResponse(response, await progress.takeForResponse()),
+        );
         const scope: Record<string, unknown> = {};
         const plan = [
           () => steps.runTrigger(),
@@ -197,9 +201,9 @@ function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
 
 /**
  * Progress reports: the steps finished since the last report, sent at most every `intervalMs`
- * (the first one `intervalMs` after the start) and never holding up the flow. Whatever is not
- * reported when the flow ends goes with the finish callback, so a fast flow makes no progress
- * call at all. A report the app refuses (its run ended, its token expired) stops the run before
+ * (the first one `intervalMs` after the start) and never holding up the flow. The response
+ * callback takes what is pending when the response step runs, and whatever is not reported when
+ * the flow ends goes with the finish callback, so a fast flow makes no progress call at all. A report the app refuses (its run ended, its token expired) stops the run before
  * its next step.
  */
 function createProgressReports(app: AppClient, intervalMs: number) {
@@ -224,9 +228,11 @@ function createProgressReports(app: AppClient, intervalMs: number) {
   return {
     report(step: StepResult): void {
       pending.push(step);
-      if (!ended && timer === undefined) {
-        timer = setTimeout(flush, Math.max(0, nextFlushAt - performance.now()));
-      }
+      if (ended || timer !== undefined) return;
+      // Due now: send it now, ahead of a response step that would otherwise take it.
+      const wait = nextFlushAt - performance.now();
+      if (wait <= 0) flush();
+      else timer = setTimeout(flush, wait);
     },
     throwIfRefused(): void {
       if (refused !== undefined) throw refused;
@@ -237,6 +243,14 @@ function createProgressReports(app: AppClient, intervalMs: number) {
       clearTimeout(timer);
       await inFlight;
       if (refused !== undefined) throw refused;
+    },
+    /** Waits for the report in flight, then takes the steps no report carried; for the response. */
+    async takeForResponse(): Promise<StepResult[]> {
+      await inFlight;
+      if (refused !== undefined) throw refused;
+      const batch = pending;
+      pending = [];
+      return batch;
     },
     /** The steps no report carried; for the finish callback. */
     unreported(): StepResult[] {

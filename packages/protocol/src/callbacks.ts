@@ -9,17 +9,19 @@ import { FinalRunStatusSchema, FlowResponseSchema, StepResultSchema } from './ru
  *   POST /v1/engine/runs/:runId/steps      StepReport       progress: the steps finished since
  *                                                             the last report, at most every
  *                                                             ENGINE_PROGRESS_INTERVAL_MS
- *   POST /v1/engine/runs/:runId/response   FlowResponseReport   the response step
+ *   POST /v1/engine/runs/:runId/response   FlowResponseReport   the response step, with the
+ *                                                             steps finished before it that no
+ *                                                             progress report carried
  *   POST /v1/engine/runs/:runId/finish     RunFinishedReport   once, after the log upload, with
  *                                                             the steps not reported yet
  *
  * Every step reaches the app once, in order, through one of these. A flow that finishes within
  * the interval (most do) sends no progress report at all: its steps ride on the finish.
  *
- * None of them writes to Postgres: progress and the finish report are kept in the app's memory
- * (for `GET /v1/runs/:id` while the run is in flight, and for the record of a run whose engine or
- * worker dies), the response goes to the waiting caller. The run's record is written once, from
- * the worker's job result, which carries the same steps.
+ * None of them writes to Postgres. Progress and the response (with its steps) are kept in Redis
+ * before the caller is answered, so `GET /v1/runs/:id` on any app shows them at once, and a run
+ * whose worker dies keeps them; the finish report is kept in the memory of the app it reaches.
+ * The run's record is written once, from the worker's job result, which carries the same steps.
  *
  * Each answers 204, or an error body `{ error: SerializedError }`.
  */
@@ -43,6 +45,8 @@ export const FlowResponseReportSchema = z.object({
   version: z.literal(1),
   type: z.literal('flow-response'),
   response: FlowResponseSchema,
+  /** The steps finished before the response step that no progress report carried, in order. */
+  steps: z.array(StepResultSchema),
 });
 export type FlowResponseReport = z.infer<typeof FlowResponseReportSchema>;
 

@@ -8,11 +8,13 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { LiveRuns } from '../live-runs.ts';
+import type { RunProgressStore } from '../runs/run-progress-store.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
 
 export interface EngineRouteDeps {
   live: LiveRuns;
+  progress: RunProgressStore;
   hub: SyncResponseHub;
   tokens: TokenService;
   /** Largest callback body: the steps a report carries are bounded by the run log's limit. */
@@ -27,7 +29,8 @@ interface EngineRequest {
 /**
  * The engine callback API. Every call carries a JWT scoped to one run; a token for another run,
  * an expired or tampered one, or one whose run has ended is refused before anything is kept.
- * Nothing here writes to Postgres (see LiveRuns): the run's record is written once, from the
+ * Nothing here writes to Postgres: progress and the response go to Redis (RunProgressStore), the
+ * finish report to this app's memory (LiveRuns); the run's record is written once, from the
  * worker's result.
  */
 export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps): void {
@@ -50,7 +53,7 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     async (request, reply) => {
       const claims = authorize(request);
       const report = parseBody(StepReportSchema, request.body);
-      if (!deps.live.reportSteps(claims.runId, report.steps)) throw alreadyFinished(claims.runId);
+      await recordProgress(request, deps.progress, claims.runId, report.steps);
       return reply.status(204).send();
     },
   );
@@ -61,6 +64,8 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     async (request, reply) => {
       const claims = authorize(request);
       const report = parseBody(FlowResponseReportSchema, request.body);
+      // Kept before the caller is answered, so a GET right after the answer shows it.
+      await recordProgress(request, deps.progress, claims.runId, report.steps, report.response);
       if (claims.syncInstanceId !== null) {
         await deps.hub.publish(claims.syncInstanceId, {
           version: 1,
@@ -99,6 +104,22 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
       return reply.status(204).send();
     },
   );
+}
+
+/**
+ * Progress is a view, not the record: with Redis down the run goes on (its result is stored from
+ * the worker's result) and only the live view misses these steps.
+ */
+async function recordProgress(
+  request: FastifyRequest,
+  progress: RunProgressStore,
+  ...args: Parameters<RunProgressStore['record']>
+): Promise<void> {
+  try {
+    await progress.record(...args);
+  } catch (error) {
+    request.log.warn({ err: error, runId: args[0] }, "could not keep a run's progress in Redis");
+  }
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { RunsRepository } from '../db/runs-repository.ts';
 import type { LiveRuns } from '../live-runs.ts';
 import type { ObjectStorage } from '../object-storage.ts';
+import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOG_URL_TTL_SECONDS = 15 * 60;
@@ -16,18 +17,20 @@ const ListQuery = z.object({
 
 export function registerRunRoutes(
   app: FastifyInstance,
-  deps: { runs: RunsRepository; live: LiveRuns; storage: ObjectStorage },
+  deps: { runs: RunsRepository; live: LiveRuns; progress: RunProgressStore; storage: ObjectStorage },
 ): void {
   app.get<{ Params: { runId: string } }>('/v1/runs/:runId', async (request) => {
     const { runId } = request.params;
     const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
     if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-    // In flight, the steps are in memory until the worker's result records them (when this app
-    // instance is the one its engine calls back).
-    if (run.finishedAt === null) run.steps = deps.live.get(runId)?.steps ?? run.steps;
     const logUrl =
       run.logKey === null ? null : await deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS);
-    return { ...run, logUrl };
+    if (run.finishedAt !== null) return { ...run, logUrl };
+    // In flight: what the engine has reported, from Redis (whichever app it reported to), then
+    // its finish report when it reached this app, until the worker's result records the run.
+    const progress = await readProgress(deps.progress, runId, request.log);
+    const steps = [...progress.steps, ...(deps.live.get(runId)?.steps ?? [])];
+    return { ...run, steps: steps.length > 0 ? steps : run.steps, response: progress.response, logUrl };
   });
 
   /** A flow's runs since a moment, oldest first, with their timings (the benchmark reads these). */
@@ -37,4 +40,17 @@ export function registerRunRoutes(
     const { flowId, since, limit } = parsed.data;
     return { runs: await deps.runs.list({ flowId, since: new Date(since), limit }) };
   });
+}
+
+async function readProgress(
+  store: RunProgressStore,
+  runId: string,
+  log: { warn: (data: object, msg: string) => void },
+): Promise<RunProgress> {
+  try {
+    return await store.read(runId);
+  } catch (error) {
+    log.warn({ err: error, runId }, "could not read a run's progress from Redis");
+    return { steps: [], response: null };
+  }
 }

@@ -60,6 +60,7 @@ const responseReport = (body: unknown): FlowResponseReport => ({
   version: 1,
   type: 'flow-response',
   response: { status: 200, headers: { 'x-forged': 'maybe' }, body },
+  steps: [],
 });
 const finishReport = (status: FinalRunStatus, error?: SerializedError): RunFinishedReport => ({
   version: 1,
