@@ -7,7 +7,6 @@ import { migrate } from './db/migrate.ts';
 import { createPiecesRepository } from './db/pieces-repository.ts';
 import { createPool } from './db/pool.ts';
 import { withPublishedFlowCache } from './db/published-flow-cache.ts';
-import { createRunsRepository } from './db/runs-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './dispatcher.ts';
 import type { AppConfig } from './env.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
@@ -22,12 +21,14 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
-import { LiveRuns } from './live-runs.ts';
 import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
-import { RunSweeper } from './run-sweeper.ts';
+import { LiveRuns } from './runs/live-runs.ts';
+import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
+import { RunSweeper } from './runs/run-sweeper.ts';
+import { createRunsRepository } from './runs/runs-repository.ts';
 import { seedBenchmarkFlow } from './seed.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
@@ -116,21 +117,17 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
   });
-  const dispatcher = new Dispatcher({
-    flows,
-    pieces,
+  const lifecycle = new RunLifecycle({
     runs,
-    tokens,
-    storage,
     live,
     progress,
     hub,
-    config,
-    logger: logger.child({ component: 'dispatcher' }),
+    maxAttempts: config.RUN_MAX_ATTEMPTS,
+    logger: logger.child({ component: 'run-lifecycle' }),
   });
+  const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config });
   const sweeper = new RunSweeper({
-    runs,
-    live,
+    lifecycle,
     logger: logger.child({ component: 'run-sweeper' }),
     flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
   });
@@ -158,7 +155,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,
-    runs,
+    lifecycle,
     queue,
     hub,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
@@ -170,7 +167,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, catalog });
     registerRunRoutes(management, { runs, live, progress, storage });
   });
-  registerEngineRoutes(http, { live, progress, hub, tokens, bodyLimit: messageLimit });
+  registerEngineRoutes(http, { live, lifecycle, progress, hub, tokens, bodyLimit: messageLimit });
 
   return {
     http,

@@ -1,67 +1,28 @@
-import type { Logger } from '@flowbox/node-kit';
-import {
-  type DispatchedJob,
-  type FinalRunStatus,
-  FlowboxError,
-  type JobProvisioning,
-  type JobTimings,
-  type PieceDownload,
-  type PieceRef,
-  type SerializedError,
-  type StepResult,
-} from '@flowbox/protocol';
+import { type DispatchedJob, FlowboxError, type PieceDownload, type PieceRef } from '@flowbox/protocol';
 import type { FlowBundleRecord, FlowsRepository } from './db/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from './db/pieces-repository.ts';
-import type { RunsRepository } from './db/runs-repository.ts';
 import type { AppConfig } from './env.ts';
-import type { LiveRuns } from './live-runs.ts';
 import { type ObjectStorage, objectKeys } from './object-storage.ts';
 import { PresignedDownloads } from './presigned-downloads.ts';
 import type { LeasedJob } from './queue/job-broker.ts';
-import type { RunProgressStore } from './runs/run-progress-store.ts';
-import type { SyncResponseHub } from './sync/sync-response-hub.ts';
+import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from './runs/run-lifecycle.ts';
 import type { TokenService } from './tokens.ts';
-
-/**
- * Failures that say nothing about the flow, so another attempt may succeed: its engine died, or
- * its worker did. A flow's own failure or its timeout would only repeat.
- */
-const RETRIED_ON = new Set<SerializedError['code']>(['ENGINE_CRASHED', 'WORKER_LOST']);
 
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 export const ENGINE_TOKEN_GRACE_SECONDS = 60;
 
 /**
- * A run's end as the app learns it: from the worker's result (with the engine's steps and log),
- * or from the app itself when no result can come (a lost worker, a job it could not dispatch).
- */
-export interface JobOutcome {
-  status: FinalRunStatus;
-  error?: SerializedError | undefined;
-  /** Present when a worker reported; otherwise the engine's callbacks are all there is. */
-  steps?: StepResult[] | undefined;
-  logKey?: string | null | undefined;
-  logError?: SerializedError | undefined;
-  timings?: JobTimings;
-  provisioning?: JobProvisioning | undefined;
-}
-
-/**
  * Turns a leased job into what a worker needs (presigned bundle and piece downloads, a scoped
- * token, a presigned log upload) and closes runs whose engine could not: a crash, a timeout,
- * a worker that vanished.
+ * token, a presigned log upload), and settles the job once its attempt has ended (the run's
+ * states are the lifecycle's).
  */
 export class Dispatcher {
   readonly #flows: FlowsRepository;
   readonly #pieces: PiecesRepository;
-  readonly #runs: RunsRepository;
+  readonly #lifecycle: RunLifecycle;
   readonly #tokens: TokenService;
   readonly #storage: ObjectStorage;
   readonly #downloads: PresignedDownloads;
-  readonly #live: LiveRuns;
-  readonly #progress: RunProgressStore;
-  readonly #logger: Logger;
-  readonly #hub: SyncResponseHub;
   readonly #config: AppConfig;
   /** Published bundles are immutable, so they are cached for the process's life. */
   readonly #bundles = new Map<string, FlowBundleRecord>();
@@ -71,25 +32,17 @@ export class Dispatcher {
   constructor(deps: {
     flows: FlowsRepository;
     pieces: PiecesRepository;
-    runs: RunsRepository;
+    lifecycle: RunLifecycle;
     tokens: TokenService;
     storage: ObjectStorage;
-    live: LiveRuns;
-    progress: RunProgressStore;
-    logger: Logger;
-    hub: SyncResponseHub;
     config: AppConfig;
   }) {
     this.#flows = deps.flows;
     this.#pieces = deps.pieces;
-    this.#runs = deps.runs;
+    this.#lifecycle = deps.lifecycle;
     this.#tokens = deps.tokens;
     this.#storage = deps.storage;
     this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl));
-    this.#live = deps.live;
-    this.#progress = deps.progress;
-    this.#logger = deps.logger;
-    this.#hub = deps.hub;
     this.#config = deps.config;
   }
 
@@ -103,7 +56,7 @@ export class Dispatcher {
       ttl,
     );
     const [started, bundleUrl, pieces, logUpload] = await Promise.all([
-      this.#runs.markRunning(data.runId, workerId),
+      this.#lifecycle.start(data.runId, workerId),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
       this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
@@ -135,67 +88,34 @@ export class Dispatcher {
   }
 
   /**
-   * Records a run's end: its one durable write after it started. Without a worker's result (the
-   * worker vanished), what the engine's callbacks reported stands in: its steps, and its own
-   * verdict when its finish callback came before the worker was lost. A sync caller still
-   * waiting hears about the end at once. With `fetchNext`, resolves with the next waiting job,
-   * leased in the same Redis call (see LeasedJob.complete).
+   * Records an attempt's end through the run lifecycle, then settles its job: back to the queue
+   * for a retry, completed or failed otherwise. With `fetchNext`, resolves with the next waiting
+   * job, leased in the same Redis call (see LeasedJob.complete).
    */
   async conclude(
     lease: LeasedJob,
-    outcome: JobOutcome,
+    outcome: RunConclusion,
     options: { fetchNext: boolean } = { fetchNext: false },
   ): Promise<LeasedJob | null> {
-    const { runId, syncInstanceId } = lease.data;
-    const live = this.#live.get(runId);
-    const engineVerdict = outcome.steps === undefined ? live?.finished : undefined;
-    const record: Pick<JobOutcome, 'status' | 'error' | 'logKey' | 'logError'> = engineVerdict ?? outcome;
-    const crashed = record.error !== undefined && RETRIED_ON.has(record.error.code);
-    if (crashed && record.error !== undefined && lease.attempt < this.#config.RUN_MAX_ATTEMPTS) {
-      // Another attempt, from the start: the sync caller keeps waiting for its answer.
-      this.#live.forget(runId);
-      await this.#progress.forget(runId).catch((error: unknown) => {
-        this.#logger.warn({ err: error, runId }, "could not drop a retried run's progress");
-      });
-      if (await this.#runs.requeue(runId, record.error)) {
-        return lease.fail(record.error.message, { ...options, retry: true });
-      }
-    }
-    this.#live.end(runId);
-    const finalised = await this.#runs.finish(runId, {
-      status: record.status,
-      error: record.error,
-      // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
-      steps:
-        outcome.steps !== undefined && outcome.steps.length > 0
-          ? outcome.steps
-          : await this.#reportedSteps(runId, live?.steps ?? []),
-      logKey: record.logKey,
-      logError: record.logError,
-      timings: outcome.timings,
-      provisioning: outcome.provisioning,
-    });
-    if (finalised && syncInstanceId !== null) {
-      await this.#hub.publish(syncInstanceId, {
-        version: 1,
-        type: 'run-ended',
-        runId,
-        status: record.status,
-        ...(record.error === undefined ? {} : { error: record.error }),
-      });
-    }
-    if (record.status === 'SUCCEEDED') return lease.complete(options);
-    return lease.fail(record.error?.message ?? record.status, options);
+    return this.#settle(lease, outcome, await this.#lifecycle.conclude(attemptOf(lease), outcome), options);
   }
 
-  /** What the engine reported through its callbacks: progress and response (Redis), then finish. */
-  async #reportedSteps(runId: string, finishSteps: StepResult[]): Promise<StepResult[]> {
-    try {
-      return [...(await this.#progress.read(runId)).steps, ...finishSteps];
-    } catch (error) {
-      this.#logger.warn({ err: error, runId }, "could not read a run's progress from Redis");
-      return finishSteps;
+  /** An attempt whose worker disconnected with it in flight (see RunLifecycle.lostWorkerOutcome). */
+  async workerLost(lease: LeasedJob): Promise<void> {
+    await this.conclude(lease, this.#lifecycle.lostWorkerOutcome(lease.data.runId));
+  }
+
+  #settle(
+    lease: LeasedJob,
+    outcome: Pick<RunConclusion, 'status' | 'error'>,
+    result: ConcludeResult,
+    options: { fetchNext: boolean },
+  ): Promise<LeasedJob | null> {
+    if (result === 'retried') {
+      return lease.fail(outcome.error?.message ?? outcome.status, { ...options, retry: true });
     }
+    if (outcome.status === 'SUCCEEDED') return lease.complete(options);
+    return lease.fail(outcome.error?.message ?? outcome.status, options);
   }
 
   async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {
@@ -230,3 +150,9 @@ export class Dispatcher {
     };
   }
 }
+
+const attemptOf = (lease: LeasedJob): RunAttempt => ({
+  runId: lease.data.runId,
+  syncInstanceId: lease.data.syncInstanceId,
+  attempt: lease.attempt,
+});

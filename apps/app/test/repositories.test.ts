@@ -6,7 +6,7 @@ import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPiecesRepository } from '../src/db/pieces-repository.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
-import { createRunsRepository } from '../src/db/runs-repository.ts';
+import { createRunsRepository } from '../src/runs/runs-repository.ts';
 import { BENCHMARK_FLOW } from '../src/seed.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });

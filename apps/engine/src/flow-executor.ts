@@ -2,9 +2,11 @@ import {
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
   ERROR_CATALOG,
+  type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
   type RunLog,
+  type RunOutcome,
   type SerializedError,
   type StepResult,
   serializeError,
@@ -32,17 +34,8 @@ export interface FlowExecutorDeps {
   progressIntervalMs?: number;
 }
 
-export interface FlowOutcome {
-  status: FinalRunStatus;
-  error?: SerializedError;
-  /** Every step that ran, in order (the worker's result records them). */
-  steps: StepResult[];
-  /** Where the run log was stored, or null when its upload failed (logError says why). */
-  logKey: string | null;
-  logError?: SerializedError;
-  /** runMs: the flow with its callbacks, without the log upload; logPersistMs: the upload. */
-  timings: { runMs: number; logPersistMs: number };
-}
+/** The run's outcome (every step that ran), with what the flow and its log upload took. */
+export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings'>;
 
 export interface FlowExecutor {
   execute(job: EngineJob): Promise<FlowOutcome>;

@@ -8,8 +8,8 @@ import {
   type JobProvisioning,
   type JobResult,
   type JobTimings,
+  type RunOutcome,
   type SerializedError,
-  type StepResult,
   serializeError,
 } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
@@ -34,13 +34,8 @@ export interface JobRunnerOptions {
   engines: EngineSupply;
 }
 
-interface Execution {
-  status: FinalRunStatus;
-  error?: SerializedError;
-  /** What the engine recorded; empty when it crashed or timed out before saying. */
-  steps: StepResult[];
-  logKey: string | null;
-  logError?: SerializedError;
+/** The run's outcome (steps empty when the engine crashed or timed out before saying), and its cost. */
+interface Execution extends RunOutcome {
   runMs: number;
   logPersistMs: number;
   /** False when the engine must not take another job (it timed out or crashed). */
@@ -94,18 +89,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void engine.kill();
     }, flowTimeoutMs);
     try {
-      const result = await engine.execute(engineJob);
-      const execution: Execution = {
-        status: result.status,
-        steps: result.steps,
-        logKey: result.logKey,
-        runMs: result.timings.runMs,
-        logPersistMs: result.timings.logPersistMs,
-        reusable: !timedOut,
-      };
-      if (result.error !== undefined) execution.error = result.error;
-      if (result.logError !== undefined) execution.logError = result.logError;
-      return execution;
+      const { version: _v, type: _t, requestId: _r, timings, ...outcome } = await engine.execute(engineJob);
+      return { ...outcome, ...timings, reusable: !timedOut };
     } catch (error) {
       const runMs = performance.now() - started;
       if (timedOut) {
@@ -146,7 +131,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const received = performance.now();
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
     const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job);
-    const { status, error, steps, logKey, logError, runMs, logPersistMs } = execution;
+    const { runMs, logPersistMs, reusable: _reusable, ...outcome } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
       queueMs,
@@ -164,13 +149,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       workerId: options.workerId,
       jobId: job.jobId,
       runId: job.runId,
-      status,
-      steps,
-      logKey,
+      ...outcome,
       timings,
     };
-    if (error !== undefined) result.error = error;
-    if (logError !== undefined) result.logError = logError;
     if (provisioned !== undefined && acquired !== undefined) {
       result.provisioning = describeProvisioning(provisioned, acquired);
     }
@@ -179,8 +160,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       {
         runId: job.runId,
         jobId: job.jobId,
-        status,
-        errorCode: error?.code,
+        status: outcome.status,
+        errorCode: outcome.error?.code,
         timings,
         provisioning: result.provisioning,
       },

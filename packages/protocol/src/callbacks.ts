@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { SerializedErrorSchema } from './errors.ts';
-import { FinalRunStatusSchema, FlowResponseSchema, StepResultSchema } from './run.ts';
+import { FlowResponseSchema, RunOutcomeSchema, StepResultSchema } from './run.ts';
 
 /**
  * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
@@ -50,15 +49,9 @@ export const FlowResponseReportSchema = z.object({
 });
 export type FlowResponseReport = z.infer<typeof FlowResponseReportSchema>;
 
-export const RunFinishedReportSchema = z.object({
+/** The engine's outcome; its `steps` are only those no earlier report carried. */
+export const RunFinishedReportSchema = RunOutcomeSchema.extend({
   version: z.literal(1),
   type: z.literal('run-finished'),
-  status: FinalRunStatusSchema,
-  error: SerializedErrorSchema.optional(),
-  /** Where the run log was stored; null when its upload failed (the failure is in `logError`). */
-  logKey: z.string().nullable(),
-  logError: SerializedErrorSchema.optional(),
-  /** The steps no progress report carried, in order. */
-  steps: z.array(StepResultSchema),
 });
 export type RunFinishedReport = z.infer<typeof RunFinishedReportSchema>;

@@ -2,7 +2,9 @@ import { z } from 'zod';
 
 /**
  * Error codes in two families: `user` (the flow or its input is wrong; the run is FAILED and
- * nobody is paged) and `system` (flowbox itself failed; retry and alert).
+ * nobody is paged) and `system` (flowbox itself failed; alert). Each code says the HTTP status it
+ * is answered with, and `retryable` marks the failures that say nothing about the flow, so
+ * another attempt of the run may succeed (its engine or its worker died).
  */
 export const ERROR_CATALOG = {
   // Requests the app rejects before a run exists.
@@ -10,6 +12,7 @@ export const ERROR_CATALOG = {
   INVALID_REQUEST: { family: 'user', httpStatus: 400 },
   FLOW_NOT_FOUND: { family: 'user', httpStatus: 404 },
   RUN_NOT_FOUND: { family: 'user', httpStatus: 404 },
+  ROUTE_NOT_FOUND: { family: 'user', httpStatus: 404 },
   BODY_TOO_LARGE: { family: 'user', httpStatus: 413 },
   UNSUPPORTED_MEDIA_TYPE: { family: 'user', httpStatus: 415 },
   UNAUTHORIZED: { family: 'user', httpStatus: 401 },
@@ -29,8 +32,8 @@ export const ERROR_CATALOG = {
   FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
   // flowbox failed.
   WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },
-  ENGINE_CRASHED: { family: 'system', httpStatus: 500 },
-  WORKER_LOST: { family: 'system', httpStatus: 500 },
+  ENGINE_CRASHED: { family: 'system', httpStatus: 500, retryable: true },
+  WORKER_LOST: { family: 'system', httpStatus: 500, retryable: true },
   LOG_UPLOAD_FAILED: { family: 'system', httpStatus: 500 },
   CALLBACK_FAILED: { family: 'system', httpStatus: 500 },
   /** A flow bundle or piece archive could not be fetched or unpacked into the worker's cache. */
@@ -38,12 +41,25 @@ export const ERROR_CATALOG = {
   /** A fetched artifact's sha256 is not the one the app recorded: refused, never run. */
   ARTIFACT_INTEGRITY: { family: 'system', httpStatus: 500 },
   QUEUE_UNAVAILABLE: { family: 'system', httpStatus: 503 },
+  /** The app instance holding a sync caller is shutting down; the run goes on elsewhere. */
+  APP_SHUTTING_DOWN: { family: 'system', httpStatus: 503 },
   /** More runs wait than WEBHOOK_MAX_QUEUED_RUNS: refused before a run is created. */
   QUEUE_FULL: { family: 'system', httpStatus: 503 },
   INTERNAL: { family: 'system', httpStatus: 500 },
-} as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number }>;
+} as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number; retryable?: true }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** The HTTP status an error with this code is answered with. */
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_CATALOG[code].httpStatus;
+}
+
+/** True for failures that say nothing about the flow: another attempt of the run may succeed. */
+export function isRetryable(code: ErrorCode): boolean {
+  const entry = ERROR_CATALOG[code];
+  return 'retryable' in entry && entry.retryable;
+}
 export const ErrorCodeSchema = z.enum(Object.keys(ERROR_CATALOG) as [ErrorCode, ...ErrorCode[]]);
 
 /** How an error crosses a process boundary (IPC, HTTP, Postgres, the run log). */
@@ -73,7 +89,7 @@ export class FlowboxError extends Error {
   }
 
   get httpStatus(): number {
-    return ERROR_CATALOG[this.code].httpStatus;
+    return httpStatusOf(this.code);
   }
 
   toJSON(): SerializedError {

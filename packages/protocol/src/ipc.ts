@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
-import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
-import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
+import { RunOutcomeSchema } from './run.ts';
 
 /**
  * worker ⇄ engine over the child-process IPC channel.
@@ -52,17 +51,11 @@ export type WorkerToEngine = z.infer<typeof WorkerToEngineSchema>;
 
 export const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
 
-export const ExecuteResultSchema = z.object({
+export const ExecuteResultSchema = RunOutcomeSchema.extend({
   version: z.literal(1),
   type: z.literal('execute-result'),
   requestId: z.string(),
-  status: FinalRunStatusSchema,
-  error: SerializedErrorSchema.optional(),
-  /** Every step that ran, in order: the worker's result carries them to the run record. */
-  steps: z.array(StepResultSchema),
-  /** The key the run log was stored under, or null when the upload failed (see logError). */
-  logKey: z.string().nullable(),
-  logError: SerializedErrorSchema.optional(),
+  /** runMs: the flow with its callbacks, without the log upload; logPersistMs: the upload. */
   timings: z.object({
     runMs: z.number().nonnegative(),
     logPersistMs: z.number().nonnegative(),

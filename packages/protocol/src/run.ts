@@ -35,6 +35,23 @@ export const StepResultSchema = z.object({
 });
 export type StepResult = z.infer<typeof StepResultSchema>;
 
+/**
+ * How a run ended: the one shape every hop carries and extends, so a field added here reaches the
+ * run's row. The engine reports it to its worker (`execute-result`, IPC) and to the app (`finish`
+ * callback, with only the steps not reported yet), the worker to the app (`job-result`), and the
+ * app writes it in one statement.
+ */
+export const RunOutcomeSchema = z.object({
+  status: FinalRunStatusSchema,
+  error: SerializedErrorSchema.optional(),
+  /** The steps that ran, in order; empty when no engine reported (a crash, a timeout). */
+  steps: z.array(StepResultSchema),
+  /** Where the run log was stored; null when its upload failed (logError says why) or no engine ran. */
+  logKey: z.string().nullable(),
+  logError: SerializedErrorSchema.optional(),
+});
+export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
+
 /** The run log the engine uploads to S3: everything about one run's execution. */
 export const RunLogSchema = z.object({
   version: z.literal(1),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './artifacts.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
-import { FinalRunStatusSchema, StepResultSchema } from './run.ts';
+import { RunOutcomeSchema } from './run.ts';
 
 /**
  * worker ⇄ app over socket.io. The worker authenticates with `auth: { token }` (a worker
@@ -85,22 +85,13 @@ export const JobProvisioningSchema = z.object({
 });
 export type JobProvisioning = z.infer<typeof JobProvisioningSchema>;
 
-export const JobResultSchema = z.object({
+/** The run's outcome as the engine recorded it (or the worker, when no engine could), and its cost. */
+export const JobResultSchema = RunOutcomeSchema.extend({
   version: z.literal(1),
   type: z.literal('job-result'),
   workerId: z.string(),
   jobId: z.string(),
   runId: z.string(),
-  status: FinalRunStatusSchema,
-  error: SerializedErrorSchema.optional(),
-  /**
-   * The run's steps as the engine recorded them; empty when no engine reported (a crash, a
-   * timeout). The result is the run's one durable write: the app stores it in one statement.
-   */
-  steps: z.array(StepResultSchema),
-  /** Where the run log was stored; null when its upload failed (logError says why) or no engine ran. */
-  logKey: z.string().nullable(),
-  logError: SerializedErrorSchema.optional(),
   timings: JobTimingsSchema,
   /** Absent when the job failed before provisioning finished. */
   provisioning: JobProvisioningSchema.optional(),

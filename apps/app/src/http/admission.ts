@@ -1,4 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
+import { httpStatusOf } from '@flowbox/protocol';
 import { Queue } from 'bullmq';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -154,7 +155,8 @@ export function registerWebhookAdmission(app: FastifyInstance, admission: Webhoo
     if (!route.url.startsWith('/v1/webhooks/')) return;
     const admit: onRequestHookHandler = (_request, reply, done) => {
       if (!admission.tryAdmit()) {
-        void reply.status(503).header('retry-after', '1').send(admission.refusal());
+        const refusal = admission.refusal();
+        void reply.status(httpStatusOf(refusal.error.code)).header('retry-after', '1').send(refusal);
         return;
       }
       reply.raw.once('close', () => admission.answered(reply.hasHeader(RUN_ID_HEADER)));

@@ -7,13 +7,15 @@ import {
 } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { LiveRuns } from '../live-runs.ts';
+import type { LiveRuns } from '../runs/live-runs.ts';
+import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunProgressStore } from '../runs/run-progress-store.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
 
 export interface EngineRouteDeps {
   live: LiveRuns;
+  lifecycle: RunLifecycle;
   progress: RunProgressStore;
   hub: SyncResponseHub;
   tokens: TokenService;
@@ -89,18 +91,7 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
         steps,
         ...report
       } = parseBody(RunFinishedReportSchema, request.body);
-      if (!deps.live.reportFinished(claims.runId, report, steps)) throw alreadyFinished(claims.runId);
-      // A sync caller whose flow failed before its response step hears about it now, not when the
-      // worker's result comes. When a response was already sent there is no waiter and this is moot.
-      if (claims.syncInstanceId !== null) {
-        await deps.hub.publish(claims.syncInstanceId, {
-          version: 1,
-          type: 'run-ended',
-          runId: claims.runId,
-          status: report.status,
-          ...(report.error === undefined ? {} : { error: report.error }),
-        });
-      }
+      if (!(await deps.lifecycle.engineFinished(claims, report, steps))) throw alreadyFinished(claims.runId);
       return reply.status(204).send();
     },
   );

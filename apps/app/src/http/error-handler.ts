@@ -1,5 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import { ERROR_CATALOG, type ErrorCode, FlowboxError, isFlowboxError } from '@flowbox/protocol';
+import { ERROR_CATALOG, type ErrorCode, FlowboxError, httpStatusOf, isFlowboxError } from '@flowbox/protocol';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
 /** Fastify's own errors that are the caller's fault, mapped into flowbox's catalog. */
@@ -39,8 +39,8 @@ export function installErrorHandler(app: FastifyInstance, logger: Logger): void 
   });
   app.setNotFoundHandler((request, reply) => {
     const body: ErrorBody = {
-      error: { code: 'INVALID_REQUEST', message: `no route ${request.method} ${request.url}` },
+      error: { code: 'ROUTE_NOT_FOUND', message: `no route ${request.method} ${request.url}` },
     };
-    return reply.status(404).send(body);
+    return reply.status(httpStatusOf(body.error.code)).send(body);
   });
 }

@@ -1,10 +1,10 @@
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { RunsRepository } from '../db/runs-repository.ts';
-import type { LiveRuns } from '../live-runs.ts';
 import type { ObjectStorage } from '../object-storage.ts';
+import type { LiveRuns } from '../runs/live-runs.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
+import type { RunsRepository } from '../runs/runs-repository.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOG_URL_TTL_SECONDS = 15 * 60;

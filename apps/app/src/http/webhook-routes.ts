@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { FlowboxError, serializeError, type TriggerPayload } from '@flowbox/protocol';
+import { FlowboxError, httpStatusOf, serializeError, type TriggerPayload } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FlowsRepository } from '../db/flows-repository.ts';
-import type { RunsRepository } from '../db/runs-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
+import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { ErrorBody } from './error-handler.ts';
 
@@ -21,7 +21,7 @@ const HOP_BY_HOP = new Set([
 
 export interface WebhookDeps {
   flows: FlowsRepository;
-  runs: RunsRepository;
+  lifecycle: RunLifecycle;
   queue: RunQueue;
   hub: SyncResponseHub;
   webhookTimeoutMs: number;
@@ -57,7 +57,7 @@ async function acceptRun(
     );
   }
   const runId = randomUUID();
-  await deps.runs.create({ id: runId, flowId: flow.flowId, flowVersionId: flow.flowVersionId, sync });
+  await deps.lifecycle.accept({ id: runId, flowId: flow.flowId, flowVersionId: flow.flowVersionId, sync });
   reply.header(RUN_ID_HEADER, runId);
 
   const waiter = sync ? deps.hub.register(runId) : null;
@@ -75,7 +75,7 @@ async function acceptRun(
   } catch (error) {
     waiter?.cancel();
     // The run was accepted, so it must end readable: record why it never ran.
-    await deps.runs.finish(runId, { status: 'INTERNAL_ERROR', error: serializeError(error) });
+    await deps.lifecycle.failUnqueued(runId, serializeError(error));
     throw error;
   }
 
@@ -118,7 +118,7 @@ function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: numbe
         status: outcome.status,
       };
       if (outcome.error?.step !== undefined) body.step = outcome.error.step;
-      return reply.status(outcome.status === 'TIMEOUT' ? 504 : 500).send(body);
+      return reply.status(httpStatusOf(error.code)).send(body);
     }
     case 'timeout': {
       const body: ErrorBody = {
@@ -128,14 +128,14 @@ function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: numbe
         },
         runId: outcome.runId,
       };
-      return reply.status(504).send(body);
+      return reply.status(httpStatusOf(body.error.code)).send(body);
     }
     case 'shutdown': {
       const body: ErrorBody = {
-        error: { code: 'QUEUE_UNAVAILABLE', message: 'this app instance is shutting down; the run goes on' },
+        error: { code: 'APP_SHUTTING_DOWN', message: 'this app instance is shutting down; the run goes on' },
         runId: outcome.runId,
       };
-      return reply.status(503).send(body);
+      return reply.status(httpStatusOf(body.error.code)).send(body);
     }
   }
 }

@@ -182,7 +182,12 @@ export class WorkerGateway {
         return null;
       }
       logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
-      await this.#dispatcher.conclude(lease, { status: 'INTERNAL_ERROR', error: serializeError(error) });
+      await this.#dispatcher.conclude(lease, {
+        status: 'INTERNAL_ERROR',
+        error: serializeError(error),
+        steps: [],
+        logKey: null,
+      });
       return null;
     }
   }
@@ -221,19 +226,8 @@ export class WorkerGateway {
     session.handedOut = null;
     try {
       const fetchNext = result.wantsNext === true && !session.disconnected.signal.aborted;
-      const next = await this.#dispatcher.conclude(
-        lease,
-        {
-          status: result.status,
-          error: result.error,
-          steps: result.steps,
-          logKey: result.logKey,
-          logError: result.logError,
-          timings: result.timings,
-          provisioning: result.provisioning,
-        },
-        { fetchNext },
-      );
+      const { version: _v, type: _t, workerId: _w, jobId: _j, runId: _r, wantsNext: _n, ...outcome } = result;
+      const next = await this.#dispatcher.conclude(lease, outcome, { fetchNext });
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
       ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
     } catch (error) {
@@ -245,14 +239,7 @@ export class WorkerGateway {
   async #workerLost(lease: LeasedJob, logger: Logger): Promise<void> {
     logger.warn({ runId: lease.data.runId, jobId: lease.jobId }, 'worker lost with a job in flight');
     try {
-      await this.#dispatcher.conclude(lease, {
-        status: 'FAILED',
-        error: {
-          name: 'WorkerLost',
-          code: 'WORKER_LOST',
-          message: 'the worker running this job disconnected',
-        },
-      });
+      await this.#dispatcher.workerLost(lease);
     } catch (error) {
       logger.error({ err: error, runId: lease.data.runId }, 'could not finalise a run whose worker was lost');
     }

@@ -1,6 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import type { RunsRepository } from './db/runs-repository.ts';
-import type { LiveRuns } from './live-runs.ts';
+import type { RunLifecycle } from './run-lifecycle.ts';
 
 /** Past the flow timeout the worker has killed the engine; this leaves time for its report. */
 const REPORT_GRACE_SECONDS = 30;
@@ -13,17 +12,15 @@ const MAX_INTERVAL_MS = 10_000;
  * of a run wins, so a late report changes nothing.
  */
 export class RunSweeper {
-  readonly #runs: RunsRepository;
-  readonly #live: LiveRuns;
+  readonly #lifecycle: RunLifecycle;
   readonly #logger: Logger;
   readonly #deadlineSeconds: number;
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> = Promise.resolve();
 
-  constructor(options: { runs: RunsRepository; live: LiveRuns; logger: Logger; flowTimeoutSeconds: number }) {
-    this.#runs = options.runs;
-    this.#live = options.live;
+  constructor(options: { lifecycle: RunLifecycle; logger: Logger; flowTimeoutSeconds: number }) {
+    this.#lifecycle = options.lifecycle;
     this.#logger = options.logger;
     this.#deadlineSeconds = options.flowTimeoutSeconds + REPORT_GRACE_SECONDS;
     this.#intervalMs = Math.min(MAX_INTERVAL_MS, (options.flowTimeoutSeconds * 1000) / 2);
@@ -41,13 +38,7 @@ export class RunSweeper {
 
   /** One pass; returns the ids it finalised. */
   async sweep(): Promise<string[]> {
-    const swept = await this.#runs.sweepOverdue(this.#deadlineSeconds, {
-      name: 'RunSweeper',
-      code: 'WORKER_LOST',
-      message: `no worker reported this run within ${this.#deadlineSeconds}s of its start`,
-    });
-    // Their engines, should they still be calling, are refused from now on (on this instance).
-    for (const runId of swept) this.#live.end(runId);
+    const swept = await this.#lifecycle.sweep(this.#deadlineSeconds);
     if (swept.length > 0) this.#logger.warn({ runIds: swept }, 'finalised overdue runs as TIMEOUT');
     return swept;
   }

@@ -6,7 +6,7 @@ import type {
   SerializedError,
   StepResult,
 } from '@flowbox/protocol';
-import type { Pool } from './pool.ts';
+import type { Pool } from '../db/pool.ts';
 
 export interface RunRecord {
   id: string;

@@ -1,0 +1,191 @@
+import type { Logger } from '@flowbox/node-kit';
+import {
+  type FinalRunStatus,
+  isRetryable,
+  type JobProvisioning,
+  type JobTimings,
+  type RunOutcome,
+  type SerializedError,
+  type StepResult,
+} from '@flowbox/protocol';
+import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
+import type { EngineVerdict, LiveRuns } from './live-runs.ts';
+import type { RunProgressStore } from './run-progress-store.ts';
+import type { RunsRepository } from './runs-repository.ts';
+
+/** A run's outcome with what its worker measured, as the final write records it. */
+export interface RunConclusion extends RunOutcome {
+  timings?: JobTimings | undefined;
+  provisioning?: JobProvisioning | undefined;
+}
+
+/** Which run an attempt belongs to. */
+export interface RunAttempt {
+  runId: string;
+  /** The app instance holding the sync caller's connection, or null for an async run. */
+  syncInstanceId: string | null;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/**
+ * What to do with an attempt's outcome: start the run again (a retryable failure with attempts
+ * left) or record it as final. Pure: the lifecycle applies it.
+ */
+export function decideConclusion(
+  outcome: Pick<RunOutcome, 'error'>,
+  attempt: number,
+  maxAttempts: number,
+): 'retry' | 'final' {
+  const retryable = outcome.error !== undefined && isRetryable(outcome.error.code);
+  return retryable && attempt < maxAttempts ? 'retry' : 'final';
+}
+
+export type ConcludeResult =
+  /** Back to QUEUED for another attempt; the job goes back to the queue. */
+  | 'retried'
+  /** This call wrote the run's final state. */
+  | 'finished'
+  /** The run was final already (swept, or never enqueued): the first final state stands. */
+  | 'already-final';
+
+/**
+ * The one owner of a run's states: `QUEUED → RUNNING → SUCCEEDED | FAILED | TIMEOUT |
+ * INTERNAL_ERROR`, and `RUNNING → QUEUED` for a retry. Every transition goes through here; the
+ * first final state wins (the repository's conditional update), whether the worker's result, a
+ * lost worker, a webhook that could not enqueue or the sweeper gets there first; a waiting sync
+ * caller hears of the end from here, once.
+ */
+export class RunLifecycle {
+  readonly #runs: RunsRepository;
+  readonly #live: LiveRuns;
+  readonly #progress: RunProgressStore;
+  readonly #hub: SyncResponseHub;
+  readonly #maxAttempts: number;
+  readonly #logger: Logger;
+
+  constructor(deps: {
+    runs: RunsRepository;
+    live: LiveRuns;
+    progress: RunProgressStore;
+    hub: SyncResponseHub;
+    maxAttempts: number;
+    logger: Logger;
+  }) {
+    this.#runs = deps.runs;
+    this.#live = deps.live;
+    this.#progress = deps.progress;
+    this.#hub = deps.hub;
+    this.#maxAttempts = deps.maxAttempts;
+    this.#logger = deps.logger;
+  }
+
+  /** → QUEUED: a webhook accepted the run. */
+  accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
+    return this.#runs.create(run);
+  }
+
+  /** QUEUED → RUNNING for a worker; false when the run has ended already (its job came back). */
+  start(runId: string, workerId: string): Promise<boolean> {
+    return this.#runs.markRunning(runId, workerId);
+  }
+
+  /** QUEUED → INTERNAL_ERROR: an accepted run whose job could not be enqueued ends saying why. */
+  async failUnqueued(runId: string, error: SerializedError): Promise<void> {
+    await this.#runs.finish(runId, { status: 'INTERNAL_ERROR', error, steps: [], logKey: null });
+  }
+
+  /**
+   * An attempt's end, from its worker's result: another attempt when the failure is retryable
+   * and attempts are left, the final state otherwise.
+   */
+  async conclude(run: RunAttempt, outcome: RunConclusion): Promise<ConcludeResult> {
+    if (
+      decideConclusion(outcome, run.attempt, this.#maxAttempts) === 'retry' &&
+      outcome.error !== undefined
+    ) {
+      // Another attempt, from the start: the sync caller keeps waiting for its answer.
+      this.#live.forget(run.runId);
+      await this.#progress.forget(run.runId).catch((error: unknown) => {
+        this.#logger.warn({ err: error, runId: run.runId }, "could not drop a retried run's progress");
+      });
+      if (await this.#runs.requeue(run.runId, outcome.error)) return 'retried';
+    }
+    // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
+    const steps =
+      outcome.steps.length > 0
+        ? outcome.steps
+        : await this.#reportedSteps(run.runId, this.#live.get(run.runId)?.steps ?? []);
+    this.#live.end(run.runId);
+    const finalised = await this.#runs.finish(run.runId, { ...outcome, steps });
+    if (finalised) await this.#announceEnd(run, outcome.status, outcome.error);
+    return finalised ? 'finished' : 'already-final';
+  }
+
+  /**
+   * The outcome of an attempt whose worker is gone: the engine's own verdict when its finish
+   * report reached this app, WORKER_LOST otherwise. It carries no steps, so `conclude` records
+   * those the engine reported through its callbacks.
+   */
+  lostWorkerOutcome(runId: string): RunConclusion {
+    const verdict: EngineVerdict = this.#live.get(runId)?.finished ?? {
+      status: 'FAILED',
+      error: { name: 'WorkerLost', code: 'WORKER_LOST', message: 'the worker running this job disconnected' },
+      logKey: null,
+    };
+    return { ...verdict, steps: [] };
+  }
+
+  /**
+   * The engine's finish report (the `finish` callback): kept for a worker lost right after it,
+   * and a sync caller whose flow ended without a response hears now rather than at the worker's
+   * result. False when the run has ended: the engine's token is spent.
+   */
+  async engineFinished(
+    run: Omit<RunAttempt, 'attempt'>,
+    verdict: EngineVerdict,
+    steps: StepResult[],
+  ): Promise<boolean> {
+    if (!this.#live.reportFinished(run.runId, verdict, steps)) return false;
+    await this.#announceEnd(run, verdict.status, verdict.error);
+    return true;
+  }
+
+  /** RUNNING → TIMEOUT for runs past `deadlineSeconds` with nobody left to report on them. */
+  async sweep(deadlineSeconds: number): Promise<string[]> {
+    const swept = await this.#runs.sweepOverdue(deadlineSeconds, {
+      name: 'RunSweeper',
+      code: 'WORKER_LOST',
+      message: `no worker reported this run within ${deadlineSeconds}s of its start`,
+    });
+    // Their engines, should they still be calling, are refused from now on (on this instance).
+    for (const runId of swept) this.#live.end(runId);
+    return swept;
+  }
+
+  /** What the engine reported through its callbacks: progress and response (Redis), then finish. */
+  async #reportedSteps(runId: string, finishSteps: StepResult[]): Promise<StepResult[]> {
+    try {
+      return [...(await this.#progress.read(runId)).steps, ...finishSteps];
+    } catch (error) {
+      this.#logger.warn({ err: error, runId }, "could not read a run's progress from Redis");
+      return finishSteps;
+    }
+  }
+
+  /** The one place a waiting sync caller is told its run ended without a response. */
+  async #announceEnd(
+    run: Omit<RunAttempt, 'attempt'>,
+    status: FinalRunStatus,
+    error: SerializedError | undefined,
+  ): Promise<void> {
+    if (run.syncInstanceId === null) return;
+    await this.#hub.publish(run.syncInstanceId, {
+      version: 1,
+      type: 'run-ended',
+      runId: run.runId,
+      status,
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+}

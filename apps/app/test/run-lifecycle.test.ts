@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@flowbox/node-kit';
+import { BENCHMARK_FLOW, type StepResult } from '@flowbox/protocol';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { createFlowsRepository } from '../src/db/flows-repository.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { LiveRuns } from '../src/runs/live-runs.ts';
+import { RunLifecycle } from '../src/runs/run-lifecycle.ts';
+import { RunProgressStore } from '../src/runs/run-progress-store.ts';
+import { RunSweeper } from '../src/runs/run-sweeper.ts';
+import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
+import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+const INSTANCE = 'app-under-test';
+
+const step = (name: string): StepResult => ({
+  name,
+  kind: 'code',
+  status: 'SUCCEEDED',
+  input: {},
+  output: { name },
+  startedAt: new Date(0).toISOString(),
+  durationMs: 1,
+});
+const crashed = {
+  name: 'EngineCrash',
+  code: 'ENGINE_CRASHED' as const,
+  message: 'engine exited with code 3',
+};
+
+// The lifecycle against real Postgres (the repository's first-final-wins update) and real Redis
+// (progress, the sync hub): every transition, and the races between them.
+describe('run lifecycle', () => {
+  let pool: Pool;
+  let runs: RunsRepository;
+  let redis: Redis;
+  let subscriber: Redis;
+  let hub: SyncResponseHub;
+  let progress: RunProgressStore;
+  let live: LiveRuns;
+  let lifecycle: RunLifecycle;
+
+  beforeAll(async () => {
+    pool = createPool(await createTestDatabase(), 2);
+    await migrate(pool, logger);
+    await createFlowsRepository(pool).createFlow({ id: 'flow', name: 'flow', definition: BENCHMARK_FLOW });
+    runs = createRunsRepository(pool);
+    redis = new Redis(inject('redisUrl'));
+    subscriber = new Redis(inject('redisUrl'));
+    const prefix = testNamespace();
+    hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
+    await hub.start();
+    progress = new RunProgressStore({ redis, prefix, ttlMs: 60_000 });
+    live = new LiveRuns({ ttlMs: 120_000 });
+    lifecycle = new RunLifecycle({ runs, live, progress, hub, maxAttempts: 2, logger });
+  });
+  afterAll(async () => {
+    await hub?.close();
+    redis?.disconnect();
+    subscriber?.disconnect();
+    await pool?.end();
+  });
+
+  /** An accepted run, started by a worker `ageSeconds` ago unless `running` is false. */
+  async function acceptedRun(options: { running?: boolean; ageSeconds?: number } = {}): Promise<string> {
+    const id = randomUUID();
+    await lifecycle.accept({ id, flowId: 'flow', flowVersionId: 'flow-v1', sync: true });
+    if (options.running !== false) {
+      expect(await lifecycle.start(id, 'worker-1')).toBe(true);
+      await pool.query('UPDATE runs SET started_at = now() - make_interval(secs => $2) WHERE id = $1', [
+        id,
+        options.ageSeconds ?? 0,
+      ]);
+    }
+    return id;
+  }
+  const attempt = (runId: string, n = 1) => ({ runId, syncInstanceId: INSTANCE, attempt: n });
+
+  it('finishes a run once, and tells its waiting caller', async () => {
+    const runId = await acceptedRun();
+    const waiter = hub.register(runId);
+    const outcome = { status: 'FAILED' as const, error: crashed, steps: [step('trigger')], logKey: null };
+    // The last attempt: a retryable failure is final.
+    expect(await lifecycle.conclude(attempt(runId, 2), outcome)).toBe('finished');
+    expect(await waiter.wait(5_000)).toMatchObject({ type: 'run-ended', status: 'FAILED' });
+    expect(await runs.get(runId)).toMatchObject({ status: 'FAILED', steps: [{ name: 'trigger' }] });
+    // A report after that (a duplicate result) changes nothing and tells nobody.
+    const success = { status: 'SUCCEEDED' as const, steps: [], logKey: 'k' };
+    expect(await lifecycle.conclude(attempt(runId, 2), success)).toBe('already-final');
+    expect((await runs.get(runId))?.status).toBe('FAILED');
+  });
+
+  it('retries a retryable failure with attempts left, forgetting what the attempt reported', async () => {
+    const runId = await acceptedRun();
+    await progress.record(runId, [step('trigger')]);
+    const outcome = { status: 'FAILED' as const, error: crashed, steps: [], logKey: null };
+    expect(await lifecycle.conclude(attempt(runId, 1), outcome)).toBe('retried');
+    expect(await runs.get(runId)).toMatchObject({ status: 'QUEUED', error: { code: 'ENGINE_CRASHED' } });
+    expect((await progress.read(runId)).steps).toEqual([]);
+    // A flow's own failure is never retried.
+    const again = await acceptedRun();
+    const failed = { name: 'E', code: 'CODE_STEP_FAILED' as const, message: 'boom' };
+    const flowFailure = { status: 'FAILED' as const, error: failed, steps: [], logKey: null };
+    expect(await lifecycle.conclude(attempt(again, 1), flowFailure)).toBe('finished');
+  });
+
+  it('a retry racing a final state: the final state stands', async () => {
+    const runId = await acceptedRun();
+    await lifecycle.failUnqueued(runId, { name: 'E', code: 'QUEUE_UNAVAILABLE', message: 'redis down' });
+    const outcome = { status: 'FAILED' as const, error: crashed, steps: [], logKey: null };
+    expect(await lifecycle.conclude(attempt(runId, 1), outcome)).toBe('already-final');
+    expect(await runs.get(runId)).toMatchObject({
+      status: 'INTERNAL_ERROR',
+      error: { code: 'QUEUE_UNAVAILABLE' },
+    });
+  });
+
+  it('records a lost worker with the engine verdict and the steps its callbacks reported', async () => {
+    const silent = await acceptedRun();
+    await progress.record(silent, [step('trigger'), step('step_1')]);
+    const lost = lifecycle.lostWorkerOutcome(silent);
+    expect(await lifecycle.conclude(attempt(silent, 2), lost)).toBe('finished');
+    expect(await runs.get(silent)).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'WORKER_LOST' },
+      steps: [{ name: 'trigger' }, { name: 'step_1' }],
+    });
+
+    // The engine finished (its report reached this app) before its worker was lost.
+    const finished = await acceptedRun();
+    await progress.record(finished, [step('trigger')]);
+    expect(
+      await lifecycle.engineFinished(attempt(finished), { status: 'SUCCEEDED', logKey: 'k' }, [step('last')]),
+    ).toBe(true);
+    expect(await lifecycle.conclude(attempt(finished, 1), lifecycle.lostWorkerOutcome(finished))).toBe(
+      'finished',
+    );
+    expect(await runs.get(finished)).toMatchObject({
+      status: 'SUCCEEDED',
+      logKey: 'k',
+      steps: [{ name: 'trigger' }, { name: 'last' }],
+    });
+    // Its engine's token is spent: a late finish is refused.
+    expect(await lifecycle.engineFinished(attempt(finished), { status: 'FAILED', logKey: null }, [])).toBe(
+      false,
+    );
+  });
+
+  it('sweeps only RUNNING runs past the flow timeout plus grace, once; a late report changes nothing', async () => {
+    // Flow timeout 60 s: the deadline is 90 s after the start.
+    const sweeper = new RunSweeper({ lifecycle, logger, flowTimeoutSeconds: 60 });
+    const overdue = await acceptedRun({ ageSeconds: 120 });
+    const recent = await acceptedRun({ ageSeconds: 30 });
+    const queued = await acceptedRun({ running: false });
+
+    expect(await sweeper.sweep()).toContain(overdue);
+    expect(await runs.get(overdue)).toMatchObject({
+      status: 'TIMEOUT',
+      error: { code: 'WORKER_LOST', message: 'no worker reported this run within 90s of its start' },
+    });
+    expect((await runs.get(recent))?.status).toBe('RUNNING');
+    expect((await runs.get(queued))?.status).toBe('QUEUED');
+    // The swept run's engine, should it still call back here, is refused from now on.
+    expect(live.hasEnded(overdue)).toBe(true);
+    expect(live.hasEnded(recent)).toBe(false);
+
+    // A second pass finds nothing; the lost worker's late result changes nothing.
+    expect(await sweeper.sweep()).not.toContain(overdue);
+    const late = { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k' };
+    expect(await lifecycle.conclude(attempt(overdue, 1), late)).toBe('already-final');
+    expect((await runs.get(overdue))?.status).toBe('TIMEOUT');
+  });
+});
