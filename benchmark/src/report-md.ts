@@ -1,3 +1,4 @@
+import { cpuBudgetSection } from './cpu-budget.ts';
 import { fmt, fmtMedian, mdTable } from './format.ts';
 import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
@@ -64,6 +65,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     ),
     '',
     ...processTables(ok),
+    ...cpuBudgetSection(ok),
     '## Against the reference system',
     '',
     `The reference figures are Activepieces' published GKE benchmark (workers capped at 0.5 vCPU, apps at 1 vCPU, a same-region object store over the network). **The hardware, the network and the fleet size differ** (${report.target === null ? 'here: one machine, loopback, a handful of processes sharing its cores' : `here: the deployment at ${report.target}`}), so these ratios say how far apart the designs land, not a like-for-like race. Advantage > 1 means flowbox is faster or higher; against a range it is given as a range.${report.target === null ? '' : ' A deployment counts as cold when most of its runs had a fresh engine.'}`,

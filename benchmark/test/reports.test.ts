@@ -1,6 +1,7 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { summarizeScenario } from '../src/aggregate.ts';
+import { cpuBudget, cpuBudgetSection } from '../src/cpu-budget.ts';
 import { fmt, fmtSpread, mdTable, textTable } from '../src/format.ts';
 import { renderBar, renderProgressLine } from '../src/progress.ts';
 import { compareWithReference, fmtAdvantage } from '../src/reference.ts';
@@ -182,5 +183,35 @@ describe('formatting', () => {
         40,
       ).length,
     ).toBeLessThanOrEqual(39);
+  });
+});
+
+describe('cpuBudget', () => {
+  it('sets each kind against its budget and marks the kinds over it', () => {
+    const warm = sampleReport().scenarios.find((r) => r.scenario.mode === 'warm');
+    expect(warm).toBeDefined();
+    const cells = cpuBudget(warm as NonNullable<typeof warm>);
+    expect(cells.find((c) => c.kind === 'app')).toEqual({
+      kind: 'app',
+      measuredMs: 25,
+      budgetMs: 1.5,
+      over: true,
+    });
+    expect(cells.find((c) => c.kind === 'redis')).toEqual({
+      kind: 'redis',
+      measuredMs: null,
+      budgetMs: 0.4,
+      over: false,
+    });
+    // app 25 + worker 10 + engine 15 + postgres 5
+    expect(cells.find((c) => c.kind === 'all')).toEqual({
+      kind: 'all',
+      measuredMs: 55,
+      budgetMs: 6.5,
+      over: true,
+    });
+    const section = cpuBudgetSection(sampleReport().scenarios).join('\n');
+    expect(section).toContain('## CPU budget per warm request');
+    expect(section).toContain('**over** 25.00 / 1.5');
   });
 });
