@@ -29,6 +29,10 @@ export const ERROR_CATALOG = {
   CODE_STEP_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
   /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', httpStatus: 500 },
+  /** A code step's HTTP request to a host the egress policy (CODE_STEP_EGRESS) does not allow. */
+  CODE_STEP_EGRESS_DENIED: { family: 'user', httpStatus: 500 },
+  /** A code step's HTTP request failed: unreachable, too large, too many redirects. */
+  CODE_STEP_FETCH_FAILED: { family: 'user', httpStatus: 500 },
   FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
   // flowbox failed.
   WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },

@@ -1,0 +1,3 @@
+export * from './address-class.ts';
+export * from './egress-fetch.ts';
+export * from './egress-policy.ts';
