@@ -1,7 +1,7 @@
 import type {
-  FinalRunStatus,
   JobProvisioning,
   JobTimings,
+  RunOutcome,
   RunStatus,
   SerializedError,
   StepResult,
@@ -28,17 +28,16 @@ export interface RunRecord {
   finishedAt: Date | null;
 }
 
-export interface FinishRunInput {
-  status: FinalRunStatus;
-  error?: SerializedError | undefined;
-  /** The steps that ran; kept from before when absent. */
-  steps?: StepResult[] | undefined;
-  logKey?: string | null | undefined;
-  logError?: SerializedError | undefined;
-  /** The worker's latency anatomy; `totalMs` (accepted → now) is added on the database's clock. */
-  timings?: JobTimings | undefined;
-  provisioning?: JobProvisioning | undefined;
-}
+/**
+ * What the final write records: a run's outcome (its steps and log key kept from before when
+ * absent) with the worker's latency anatomy (`totalMs`, accepted → now, is added on the
+ * database's clock) and provisioning.
+ */
+export type FinishRunInput = Omit<RunOutcome, 'steps' | 'logKey'> &
+  Partial<Pick<RunOutcome, 'steps' | 'logKey'>> & {
+    timings?: JobTimings | undefined;
+    provisioning?: JobProvisioning | undefined;
+  };
 
 export interface RunsRepository {
   create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
