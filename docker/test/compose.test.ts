@@ -27,7 +27,8 @@ interface Service {
   image?: string;
   build?: { context: string; dockerfile: string; target: string };
   command?: string[];
-  environment?: Record<string, string>;
+  /** A null value passes the variable through from docker/.env or the shell (unset stays unset). */
+  environment?: Record<string, string | null>;
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test?: string[]; disable?: boolean };
   volumes?: string[];
@@ -75,6 +76,15 @@ const NOT_IN_ENVIRONMENT: Record<ProcessName, Record<string, string>> = {
   'mint-worker-token': {},
 };
 
+/** Variables the file passes through by name (`NAME:` with no value). */
+function passedThrough(): string[] {
+  return Object.values(raw.services).flatMap((service) =>
+    Object.entries(service.environment ?? {})
+      .filter(([, value]) => value === null)
+      .map(([name]) => name),
+  );
+}
+
 describe('docker-compose.yml', () => {
   it('is valid against the Compose Specification schema once interpolated', () => {
     const schema = JSON.parse(readText(`${DOCKER_DIR}/test/schemas/compose-spec.json`)) as object;
@@ -113,13 +123,42 @@ describe('docker-compose.yml', () => {
   });
 
   it('reads only variables that docker/.env.example lists, and the example lists nothing unused', () => {
-    const used = new Set(
-      allStrings(raw)
+    const used = new Set([
+      ...allStrings(raw)
         .flatMap(variableUses)
         .map((u) => u.name),
-    );
+      ...passedThrough(),
+    ]);
     expect([...used].filter((name) => !envExample.has(name))).toEqual([]);
     expect([...envExample.keys()].filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  it('passes optional settings through by name, never with an empty default (podman-compose 1.0.3 leaves that unexpanded)', () => {
+    const emptyDefaults = allStrings(raw)
+      .flatMap(variableUses)
+      .filter((use) => use.operator.endsWith('-') && use.argument === '');
+    expect(emptyDefaults).toEqual([]);
+    expect(passedThrough()).toContain('LOG_LEVEL');
+    expect(passedThrough()).toContain('EXECUTION_MODE');
+  });
+
+  it('names every image through a variable whose default is the public image', () => {
+    const env = operatorEnv();
+    for (const name of env.keys()) if (/IMAGE$/.test(name)) env.delete(name);
+    env.delete('FLOWBOX_TAG');
+    const rendered = interpolate(raw, env) as ComposeFile;
+    expect(Object.fromEntries(Object.entries(rendered.services).map(([name, s]) => [name, s.image]))).toEqual(
+      {
+        postgres: 'postgres:17',
+        redis: 'redis:7.4',
+        s3: 'versity/versitygw:v1.8.0',
+        app: 'flowbox-app:latest',
+        'worker-token': 'flowbox-app:latest',
+        worker: 'flowbox-worker:latest',
+      },
+    );
+    for (const service of Object.values(raw.services))
+      expect(variableUses(service.image ?? '')).not.toEqual([]);
   });
 
   it('sets only variables the config schemas know, and wires every other setting through', () => {
@@ -152,6 +191,7 @@ describe('docker-compose.yml', () => {
         expect(env[name], `${serviceName}.${name}`).toBeTruthy();
       }
       for (const [name, value] of Object.entries(service.environment ?? {})) {
+        if (value === null) continue;
         const whole = /^\$\{([A-Z0-9_]+):-([^}]*)\}$/.exec(value);
         if (whole === null || whole[2] === '') continue;
         expect(whole[2], `${serviceName}.${name}: a default here must match the schema's`).toBe(
