@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { wrapCodeStep } from '@flowbox/protocol';
 import ivm from 'isolated-vm';
 import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunRequest } from '../src/code-runner.ts';
+import { openCodeStepSession } from '../src/code-step-host.ts';
 import { isolateClosureBody } from '../src/code-step-script.ts';
 import { createIsolatedVmRunner } from '../src/isolated-vm-runner.ts';
 import { createNodeVmRunner } from '../src/node-vm-runner.ts';
@@ -21,6 +22,7 @@ const REQUEST: CodeRunRequest = {
   inputs: { sum: 5 },
   timeoutMs: 5_000,
   memoryMb: 32,
+  host: openCodeStepSession(() => Promise.reject(new Error('no network here'))).host,
 };
 
 async function freshIsolateRun(request: CodeRunRequest): Promise<unknown> {
@@ -29,7 +31,12 @@ async function freshIsolateRun(request: CodeRunRequest): Promise<unknown> {
     const context = await isolate.createContext();
     const json = await context.evalClosure(
       isolateClosureBody(request.source),
-      [JSON.stringify(request.inputs)],
+      [
+        JSON.stringify(request.inputs),
+        new ivm.Reference(request.host.log),
+        new ivm.Reference(request.host.sleep),
+        new ivm.Reference(request.host.fetch),
+      ],
       {
         timeout: request.timeoutMs,
         filename: CODE_STEP_URL,

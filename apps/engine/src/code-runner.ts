@@ -1,4 +1,5 @@
 import { CODE_STEP_FILENAME, type ExecutionMode } from '@flowbox/protocol';
+import type { CodeStepHost } from './code-step-host.ts';
 
 /** One code step to run: the compiled function from the flow bundle and its resolved input. */
 export interface CodeRunRequest {
@@ -11,13 +12,16 @@ export interface CodeRunRequest {
   inputs: unknown;
   timeoutMs: number;
   memoryMb: number;
+  /** What the code's console, timers and fetch call (code-step-host.ts); one per step. */
+  host: CodeStepHost;
 }
 
 /**
  * Where code steps run: a port with one adapter per execution mode (isolated-vm-runner.ts,
  * node-vm-runner.ts), both held to one shared test suite. Either one runs the code in a
- * fresh global scope, copies the input in and the (JSON) result out, and fails with a
- * `CODE_STEP_*` FlowboxError.
+ * fresh global scope with `console`, timers and `fetch` over the request's host, copies the
+ * input in and the (JSON) result out, and fails with a `CODE_STEP_*` FlowboxError. The step's
+ * timeout covers everything the code waits for.
  */
 export interface CodeRunner {
   run(request: CodeRunRequest): Promise<unknown>;

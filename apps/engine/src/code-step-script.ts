@@ -1,5 +1,8 @@
 import { NOT_JSON_MESSAGE } from './code-step-error.ts';
 
+/** The global through which the node:vm runner hands its host in; the wrapper takes it away first. */
+export const HOST_GLOBAL = '__flowboxCodeStepHost';
+
 /**
  * The text both runners evaluate around a code step's source. JSON is captured before the
  * user's code runs, so overwriting it cannot confuse the wrapper; the input crosses in as JSON
@@ -30,19 +33,105 @@ const AS_ERROR = `(error) => {
   throw new SandboxError(message);
 }`;
 
-/** isolated-vm: the body of a closure whose `$0` is the input as JSON text; resolves to JSON text. */
+/**
+ * The code step's globals, built inside the sandbox on a host of plain functions (`$host`:
+ * code-step-host.ts). Timers wait on the host's `sleep`, so they fire through the runner and
+ * within the step's timeout; an exception in a timer callback fails the step, and once the step
+ * has settled no timer of it fires again. `console` turns values into text here. `fetch`
+ * answers with a small Response (status, ok, url, headers.get/has/entries, text(), json());
+ * a refusal or network failure rejects with a TypeError carrying the host's `code`.
+ * One line, so the user's code keeps its line numbers.
+ */
+const API = `($host) => {
+  const timers = new Set();
+  let nextTimer = 1;
+  let failStep;
+  const timerFailure = new Promise((_resolve, reject) => { failStep = reject; });
+  timerFailure.catch(() => {});
+  const schedule = (callback, ms, args, repeat) => {
+    if (typeof callback !== 'function') throw new TypeError('the timer callback must be a function');
+    const id = nextTimer++;
+    const tick = () => {
+      $host.sleep(Math.max(repeat ? 1 : 0, Number(ms) || 0)).then(() => {
+        if (!timers.has(id)) return;
+        if (!repeat) timers.delete(id);
+        try { callback(...args); } catch (error) { timers.clear(); failStep(error); return; }
+        if (repeat && timers.has(id)) tick();
+      });
+    };
+    timers.add(id);
+    tick();
+    return id;
+  };
+  const clear = (id) => { timers.delete(id); };
+  const text = (value) => {
+    if (typeof value === 'string') return value;
+    if (value instanceof Error) return value.stack ?? String(value);
+    try { const json = stringify(value); return json === undefined ? String(value) : json; } catch { return String(value); }
+  };
+  const print = (level) => (...values) => { $host.log(level, values.map(text).join(' ')); };
+  const headersOf = (given) => {
+    const headers = {};
+    const entries = given == null ? [] : typeof given.entries === 'function' ? [...given.entries()] : Object.entries(given);
+    for (const [name, value] of entries) headers[String(name).toLowerCase()] = String(value);
+    return headers;
+  };
+  const fetch = async (input, init = {}) => {
+    const request = { url: String(input), method: String(init.method ?? 'GET').toUpperCase(), headers: headersOf(init.headers), body: init.body == null ? undefined : String(init.body) };
+    const answer = parse(await $host.fetch(stringify(request)));
+    if (answer.error !== undefined) { const error = new TypeError(answer.error.message); error.code = answer.error.code; throw error; }
+    const { status, url, headers, body } = answer.response;
+    return {
+      status, ok: status >= 200 && status < 300, url,
+      headers: { get: (name) => headers[String(name).toLowerCase()] ?? null, has: (name) => String(name).toLowerCase() in headers, entries: () => Object.entries(headers)[Symbol.iterator]() },
+      text: async () => body,
+      json: async () => parse(body),
+    };
+  };
+  globalThis.setTimeout = (callback, ms, ...args) => schedule(callback, ms, args, false);
+  globalThis.setInterval = (callback, ms, ...args) => schedule(callback, ms, args, true);
+  globalThis.clearTimeout = clear;
+  globalThis.clearInterval = clear;
+  globalThis.console = { debug: print('debug'), info: print('info'), log: print('log'), warn: print('warn'), error: print('error') };
+  globalThis.fetch = fetch;
+  return { run: (step) => Promise.race([step, timerFailure]).finally(() => timers.clear()) };
+}`
+  .split('\n')
+  .map((line) => line.trim())
+  .join(' ');
+
+/**
+ * The user's function, defined where the wrapper's own names are shadowed: it sees the globals
+ * the API set up and its `inputs`, not the host or the references behind it.
+ */
+const userFunction = (source: string) => `(($host, $0, $1, $2, $3) => (${source}))()`;
+
+/** Runs the user's function on the parsed input through the API; settles with JSON text or an Error. */
+const runStep = (source: string, inputsJsonExpression: string) =>
+  `(${API})($host).run(${userFunction(source)}(parse(${inputsJsonExpression}))).then(${TO_JSON}).catch(${AS_ERROR})`;
+
+/**
+ * isolated-vm: the body of a closure with `$0` the input as JSON text and `$1`..`$3` references
+ * to the host's `log`, `sleep` and `fetch`; resolves to JSON text.
+ */
 export function isolateClosureBody(source: string): string {
-  return `${PREAMBLE} return (${source})(parse($0)).then(${TO_JSON}).catch(${AS_ERROR});`;
+  const host =
+    'const $host = { log: (level, message) => { $1.applyIgnored(undefined, [level, message]); }, ' +
+    'sleep: (ms) => $2.apply(undefined, [ms], { result: { promise: true } }), ' +
+    'fetch: (json) => $3.apply(undefined, [json], { result: { promise: true } }) };';
+  return `${PREAMBLE} ${host} return ${runStep(source, '$0')};`;
 }
 
 /**
- * node:vm: a script whose value is an object that records the outcome. With the context's own
- * microtask queue (`afterEvaluate`), every promise the code can settle has settled when
- * `runInContext` returns, inside its timeout; one still pending then is waiting on nothing.
+ * node:vm: a script whose value is an object that records the outcome. The host comes in as
+ * the HOST_GLOBAL global, which the script deletes before the user's code runs. The context's
+ * microtasks run only when the runner enters it (`afterEvaluate`), so after each host promise
+ * settles the runner evaluates again to let the code go on (node-vm-runner.ts).
  */
 export function vmScript(source: string, inputsJson: string): string {
   const outcome = 'const outcome = { settled: false, failed: false, json: undefined, error: undefined };';
-  return `(() => { ${PREAMBLE} ${outcome} (${source})(parse(${JSON.stringify(inputsJson)})).then(${TO_JSON}).catch(${AS_ERROR}).then(
+  const host = `const $host = globalThis.${HOST_GLOBAL}; delete globalThis.${HOST_GLOBAL};`;
+  return `(() => { ${PREAMBLE} ${outcome} ${host} ${runStep(source, JSON.stringify(inputsJson))}.then(
   (json) => { outcome.settled = true; outcome.json = json; },
   (error) => { outcome.settled = true; outcome.failed = true; outcome.error = error; },
 );

@@ -82,6 +82,26 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     });
   });
 
+  it("records a code step's console in its step, and a refused fetch as the run's error", async () => {
+    const flow = withCodeStep({
+      code: "console.log('calling', inputs.sum); console.warn('careful'); return await fetch('http://127.0.0.1:9/');",
+    });
+    // The job's policy allows public hosts only, so loopback is refused before any connection.
+    const job = await h.job(flow, { executionMode: mode, egress: { allowPublic: true, named: [] } });
+    const outcome = await h.executor.execute(job);
+
+    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' });
+    expect(outcome.error?.message).toMatch(/loopback/);
+    const codeStep = h.stepReports()[2];
+    expect(codeStep).toMatchObject({ status: 'FAILED' });
+    expect(codeStep?.logs).toEqual([
+      { level: 'log', message: 'calling 5' },
+      { level: 'warn', message: 'careful' },
+    ]);
+    // The step that passed printed nothing and has no `logs` at all.
+    expect(h.stepReports()[1]).not.toHaveProperty('logs');
+  });
+
   it('does not let a code step change the output it was given', async () => {
     const flow = withCodeStep({
       code: 'inputs.step.result = 99; return inputs.step;',

@@ -1,4 +1,6 @@
+import { createEgressFetch, type EgressFetch } from '@flowbox/egress';
 import {
+  type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
   ERROR_CATALOG,
@@ -13,6 +15,7 @@ import {
 } from '@flowbox/protocol';
 import { type AppClient, createAppClient } from './app-client.ts';
 import type { CodeRunners } from './code-runner.ts';
+import { CODE_STEP_FETCH_LIMITS } from './code-step-host.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import type { HttpClient } from './http-client.ts';
 import type { EngineLog } from './ipc-channel.ts';
@@ -32,6 +35,8 @@ export interface FlowExecutorDeps {
   httpTimeoutMs?: number;
   /** How often progress is reported while a flow runs (default ENGINE_PROGRESS_INTERVAL_MS). */
   progressIntervalMs?: number;
+  /** Code steps' HTTP under the job's egress policy (default: `@flowbox/egress`, real DNS). */
+  egressFetch?: (policy: EgressPolicy) => EgressFetch;
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
@@ -280,6 +285,16 @@ async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepR
     bundle,
     pieces: createPieceRegistry(pieces),
     codeRunner: deps.codeRunners[job.executionMode],
+    egressFetch: lazyEgressFetch(deps, job.egress),
     log: deps.log,
+  };
+}
+
+/** Built on a run's first `fetch`: most runs make none. */
+function lazyEgressFetch(deps: FlowExecutorDeps, policy: EgressPolicy): EgressFetch {
+  let fetcher: EgressFetch | undefined;
+  return (request, signal) => {
+    fetcher ??= deps.egressFetch?.(policy) ?? createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS });
+    return fetcher(request, signal);
   };
 }

@@ -1,6 +1,7 @@
 import { wrapCodeStep } from '@flowbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CodeRunRequest } from './code-runner.ts';
+import { openCodeStepSession } from './code-step-host.ts';
 import { createIsolatedVmRunner, type IsolatedVmRunner } from './isolated-vm-runner.ts';
 
 let runner: IsolatedVmRunner;
@@ -17,7 +18,8 @@ const newRunner = () => {
 };
 
 function request(code: string, overrides: Partial<CodeRunRequest> = {}): CodeRunRequest {
-  return { source: wrapCodeStep(code), inputs: { n: 1 }, timeoutMs: 1_000, memoryMb: 16, ...overrides };
+  const { host } = openCodeStepSession(() => Promise.reject(new Error('no network in this test')));
+  return { source: wrapCodeStep(code), inputs: { n: 1 }, timeoutMs: 1_000, memoryMb: 16, host, ...overrides };
 }
 
 describe('isolated-vm runner: one isolate, a fresh context per run', () => {

@@ -29,7 +29,8 @@ export interface IsolatedVmRunner extends CodeRunner {
 const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
 
 /**
- * SANDBOX_CODE_ONLY: code steps run in isolated-vm, with no require, process, timers or network.
+ * SANDBOX_CODE_ONLY: code steps run in isolated-vm, with no require, process or network of their
+ * own: their console, timers and fetch call the step's host through isolated-vm references.
  *
  * One isolate is reused, with a fresh context per run that is released when the run ends:
  * about 0.7 ms a run against about 4 ms for a fresh isolate per run (README), and flat in
@@ -84,12 +85,19 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
     runs += 1;
     const isolate = await isolateFor(request.memoryMb);
     const context = await isolate.createContext();
+    const ivm = await load();
+    const { host } = request;
+    const references = [
+      new ivm.Reference((level: unknown, message: unknown) => host.log(level, message)),
+      new ivm.Reference((ms: unknown) => host.sleep(ms)),
+      new ivm.Reference((json: unknown) => host.fetch(json)),
+    ];
     let stop: CodeStepStop | undefined;
     let guard: NodeJS.Timeout | undefined;
     try {
       const execution = context.evalClosure(
         isolateClosureBody(request.source),
-        [JSON.stringify(request.inputs ?? null)],
+        [JSON.stringify(request.inputs ?? null), ...references],
         {
           // Bounds synchronous execution (including microtasks)...
           timeout: request.timeoutMs,
@@ -118,6 +126,7 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
       throw toCodeStepError(stop, request);
     } finally {
       clearTimeout(guard);
+      for (const reference of references) reference.release();
       if (stop === undefined || stop.kind === 'failed') {
         // The run is over and nothing of it runs on: its context can go, the isolate stays.
         context.release();

@@ -1,8 +1,8 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import vm from 'node:vm';
-import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunner } from './code-runner.ts';
-import { toCodeStepError } from './code-step-error.ts';
-import { vmScript } from './code-step-script.ts';
+import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunner, type CodeRunRequest } from './code-runner.ts';
+import { type CodeStepStop, toCodeStepError } from './code-step-error.ts';
+import type { CodeStepHost } from './code-step-host.ts';
+import { HOST_GLOBAL, vmScript } from './code-step-script.ts';
 
 interface Outcome {
   settled: boolean;
@@ -11,40 +11,85 @@ interface Outcome {
   error: unknown;
 }
 
+/** Evaluating anything in the context runs its pending microtasks (`afterEvaluate`). */
+const REENTER = new vm.Script('undefined');
+
 /**
  * UNSANDBOXED: code steps run in the engine process itself, in a fresh node:vm context per run.
  * That is a separate global scope, not a security boundary (`this.constructor.constructor`
  * reaches the engine's realm) and there is no memory limit: it exists to compare against
- * isolated-vm. `timeout` stops synchronous loops, microtasks included (`afterEvaluate`); a
- * wall-clock deadline stops code that awaits a promise that never settles.
+ * isolated-vm. `timeout` stops synchronous loops, microtasks included (`afterEvaluate`). The
+ * context runs its microtasks only when entered, so each time a host call (a timer, a fetch)
+ * settles the runner enters it again, under the time left; a wall-clock deadline stops code that
+ * waits on something that never comes.
  */
 export function createNodeVmRunner(): CodeRunner {
-  return {
-    async run(request) {
-      const deadline = performance.now() + request.timeoutMs;
-      let outcome: Outcome;
-      try {
-        const script = new vm.Script(vmScript(request.source, JSON.stringify(request.inputs ?? null)), {
-          filename: CODE_STEP_URL,
-          lineOffset: CODE_STEP_LINE_OFFSET,
-        });
-        const context = vm.createContext({}, { microtaskMode: 'afterEvaluate' });
-        outcome = script.runInContext(context, { timeout: request.timeoutMs }) as Outcome;
-      } catch (error) {
-        if (isTimeout(error)) throw toCodeStepError({ kind: 'timeout' }, request);
-        throw toCodeStepError({ kind: 'failed', error }, request);
-      }
-      if (!outcome.settled) {
-        // Nothing inside the context can settle it now; wait out the step's time, as isolated-vm does.
-        await delay(Math.max(0, deadline - performance.now()));
-        if (!outcome.settled) throw toCodeStepError({ kind: 'timeout' }, request);
-      }
-      if (outcome.failed) throw toCodeStepError({ kind: 'failed', error: outcome.error }, request);
-      return typeof outcome.json === 'string' ? JSON.parse(outcome.json) : undefined;
-    },
-    warmUp: async () => {},
-    close() {},
+  return { run: runInFreshContext, warmUp: async () => {}, close() {} };
+}
+
+async function runInFreshContext(request: CodeRunRequest): Promise<unknown> {
+  const deadline = performance.now() + request.timeoutMs;
+  const timeLeft = () => Math.max(1, Math.ceil(deadline - performance.now()));
+  let stop: CodeStepStop | undefined;
+  let finished = false;
+  let wake: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const end = (why: CodeStepStop) => {
+    stop ??= why;
+    wake();
   };
+
+  let outcome: Outcome | undefined;
+  let context: vm.Context | undefined;
+  const reenter = () => {
+    if (finished || stop !== undefined || context === undefined) return;
+    try {
+      REENTER.runInContext(context, { timeout: timeLeft() });
+    } catch (error) {
+      end(isTimeout(error) ? { kind: 'timeout' } : { kind: 'failed', error });
+      return;
+    }
+    if (outcome?.settled) wake();
+  };
+  /** A host promise whose settling lets the code go on: enter the context once it has. */
+  const thenReenter = <T>(promise: Promise<T>): Promise<T> => {
+    promise.then(
+      () => setImmediate(reenter),
+      () => setImmediate(reenter),
+    );
+    return promise;
+  };
+  const host: CodeStepHost = {
+    log: (level, message) => request.host.log(level, message),
+    sleep: (ms) => thenReenter(request.host.sleep(ms)),
+    fetch: (json) => thenReenter(request.host.fetch(json)),
+  };
+
+  try {
+    const script = new vm.Script(vmScript(request.source, JSON.stringify(request.inputs ?? null)), {
+      filename: CODE_STEP_URL,
+      lineOffset: CODE_STEP_LINE_OFFSET,
+    });
+    context = vm.createContext({ [HOST_GLOBAL]: host }, { microtaskMode: 'afterEvaluate' });
+    outcome = script.runInContext(context, { timeout: request.timeoutMs }) as Outcome;
+  } catch (error) {
+    throw toCodeStepError(isTimeout(error) ? { kind: 'timeout' } : { kind: 'failed', error }, request);
+  }
+  if (!outcome.settled) {
+    const guard = setTimeout(() => end({ kind: 'timeout' }), timeLeft());
+    try {
+      await stopped;
+    } finally {
+      clearTimeout(guard);
+    }
+  }
+  // From here nothing of the run may go on: no re-entry, whatever settles later.
+  finished = true;
+  if (!outcome.settled) throw toCodeStepError(stop ?? { kind: 'timeout' }, request);
+  if (outcome.failed) throw toCodeStepError({ kind: 'failed', error: outcome.error }, request);
+  return typeof outcome.json === 'string' ? JSON.parse(outcome.json) : undefined;
 }
 
 function isTimeout(error: unknown): boolean {

@@ -1,3 +1,4 @@
+import type { EgressFetch } from '@flowbox/egress';
 import type { ActionContext } from '@flowbox/pieces-framework';
 import {
   type EngineJob,
@@ -9,6 +10,7 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import type { CodeRunner } from './code-runner.ts';
+import { openCodeStepSession } from './code-step-host.ts';
 import type { EngineLog } from './ipc-channel.ts';
 import type { PieceRegistry } from './piece-registry.ts';
 import { resolveTemplates, type TemplateScope } from './template.ts';
@@ -18,6 +20,8 @@ export interface StepRunnerDeps {
   bundle: FlowBundle;
   pieces: PieceRegistry;
   codeRunner: CodeRunner;
+  /** Code steps' `fetch`, under the job's egress policy. */
+  egressFetch: EgressFetch;
   log: EngineLog;
 }
 
@@ -49,19 +53,31 @@ export function createStepRunner(
         });
       });
     },
-    runStep(step, scope) {
+    async runStep(step, scope) {
       if (step.type === 'code') {
-        return record(step.name, 'code', step.input, scope, (inputs) => {
-          // The bundle loader checked that every code step has its compiled source.
-          const source = deps.bundle.code[step.name];
-          if (source === undefined) throw new FlowboxError('INTERNAL', `no compiled code for ${step.name}`);
-          return deps.codeRunner.run({
-            source,
-            inputs,
-            timeoutMs: job.limits.codeStepTimeoutMs,
-            memoryMb: job.limits.codeStepMemoryMb,
+        const session = openCodeStepSession(deps.egressFetch);
+        let result: StepResult;
+        try {
+          result = await record(step.name, 'code', step.input, scope, async (inputs) => {
+            // The bundle loader checked that every code step has its compiled source.
+            const source = deps.bundle.code[step.name];
+            if (source === undefined) throw new FlowboxError('INTERNAL', `no compiled code for ${step.name}`);
+            const request = {
+              source,
+              inputs,
+              timeoutMs: job.limits.codeStepTimeoutMs,
+              memoryMb: job.limits.codeStepMemoryMb,
+              host: session.host,
+            };
+            return deps.codeRunner.run(request).catch((error: unknown) => {
+              throw session.failureOf(error);
+            });
           });
-        });
+        } finally {
+          session.close();
+        }
+        const logs = session.lines();
+        return logs.length > 0 ? { ...result, logs } : result;
       }
       return record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
         const action = deps.pieces.action(step.piece, step.action);

@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { DEFAULT_EGRESS_POLICY_TEXT, parseEgressPolicy } from '@flowbox/egress';
 import { ConfigError, envFields, loadEnv } from '@flowbox/node-kit';
-import { type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
+import { type EgressPolicy, type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
 import { z } from 'zod';
 
 /**
@@ -22,6 +23,7 @@ import { z } from 'zod';
  *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
  *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
  *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm) or UNSANDBOXED (in the engine)
+ *   CODE_STEP_EGRESS   public; which hosts code steps may `fetch` (see @flowbox/egress)
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
  */
@@ -68,6 +70,19 @@ export const WorkerEnvSchema = z.object({
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `UNSANDBOXED`: in the engine itself (for comparison only).',
   ),
+  CODE_STEP_EGRESS: z
+    .string()
+    .default(DEFAULT_EGRESS_POLICY_TEXT)
+    .superRefine((text, ctx) => {
+      try {
+        parseEgressPolicy(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .describe(
+      'Which hosts code steps may call with `fetch`, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect.',
+    ),
   SHUTDOWN_GRACE_SECONDS: envFields
     .positiveInt(10)
     .describe(
@@ -89,6 +104,8 @@ export interface WorkerConfig {
   engineBundle: string;
   sandbox: SandboxConfig;
   executionMode: ExecutionMode;
+  /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
+  egress: EgressPolicy;
   /** SIGTERM → forced exit, in milliseconds. */
   shutdownGraceMs: number;
 }
@@ -107,6 +124,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
       ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
       : { reuse: false, prewarm: env.PREWARM },
     executionMode: env.EXECUTION_MODE,
+    egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
   };
 }

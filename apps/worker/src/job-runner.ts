@@ -1,6 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
+  type EgressPolicy,
   type EngineJob,
   type ExecutionMode,
   type FinalRunStatus,
@@ -29,6 +30,8 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
+  /** Which hosts code steps may call (CODE_STEP_EGRESS), handed to the engine with each job. */
+  egress: EgressPolicy;
   logger: Logger;
   provisioner: Provisioner;
   engines: EngineSupply;
@@ -77,6 +80,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     engineToken: job.engineToken,
     logUpload: job.logUpload,
     limits: job.limits,
+    egress: options.egress,
   });
 
   const execute = async (engine: EngineProcess, engineJob: EngineJob): Promise<Execution> => {

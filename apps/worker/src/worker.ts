@@ -50,6 +50,7 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     appUrl: config.appUrl,
     workerId: config.workerId,
     executionMode: config.executionMode,
+    egress: config.egress,
     logger,
     provisioner,
     engines,

@@ -7,6 +7,7 @@ import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
 import type {
   ArtifactDownload,
   DispatchedJob,
+  EgressPolicy,
   ExecutionMode,
   FlowDefinition,
   PieceDownload,
@@ -59,6 +60,8 @@ export interface WorkerHarness {
 export interface HarnessOptions {
   sandbox: SandboxConfig;
   executionMode?: ExecutionMode;
+  /** CODE_STEP_EGRESS as parsed; `public` unless a test names its own hosts. */
+  egress?: EgressPolicy;
   logger?: Logger;
   readRss?: (pid: number) => Promise<number | undefined>;
 }
@@ -104,6 +107,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     appUrl: app.url,
     workerId: 'worker-test',
     executionMode: options.executionMode ?? 'SANDBOX_CODE_ONLY',
+    egress: options.egress ?? { allowPublic: true, named: [] },
     logger,
     provisioner,
     engines,

@@ -1,3 +1,7 @@
+import type { EgressPolicy } from '@flowbox/protocol';
+
+export type { EgressPolicy };
+
 /**
  * Which hosts code steps may reach (`CODE_STEP_EGRESS`): a comma-separated list of
  *
@@ -8,15 +12,9 @@
  *
  * Loopback, private, link-local, metadata and reserved addresses are refused unless named, and
  * the check is made on the addresses a name resolves to, for every redirect too. Naming a host
- * is how an internal API (or a test server on 127.0.0.1) is allowed.
+ * is how an internal API (or a test server on 127.0.0.1) is allowed. The parsed form is the
+ * protocol's EgressPolicy, which the worker hands the engine with each job.
  */
-export interface EgressPolicy {
-  /** Hosts of the public internet are allowed. */
-  allowPublic: boolean;
-  /** Named hosts (lower case), each with its allowed port, or null for any port. */
-  named: ReadonlyArray<{ host: string; port: number | null }>;
-}
-
 export const DEFAULT_EGRESS_POLICY_TEXT = 'public';
 
 export function parseEgressPolicy(text: string): EgressPolicy {

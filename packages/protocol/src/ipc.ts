@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
+import { EgressPolicySchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
 
@@ -31,6 +32,8 @@ export const EngineJobSchema = z.object({
   engineToken: z.string(),
   logUpload: LogUploadSchema,
   limits: RunLimitsSchema,
+  /** Which hosts this run's code steps may call with `fetch` (the worker's CODE_STEP_EGRESS). */
+  egress: EgressPolicySchema,
 });
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 

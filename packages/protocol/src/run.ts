@@ -21,6 +21,13 @@ export function isFinalRunStatus(status: RunStatus): status is FinalRunStatus {
 
 export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED']);
 
+/** One line a code step wrote with `console.*`, as it recorded it. */
+export const ConsoleLineSchema = z.object({
+  level: z.enum(['debug', 'info', 'log', 'warn', 'error']),
+  message: z.string(),
+});
+export type ConsoleLine = z.infer<typeof ConsoleLineSchema>;
+
 /** One executed step as the engine reports it and the run log records it. */
 export const StepResultSchema = z.object({
   name: z.string(),
@@ -30,6 +37,8 @@ export const StepResultSchema = z.object({
   input: z.unknown(),
   output: z.unknown().optional(),
   error: SerializedErrorSchema.optional(),
+  /** A code step's console output, capped (the last line says what was dropped). */
+  logs: z.array(ConsoleLineSchema).optional(),
   startedAt: z.iso.datetime(),
   durationMs: z.number().nonnegative(),
 });

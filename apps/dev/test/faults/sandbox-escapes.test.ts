@@ -1,5 +1,6 @@
 // Issue 6, fault-injection row "sandbox escape attempts": constructor-chain escapes, reaching
-// `process`, `require`, `import()`, timers abuse, network to 127.0.0.1, prototype pollution and
+// `process`, `require`, `import()`, timers abuse, network to 127.0.0.1 (refused by the default
+// egress policy), prototype pollution and
 // another run's inputs. Must hold: every attempt fails inside the isolate (the run FAILED with a
 // clear error, or the code sees nothing) and nothing reaches the engine: no file written, no
 // connection made, no output, the same engine process serves the next run.
@@ -30,6 +31,8 @@ interface Attempt {
   code: string;
   /** The code step's error, matched on its message. */
   fails: RegExp;
+  /** The error's code, when not CODE_STEP_FAILED (a refusal of the egress policy). */
+  errorCode?: string;
 }
 
 describe('sandbox escape attempts through real app, worker and engine processes', () => {
@@ -183,14 +186,19 @@ return hit(f && f.constructor('return globalThis.process')(), 'caller chain');`,
       fails: /no process via caller chain|may not be accessed on strict mode functions/,
     },
     {
-      name: 'setTimeout',
-      code: "setTimeout(() => hit(globalThis.process, 'setTimeout'), 0); return 1;",
-      fails: /setTimeout is not defined/,
+      name: 'setTimeout callback',
+      code: "await new Promise((resolve) => setTimeout(() => resolve(hit(globalThis.process, 'setTimeout')), 0)); return 1;",
+      fails: /no process via setTimeout/,
     },
     {
-      name: 'setInterval',
-      code: "setInterval(() => hit(globalThis.process, 'setInterval'), 1); return 1;",
-      fails: /setInterval is not defined/,
+      name: 'setInterval callback',
+      code: "await new Promise((resolve) => setInterval(() => resolve(hit(globalThis.process, 'setInterval')), 1)); return 1;",
+      fails: /no process via setInterval/,
+    },
+    {
+      name: 'timer and console constructors',
+      code: "return hit(setTimeout.constructor('return process')() ?? console.log.constructor('return process')(), 'timer constructor');",
+      fails: /process is not defined/,
     },
     {
       name: 'setImmediate / queueMicrotask',
@@ -198,9 +206,16 @@ return hit(f && f.constructor('return globalThis.process')(), 'caller chain');`,
       fails: /queueMicrotask is not defined/,
     },
     {
-      name: 'fetch to 127.0.0.1',
+      name: 'fetch to 127.0.0.1 (the default egress policy: public hosts only)',
       code: "return await fetch('http://127.0.0.1:LISTENER_PORT/escaped');",
-      fails: /fetch is not defined/,
+      fails: /127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback address/,
+      errorCode: 'CODE_STEP_EGRESS_DENIED',
+    },
+    {
+      name: 'fetch to localhost, a name for loopback',
+      code: "return await fetch('http://localhost:LISTENER_PORT/escaped');",
+      fails: /localhost resolves to .*loopback address/,
+      errorCode: 'CODE_STEP_EGRESS_DENIED',
     },
     {
       name: 'WebSocket to 127.0.0.1',
@@ -233,7 +248,10 @@ return hit(f && f.constructor('return globalThis.process')(), 'caller chain');`,
       const view = await run(`escape-${index}`);
       seen.push([attempt.name, view.status, view.error?.message]);
       expect(view.status, attempt.name).toBe('FAILED');
-      expect(view.error, attempt.name).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_1' });
+      expect(view.error, attempt.name).toMatchObject({
+        code: attempt.errorCode ?? 'CODE_STEP_FAILED',
+        step: 'step_1',
+      });
       expect(view.error?.message, attempt.name).toMatch(attempt.fails);
       expect(enginePid(view), `${attempt.name} ran in another engine`).toBe(pid);
     }
@@ -293,8 +311,8 @@ globalThis.stash = inputs.secret;
 return 'polluted';`,
       { secret: '{{trigger.secret}}' },
     );
-    // Replacing Promise.prototype.then breaks the wrapper's own chain: that run fails, inside
-    // its own context, and the next one does not notice.
+    // Replacing Promise.prototype.then breaks the wrapper's own chain: that run never settles
+    // and ends at its step timeout, inside its own context, and the next one does not notice.
     await addFlow(
       'hijack-then',
       `Promise.prototype.then = function () { return this; };
@@ -321,7 +339,8 @@ return 'hijacked';`,
       map: [2, 4],
       parsed: { a: 1 },
       awaited: 'then works',
-      globals: [],
+      // The code-step API's own globals, fresh in every run; nothing a run left behind.
+      globals: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'fetch'],
       mine: 'run-b',
     };
     const polluted = await run('pollute', { secret: 'secret-of-run-a' });
@@ -333,7 +352,7 @@ return 'hijacked';`,
 
     const hijacked = await run('hijack-then', { secret: 'secret-of-run-c' });
     expect(hijacked.status).toBe('FAILED');
-    expect(hijacked.error?.code).toBe('CODE_STEP_FAILED');
+    expect(hijacked.error?.code).toBe('CODE_STEP_TIMEOUT');
     const peekAgain = await run('peek', { mine: 'run-b' });
     expect(peekAgain.steps.find((s) => s.name === 'step_1')?.output).toEqual(expected);
 

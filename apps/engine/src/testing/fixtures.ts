@@ -30,6 +30,7 @@ export function makeEngineJob(
       maxBytes: 1_000_000,
     },
     limits: { flowTimeoutMs: 30_000, codeStepTimeoutMs: 5_000, codeStepMemoryMb: 32 },
+    egress: { allowPublic: true, named: [] },
     ...overrides,
   };
 }
