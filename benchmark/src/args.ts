@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
 import { parseScenarioName, type Scenario } from './scenarios.ts';
 
 export interface BenchOptions {
@@ -19,6 +20,8 @@ export interface BenchOptions {
   targetWorkers: number | undefined;
   outDir: string;
   build: boolean;
+  /** The workers' EXECUTION_MODE (default SANDBOX_CODE_ONLY, the worker's own default). */
+  executionMode: ExecutionMode;
   help: boolean;
 }
 
@@ -40,6 +43,7 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
   --workers <n>           its worker count, for per-worker figures (default: asked from /health/ready)
   --out <dir>             where the result files go (default benchmark/results)
   --skip-build            do not run \`pnpm build\` first (the engine bundle and piece archives must exist)
+  --execution-mode <m>    the workers' EXECUTION_MODE: SANDBOX_CODE_ONLY (default) | SANDBOXED | UNSANDBOXED
   -h, --help              this text
 `;
 
@@ -67,6 +71,7 @@ export function parseBenchArgs(
       workers: { type: 'string' },
       out: { type: 'string' },
       'skip-build': { type: 'boolean', default: false },
+      'execution-mode': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -102,8 +107,19 @@ export function parseBenchArgs(
         : integer('--workers', values.workers, 1, { min: 1, max: 100_000 }),
     outDir: resolve(paths.cwd, values.out ?? paths.defaultOutDir),
     build: values['skip-build'] !== true,
+    executionMode: executionMode(values['execution-mode'], target),
     help: values.help === true,
   };
+}
+
+function executionMode(raw: string | undefined, target: string | undefined): ExecutionMode {
+  if (raw === undefined) return 'SANDBOX_CODE_ONLY';
+  if (target !== undefined)
+    throw new Error('--execution-mode: with --target the deployment decides the mode');
+  const parsed = ExecutionModeSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(`--execution-mode must be one of ${ExecutionModeSchema.options.join(', ')}`);
+  return parsed.data;
 }
 
 function parseTarget(raw: string): string {

@@ -60,6 +60,7 @@ async function main(): Promise<number> {
     durationS: options.durationS,
     repeats: options.repeats,
     warmupPerWorker: options.warmupPerWorker,
+    executionMode: options.executionMode,
   };
   let outcome: SuiteOutcome;
   let suite: BenchReport['suite'];

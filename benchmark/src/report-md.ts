@@ -15,7 +15,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
   const out: (string | null)[] = [
     `# flowbox benchmark: ${report.startedAt.slice(0, 10)} on ${m.hostname}`,
     '',
-    `Suite \`${report.suite}\`${report.aborted ? ' (**stopped early with Ctrl-C**)' : ''}: ${report.settings.repeats} measured repeat(s) of ${report.settings.durationS} s per scenario after ${report.settings.warmupPerWorker} warm-up requests per worker. Figures are medians over the repeats, with (min–max) where they differ.`,
+    `Suite \`${report.suite}\`${report.aborted ? ' (**stopped early with Ctrl-C**)' : ''}: ${report.settings.repeats} measured repeat(s) of ${report.settings.durationS} s per scenario after ${report.settings.warmupPerWorker} warm-up requests per worker, workers in EXECUTION_MODE=${report.settings.executionMode ?? 'SANDBOX_CODE_ONLY'}. Figures are medians over the repeats, with (min–max) where they differ.`,
     '',
     '## Setup',
     '',

@@ -111,7 +111,14 @@ export interface BenchReport {
   finishedAt: string;
   commandLine: string;
   suite: 'standard' | 'quick' | 'custom' | 'target';
-  settings: { durationS: number; repeats: number; warmupPerWorker: number; connections: number | null };
+  settings: {
+    durationS: number;
+    repeats: number;
+    warmupPerWorker: number;
+    /** Absent in reports written before it was an option (they ran SANDBOX_CODE_ONLY). */
+    executionMode?: string;
+    connections: number | null;
+  };
   target: string | null;
   machine: MachineInfo;
   services: { postgres: string; redis: string; s3: string; measured: string[]; notMeasured: string[] };

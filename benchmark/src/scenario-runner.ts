@@ -1,3 +1,4 @@
+import type { ExecutionMode } from '@flowbox/protocol';
 import { computeAnatomy } from './anatomy.ts';
 import { type LoadResult, runLoad } from './load.ts';
 import { diffPostgres, type PostgresProbe } from './postgres-stats.ts';
@@ -41,6 +42,8 @@ export interface RunSettings {
   durationS: number;
   repeats: number;
   warmupPerWorker: number;
+  /** The workers' EXECUTION_MODE (local stacks only). */
+  executionMode: ExecutionMode;
 }
 
 const REQUEST_TIMEOUT_S = 60;

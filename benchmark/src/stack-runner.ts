@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
 import { describeExit } from '@flowbox/local-services';
+import type { ExecutionMode } from '@flowbox/protocol';
 import type { KindRoots } from './proc-stats.ts';
 import { connectedWorkers } from './runs-api.ts';
 import { type Scenario, workerEnvFor } from './scenarios.ts';
@@ -31,6 +32,7 @@ export async function startScenarioStack(options: {
   index: number;
   root: string;
   baseEnv: Record<string, string | undefined>;
+  executionMode: ExecutionMode;
   signal: AbortSignal;
 }): Promise<ScenarioStack> {
   const { services, scenario } = options;
@@ -60,7 +62,7 @@ export async function startScenarioStack(options: {
     s3: services.s3,
     // Load goes only to this machine's loopback, whatever HOST the caller's environment holds.
     appEnv: { HOST: '127.0.0.1' },
-    workerEnv: { ...workerEnvFor(scenario.mode), TMPDIR: tmpDir },
+    workerEnv: { ...workerEnvFor(scenario.mode), EXECUTION_MODE: options.executionMode, TMPDIR: tmpDir },
     baseEnv: options.baseEnv,
     onLine,
   });

@@ -119,6 +119,7 @@ async function runOneLocal(
       index,
       root: c.root,
       baseEnv: c.env.baseEnv,
+      executionMode: c.settings.executionMode,
       signal,
     });
     stackPids = [...(stack.roots.app ?? []), ...(stack.roots.worker ?? [])];

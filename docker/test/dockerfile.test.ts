@@ -172,7 +172,14 @@ describe('Dockerfile', () => {
 
   it('runs as the unprivileged node user, with only known configuration set', () => {
     const users = dockerfile.filter((i) => i.keyword === 'USER');
-    expect(users.map((u) => [u.stage, u.args])).toEqual([['runtime', 'node']]);
+    // The worker stage is root only to install bubblewrap, and ends as node again.
+    expect(users.map((u) => [u.stage, u.args])).toEqual([
+      ['runtime', 'node'],
+      ['worker', 'root'],
+      ['worker', 'node'],
+    ]);
+    const workerInstructions = dockerfile.filter((i) => i.stage === 'worker').map((i) => i.keyword);
+    expect(workerInstructions.slice(workerInstructions.lastIndexOf('USER'))).toEqual(['USER', 'CMD']);
     expect(stages.indexOf('runtime')).toBeLessThan(stages.indexOf('worker'));
     const toolVariables = new Set(['COREPACK_ENABLE_DOWNLOAD_PROMPT', 'NODE_ENV']);
     for (const env of dockerfile.filter((i) => i.keyword === 'ENV')) {

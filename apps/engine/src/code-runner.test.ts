@@ -6,7 +6,9 @@ import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
 
 /** One runner per execution mode, held to the same suite below. */
-const RUNNERS: Record<ExecutionMode, CodeRunner> = {
+/** One runner per kind (SANDBOXED runs code steps in the same isolated-vm runner as SANDBOX_CODE_ONLY). */
+type RunnerKind = Exclude<ExecutionMode, 'SANDBOXED'>;
+const RUNNERS: Record<RunnerKind, CodeRunner> = {
   SANDBOX_CODE_ONLY: createIsolatedVmRunner({
     onCatastrophicError: (message) => {
       throw new Error(`catastrophic isolate error in a test: ${message}`);
@@ -36,7 +38,7 @@ async function failure(runner: CodeRunner, req: CodeRunRequest) {
   return { code: error.code, message: error.message, stack: error.stack };
 }
 
-describe.each(Object.keys(RUNNERS) as ExecutionMode[])('code runner, %s', (mode) => {
+describe.each(Object.keys(RUNNERS) as RunnerKind[])('code runner, %s', (mode) => {
   const runner = RUNNERS[mode];
   const run = (code: string, overrides?: Partial<CodeRunRequest>) => runner.run(request(code, overrides));
   const fail = (code: string, overrides?: Partial<CodeRunRequest>) =>

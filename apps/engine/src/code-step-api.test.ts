@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
+import { CODE_STEP_FETCH_LIMITS, createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
 import { type ExecutionMode, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CodeRunner } from './code-runner.ts';
-import { CODE_STEP_FETCH_LIMITS, CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
+import { CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
 import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
 
@@ -15,7 +15,9 @@ import { createNodeVmRunner } from './node-vm-runner.ts';
  * policy and a real HTTP server on 127.0.0.1. The policy names that server's port, so it is the
  * one loopback address a code step may reach; everything else on loopback is refused.
  */
-const RUNNERS: Record<ExecutionMode, CodeRunner> = {
+/** One runner per kind (SANDBOXED runs code steps in the same isolated-vm runner as SANDBOX_CODE_ONLY). */
+type RunnerKind = Exclude<ExecutionMode, 'SANDBOXED'>;
+const RUNNERS: Record<RunnerKind, CodeRunner> = {
   SANDBOX_CODE_ONLY: createIsolatedVmRunner({
     onCatastrophicError: (message) => {
       throw new Error(`catastrophic isolate error in a test: ${message}`);
@@ -68,7 +70,7 @@ afterAll(async () => {
   await once(server, 'close');
 });
 
-describe.each(Object.keys(RUNNERS) as ExecutionMode[])('code-step API, %s', (mode) => {
+describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) => {
   const runner = RUNNERS[mode];
 
   /** Runs `code` as a code step; returns its value or its error, and what it printed. */

@@ -1,15 +1,8 @@
-import type { EgressFetch, EgressLimits, EgressRequest } from '@flowbox/egress';
+import type { EgressFetch, EgressRequest } from '@flowbox/egress';
 import { type ConsoleLine, FlowboxError, serializeError } from '@flowbox/protocol';
 
 /** A code step's console output kept in its step record; the rest is counted, not kept. */
 export const CONSOLE_MAX_BYTES = 32 * 1024;
-
-/** `fetch` from code steps: bodies are text, bounded both ways. */
-export const CODE_STEP_FETCH_LIMITS: EgressLimits = {
-  maxRequestBytes: 1024 * 1024,
-  maxResponseBytes: 5 * 1024 * 1024,
-  maxRedirects: 5,
-};
 
 const LEVELS = new Set<ConsoleLine['level']>(['debug', 'info', 'log', 'warn', 'error']);
 

@@ -8,10 +8,16 @@ import type { IpcPort } from './ipc-port.ts';
 import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
 import { createPieceLoader } from './piece-loader.ts';
+import { createRelayEgressFetch } from './relay-fetch.ts';
 
 export interface EngineRuntimeOptions {
   port: IpcPort;
   onCatastrophicError(message: string): void;
+  /**
+   * In a sandbox (EXECUTION_MODE=SANDBOXED) the worker's relay socket: every callback, the log
+   * upload and code steps' fetch go through it, since the engine has no network.
+   */
+  relaySocket?: string | undefined;
 }
 
 export interface EngineRuntime {
@@ -28,17 +34,21 @@ export interface EngineRuntime {
  */
 export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime {
   const channel = createIpcChannel(options.port);
-  const http = createHttpClient();
+  const http = createHttpClient({ socketPath: options.relaySocket });
+  const isolated = createIsolatedVmRunner({ onCatastrophicError: options.onCatastrophicError });
   const codeRunners: CodeRunners = {
-    SANDBOX_CODE_ONLY: createIsolatedVmRunner({ onCatastrophicError: options.onCatastrophicError }),
+    SANDBOX_CODE_ONLY: isolated,
+    SANDBOXED: isolated,
     UNSANDBOXED: createNodeVmRunner(),
   };
+  const { relaySocket } = options;
   const executor = createFlowExecutor({
     bundles: createFlowBundleLoader(),
     pieces: createPieceLoader(),
     codeRunners,
     http,
     log: channel.log,
+    ...(relaySocket === undefined ? {} : { egressFetch: () => createRelayEgressFetch(relaySocket) }),
   });
   const engine = createEngine({ channel, executor, afterJob: flushCompileCache });
   engine.start();
@@ -55,7 +65,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     async close() {
       await engine.close();
       http.close();
-      for (const runner of Object.values(codeRunners)) runner.close();
+      for (const runner of new Set(Object.values(codeRunners))) runner.close();
     },
   };
 }

@@ -46,10 +46,8 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
   beforeEach(async () => {
     app = await startFakeAppServer();
     http = createHttpClient();
-    codeRunners = {
-      SANDBOX_CODE_ONLY: createIsolatedVmRunner({ onCatastrophicError: () => {} }),
-      UNSANDBOXED: createNodeVmRunner(),
-    };
+    const isolated = createIsolatedVmRunner({ onCatastrophicError: () => {} });
+    codeRunners = { SANDBOX_CODE_ONLY: isolated, SANDBOXED: isolated, UNSANDBOXED: createNodeVmRunner() };
     executor = createFlowExecutor({
       bundles: createFlowBundleLoader(),
       pieces: createPieceLoader(),

@@ -1,4 +1,4 @@
-import { createEgressFetch, type EgressFetch } from '@flowbox/egress';
+import { CODE_STEP_FETCH_LIMITS, createEgressFetch, type EgressFetch } from '@flowbox/egress';
 import {
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
@@ -15,7 +15,6 @@ import {
 } from '@flowbox/protocol';
 import { type AppClient, createAppClient } from './app-client.ts';
 import type { CodeRunners } from './code-runner.ts';
-import { CODE_STEP_FETCH_LIMITS } from './code-step-host.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import type { HttpClient } from './http-client.ts';
 import type { EngineLog } from './ipc-channel.ts';

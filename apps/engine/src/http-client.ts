@@ -35,9 +35,10 @@ type Transport = {
  * node:http loads on first use (or `warmUp`), not with the engine, and through
  * `process.getBuiltinModule`: an `import` of it builds an ES module wrapper that reads every
  * export, and the lazy ones pull in undici (about 90 ms against 7 ms on this class of machine).
- * node:https loads only when an https URL comes.
+ * node:https loads only when an https URL comes. With `socketPath` (EXECUTION_MODE=SANDBOXED),
+ * every request goes over that Unix socket to the worker's relay.
  */
-export function createHttpClient(): HttpClient {
+export function createHttpClient(options: { socketPath?: string | undefined } = {}): HttpClient {
   let plain: Transport | undefined;
   let secure: Transport | undefined;
   const transport = (protocol: string): Transport => {
@@ -59,6 +60,8 @@ export function createHttpClient(): HttpClient {
         const req = send(url, {
           method: request.method,
           agent,
+          // In a sandbox every request goes to the worker's relay, whatever the URL's host.
+          ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
           headers: { ...request.headers, 'content-length': String(body.byteLength) },
           timeout: request.timeoutMs,
         });

@@ -2,8 +2,9 @@ import { type IpcPort, processIpcPort } from './ipc-port.ts';
 import { loadEngineRuntime } from './load-runtime.ts';
 
 /**
- * The engine child process. It has no configuration of its own: everything a run needs
- * arrives with each `execute` message from the worker that forked it.
+ * The engine child process. It has no configuration of its own beyond the relay socket of a
+ * sandboxed engine: everything a run needs arrives with each `execute` message from the worker
+ * that started it.
  *
  * `ready` means ready: it goes out once the runtime (zod and the protocol schemas that parse
  * every frame, HTTP, the code runners, isolated-vm) is loaded, so the worker's `bootMs` is the
@@ -13,6 +14,8 @@ import { loadEngineRuntime } from './load-runtime.ts';
  */
 function main(): void {
   const port = processIpcPort(process);
+  // Set only by a worker that started this engine in a sandbox (EXECUTION_MODE=SANDBOXED).
+  const relaySocket = process.env.FLOWBOX_RELAY_SOCKET || undefined;
 
   // The IPC channel closes when the worker dies: an engine without a worker must not linger,
   // not even to finish its job (the worker's side reports it; the app's sweeper ends the run).
@@ -20,7 +23,11 @@ function main(): void {
 
   loadEngineRuntime()
     .then(async (loaded) => {
-      const runtime = loaded.startEngineRuntime({ port, onCatastrophicError: (msg) => abort(port, msg) });
+      const runtime = loaded.startEngineRuntime({
+        port,
+        relaySocket,
+        onCatastrophicError: (msg) => abort(port, msg),
+      });
       await runtime.warm;
       port.send({ version: 1, type: 'ready', pid: process.pid }, () => {});
     })

@@ -22,6 +22,8 @@ export interface CacheLayout {
   bundleFile(flowVersionId: string, sha256: string): string;
   pieceDir(name: string, version: string, sha256: string): string;
   engineDir(sha256: string): string;
+  /** Where verified flow bundles and unpacked pieces are: all a sandboxed engine may read of the cache. */
+  readonly artifactDirs: string[];
   /** Shared by every engine the worker forks; Node keys its entries by file hash itself. */
   readonly compileCacheDir: string;
   /** A fresh path under tmp/ for something about to be renamed into place. */
@@ -36,6 +38,7 @@ export function createCacheLayout(root: string): CacheLayout {
     // Piece names and versions are validated by the protocol schema (no slashes, no dots-only).
     pieceDir: (name, version, sha256) => path.join(root, 'pieces', `${name}@${version}-${sha256}`),
     engineDir: (sha256) => path.join(root, 'engine', sha256),
+    artifactDirs: [path.join(root, 'bundles'), path.join(root, 'pieces')],
     compileCacheDir: path.join(root, 'compile-cache'),
     async tmpPath(label) {
       const dir = path.join(root, 'tmp');

@@ -1,4 +1,4 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
@@ -36,18 +36,42 @@ export interface EngineProcessOptions {
   /** The engine's environment; empty by default so it never sees the worker's token. */
   env?: Record<string, string>;
   bootTimeoutMs?: number;
+  /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
+  sandbox?: EngineSandbox;
+}
+
+/** A sandboxed engine's launch (sandbox/sandboxed-engine.ts) and its relay. */
+export interface EngineSandbox {
+  /** The command that ends by running node on the entry, inside the sandbox. */
+  command: string;
+  args: string[];
+  /** File descriptors the command reads, passed after the IPC channel (fd 4 onwards). */
+  extraFds: number[];
+  /** Rewrites each job for the sandbox and lets its traffic through the relay. */
+  admit(job: EngineJob): EngineJob;
+  release(): void;
+  /** The engine has exited: close the relay, remove what the launch made. */
+  dispose(): Promise<void>;
 }
 
 const DEFAULT_BOOT_TIMEOUT_MS = 15_000;
 
 export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
   const forkedAt = performance.now();
-  const child = fork(options.entry, [], {
-    execArgv: options.execArgv ?? [],
-    env: options.env ?? {},
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    serialization: 'json',
-  });
+  const { sandbox } = options;
+  const child =
+    sandbox === undefined
+      ? fork(options.entry, [], {
+          execArgv: options.execArgv ?? [],
+          env: options.env ?? {},
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+          serialization: 'json',
+        })
+      : spawn(sandbox.command, sandbox.args, {
+          env: options.env ?? {},
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...sandbox.extraFds],
+          serialization: 'json',
+        });
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
 
@@ -95,6 +119,11 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   });
 
   function onExit(error: FlowboxError): void {
+    if (sandbox !== undefined) {
+      void sandbox.dispose().catch((disposeError: unknown) => {
+        logger.warn({ err: disposeError }, "could not clean up a sandboxed engine's relay");
+      });
+    }
     alive = false;
     ready.reject(error);
     pending?.result.reject(error);
@@ -135,14 +164,16 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       const requestId = randomUUID();
       const result = defer<ExecuteResult>();
       pending = { requestId, result };
-      const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job };
+      const sent = sandbox === undefined ? job : sandbox.admit(job);
+      const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job: sent };
       child.send(message, (error) => {
         if (error && pending?.requestId === requestId) {
           pending.result.reject(crash(`could not receive the job: ${error.message}`));
           pending = undefined;
         }
       });
-      return result.promise;
+      if (sandbox === undefined) return result.promise;
+      return result.promise.finally(() => sandbox.release());
     },
     preload(pieces) {
       if (!alive || pieces.length === 0) return;

@@ -22,7 +22,8 @@ import { z } from 'zod';
  *   ENGINE_MAX_JOBS    1000; warm only: an engine is recycled after this many jobs
  *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
  *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
- *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm) or UNSANDBOXED (in the engine)
+ *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm), SANDBOXED (the same, the engine in
+ *                      bubblewrap) or UNSANDBOXED (code steps in the engine, for comparison)
  *   CODE_STEP_EGRESS   public; which hosts code steps may `fetch` (see @flowbox/egress)
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
@@ -68,7 +69,7 @@ export const WorkerEnvSchema = z.object({
     .boolean(true)
     .describe('Cold only: boot the next fresh engine ahead of its job, while the current job runs.'),
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
-    '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `UNSANDBOXED`: in the engine itself (for comparison only).',
+    '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `SANDBOXED`: the same, with the whole engine in a bubblewrap sandbox (no network, read-only files, no process of its own; needs `bwrap` and user namespaces, and the worker refuses to start without them); `UNSANDBOXED`: code steps in the engine itself (for comparison only).',
   ),
   CODE_STEP_EGRESS: z
     .string()

@@ -1,5 +1,6 @@
 import { createLogger, type Logger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
+import { sandboxUnavailable } from './sandbox/bubblewrap.ts';
 import { createWorker, type Worker } from './worker.ts';
 
 /** A flow still running this close to the end of the grace period is handed back, not cut off. */
@@ -8,6 +9,14 @@ const HAND_BACK_MARGIN_MS = 1_000;
 function main(): void {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'worker', level: config.logLevel });
+  if (config.executionMode === 'SANDBOXED') {
+    // Never a silent fallback to a weaker mode: no sandbox, no worker.
+    const unavailable = sandboxUnavailable();
+    if (unavailable !== null) {
+      logger.fatal(unavailable);
+      process.exit(1);
+    }
+  }
   const worker = createWorker(config, logger);
   const drainMs = Math.max(0, config.shutdownGraceMs - HAND_BACK_MARGIN_MS);
   onShutdownSignal(logger, () => drainOrHandBack(worker, logger, drainMs), config.shutdownGraceMs);

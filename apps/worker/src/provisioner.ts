@@ -28,6 +28,10 @@ export interface Provisioner {
   engine(): Promise<InstalledEngine>;
   /** Throws ARTIFACT_INTEGRITY (nothing cached) or PROVISION_FAILED. */
   provision(job: DispatchedJob): Promise<Provisioned>;
+  /** The isolated-vm package installed engines import. */
+  readonly isolatedVmDir: string;
+  /** The cache directories of verified bundles and pieces (a sandbox binds them read-only). */
+  readonly artifactDirs: string[];
 }
 
 export interface ProvisionerOptions {
@@ -64,6 +68,8 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
 
   return {
     engine,
+    isolatedVmDir: options.isolatedVmDir,
+    artifactDirs: layout.artifactDirs,
     async provision(job) {
       const bundleStarted = performance.now();
       const bundle = await bundles.ensure(job.flowVersionId, job.bundle);

@@ -1,4 +1,6 @@
+import { CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
+import type { ExecutionMode } from '@flowbox/protocol';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import { isolatedVmPackageDir } from './engine-install.ts';
@@ -7,6 +9,8 @@ import type { EngineSupply, StartEngine } from './engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './job-runner.ts';
 import { createProvisioner, type Provisioner } from './provisioner.ts';
+import { DEFAULT_SANDBOX_LIMITS } from './sandbox/bubblewrap.ts';
+import { prepareSandboxedEngine } from './sandbox/sandboxed-engine.ts';
 import { createWarmEngineSupply } from './warm-engine-supply.ts';
 
 export interface Worker {
@@ -16,19 +20,36 @@ export interface Worker {
 }
 
 /**
- * Every engine is forked from the copy installed in the cache, never from the build output,
+ * Every engine is started from the copy installed in the cache, never from the build output,
  * with the recipe of apps/engine/README.md: no flags, and an environment holding only the
- * compile cache (never the worker's token).
+ * compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
+ * (sandbox/), with their relay as their whole environment.
  */
-export function engineStarter(provisioner: Provisioner, logger: Logger): StartEngine {
+export function engineStarter(provisioner: Provisioner, logger: Logger, mode: ExecutionMode): StartEngine {
   return async () => {
     const installed = await provisioner.engine();
-    return startEngineProcess({
+    if (mode !== 'SANDBOXED') {
+      return startEngineProcess({
+        entry: installed.entry,
+        logger,
+        execArgv: [],
+        env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
+      });
+    }
+    const { sandbox, env } = await prepareSandboxedEngine({
       entry: installed.entry,
+      isolatedVmDir: provisioner.isolatedVmDir,
+      readOnlyDirs: provisioner.artifactDirs,
+      egressFetch: (policy) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS }),
+      limits: DEFAULT_SANDBOX_LIMITS,
       logger,
-      execArgv: [],
-      env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
     });
+    try {
+      return await startEngineProcess({ entry: installed.entry, logger, env, sandbox });
+    } catch (error) {
+      await sandbox.dispose();
+      throw error;
+    }
   };
 }
 
@@ -45,7 +66,11 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     engineBundle: config.engineBundle,
     isolatedVmDir: isolatedVmPackageDir(),
   });
-  const engines = createEngineSupply(config.sandbox, engineStarter(provisioner, logger), logger);
+  const engines = createEngineSupply(
+    config.sandbox,
+    engineStarter(provisioner, logger, config.executionMode),
+    logger,
+  );
   const runner: JobRunner = createJobRunner({
     appUrl: config.appUrl,
     workerId: config.workerId,

@@ -86,7 +86,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     for (let i = bootWaiters.length; i <= index; i += 1) bootWaiters.push(defer());
     return bootWaiters[index] as Deferred<EngineProcess>;
   };
-  const start = engineStarter(provisioner, logger);
+  const start = engineStarter(provisioner, logger, options.executionMode ?? 'SANDBOX_CODE_ONLY');
   const recordingStart = async () => {
     const engine = await start();
     waiter(booted.length).resolve(engine);

@@ -27,6 +27,13 @@ export interface EgressLimits {
   maxRedirects: number;
 }
 
+/** Code steps' `fetch`: bodies are text, at most 1 MiB out and 5 MiB in, 5 redirects. */
+export const CODE_STEP_FETCH_LIMITS: EgressLimits = {
+  maxRequestBytes: 1024 * 1024,
+  maxResponseBytes: 5 * 1024 * 1024,
+  maxRedirects: 5,
+};
+
 export type EgressFetch = (request: EgressRequest, signal: AbortSignal) => Promise<EgressResponse>;
 
 /** Resolves a host name to every address it has. */

@@ -25,6 +25,7 @@ export * from './flow.ts';
 export * from './ipc.ts';
 export * from './job.ts';
 export * from './parse.ts';
+export * from './relay.ts';
 export * from './run.ts';
 export * from './socket-events.ts';
 export * from './sync-channel.ts';

@@ -13,8 +13,13 @@ import { RunOutcomeSchema } from './run.ts';
  *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
  *   engine ── 'execute-result' ─▶ worker   once per execute
  */
-/** Where code steps run: in isolated-vm (default), or in the engine itself, for comparison. */
-export const ExecutionModeSchema = z.enum(['SANDBOX_CODE_ONLY', 'UNSANDBOXED']);
+/**
+ * Where flows run. SANDBOX_CODE_ONLY (default): code steps in isolated-vm, the engine a plain
+ * child process. SANDBOXED: the same, with the whole engine inside a bubblewrap sandbox whose
+ * only way out is the worker's relay. UNSANDBOXED: code steps in the engine itself, for
+ * comparison only.
+ */
+export const ExecutionModeSchema = z.enum(['SANDBOX_CODE_ONLY', 'SANDBOXED', 'UNSANDBOXED']);
 export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
 
 export const EngineJobSchema = z.object({

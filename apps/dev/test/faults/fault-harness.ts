@@ -181,7 +181,10 @@ const RESPOND = (body: string) =>
   }) as const;
 
 /** One faults-piece step (inputs from the webhook body: `{{trigger.url}}` and the like), then a response. */
-export function faultsFlow(action: 'checkpoint' | 'exit' | 'throw_uncaught', input: Record<string, unknown>) {
+export function faultsFlow(
+  action: 'checkpoint' | 'exit' | 'throw_uncaught' | 'attempt',
+  input: Record<string, unknown>,
+) {
   return {
     trigger: TRIGGER,
     steps: [{ type: 'piece', name: 'fault', piece: 'faults', action, input }, RESPOND('{{fault}}')],

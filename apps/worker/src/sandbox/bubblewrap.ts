@@ -1,0 +1,143 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
+
+/**
+ * How a sandboxed engine is started (EXECUTION_MODE=SANDBOXED): bubblewrap with new user, PID,
+ * IPC, UTS, mount, network and cgroup namespaces, run through `prlimit` for its limits.
+ *
+ * What the engine sees: read-only, at their own paths, the Node binary, the system's shared
+ * libraries, the installed engine bundle and the isolated-vm package it imports, and the cache's
+ * flow bundles and unpacked pieces (verified artifacts, never written by an engine); its relay's
+ * socket at /run/flowbox/relay.sock; its own /proc and a minimal /dev; a private /tmp of
+ * SANDBOX_TMP_BYTES. Not the worker's home, environment, token or cache for writing; no
+ * network interface but its own loopback; no process of the host. It dies with the worker
+ * (`--die-with-parent`), and a seccomp filter (seccomp-filter.ts) keeps it from starting any
+ * process. Its environment is only what the worker hands it.
+ */
+
+export interface SandboxLimits {
+  /** The size of the sandbox's private /tmp. */
+  tmpBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** RLIMIT_AS: Node and V8 reserve far more address space than they use, so this is generous. */
+  addressSpaceBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  tmpBytes: 64 * 1024 * 1024,
+  openFiles: 1_024,
+  addressSpaceBytes: 32 * 1024 * 1024 * 1024,
+};
+
+export interface SandboxLayout {
+  /** The installed engine bundle's directory (engine.mjs and node_modules/isolated-vm). */
+  engineDir: string;
+  /** The isolated-vm package that directory's symlink points at. */
+  isolatedVmDir: string;
+  /** The cache's flow bundles and piece directories (read-only inside). */
+  readOnlyDirs: string[];
+  /** The host directory holding this engine's relay socket (`relay.sock`). */
+  relayDir: string;
+  /** The file descriptor, in the child, of the seccomp program. */
+  seccompFd: number;
+  limits: SandboxLimits;
+}
+
+/** The system directories a dynamically linked Node needs, where they exist. */
+const SYSTEM_DIRS = ['/usr', '/lib', '/lib64', '/lib32', '/libx32'];
+const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf'];
+
+/** `prlimit` and its arguments, then bwrap's, then node and the engine entry. */
+export function sandboxCommand(layout: SandboxLayout, entry: string): { command: string; args: string[] } {
+  const node = realpathSync(process.execPath);
+  const bind = (kind: '--ro-bind' | '--bind', source: string, target = source) => [kind, source, target];
+  const roBinds = [
+    ...SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => bind('--ro-bind', dir)),
+    ...SYSTEM_FILES.filter((file) => existsSync(file)).flatMap((file) => bind('--ro-bind', file)),
+    ...bind('--ro-bind', node),
+    ...bind('--ro-bind', layout.engineDir),
+    ...isolatedVmDirs(layout.isolatedVmDir).flatMap((dir) => bind('--ro-bind', dir)),
+    ...layout.readOnlyDirs.flatMap((dir) => bind('--ro-bind', dir)),
+  ];
+  const bwrapArgs = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'flowbox-engine',
+    '--cap-drop',
+    'ALL',
+    // The private /tmp first: binds of cache paths under the host's /tmp go on top of it.
+    '--size',
+    String(layout.limits.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    ...roBinds,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    ...bind('--ro-bind', layout.relayDir, path.dirname(RELAY_SOCKET_IN_SANDBOX)),
+    // Everything but /tmp read-only, the mount points bubblewrap made on its root included.
+    '--remount-ro',
+    '/',
+    '--chdir',
+    '/tmp',
+    '--seccomp',
+    String(layout.seccompFd),
+    '--',
+    node,
+    entry,
+  ];
+  const limits = [
+    `--nofile=${layout.limits.openFiles}`,
+    `--as=${layout.limits.addressSpaceBytes}`,
+    // Counted per user, so only a bound for a non-root worker; the seccomp filter holds for all.
+    '--nproc=4096',
+  ];
+  return { command: 'prlimit', args: [...limits, '--', 'bwrap', ...bwrapArgs] };
+}
+
+/**
+ * isolated-vm and what it requires at run time, at their real paths: the folder holding the
+ * package (with pnpm, its dependencies are symlinks beside it) and each dependency's own folder.
+ */
+function isolatedVmDirs(isolatedVmDir: string): string[] {
+  const packageDir = realpathSync(isolatedVmDir);
+  const modulesDir = path.dirname(packageDir);
+  const manifest = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+  const dependencies = Object.keys(manifest.dependencies ?? {}).map((name) =>
+    realpathSync(path.join(modulesDir, name)),
+  );
+  return [modulesDir, ...dependencies.filter((dir) => !dir.startsWith(`${modulesDir}/`))];
+}
+
+/**
+ * Why this machine cannot run sandboxed engines, or null when it can: bubblewrap and prlimit on
+ * PATH, and a sandbox with every namespace actually starting (user namespaces may be disabled,
+ * or refused by a container's seccomp or AppArmor profile).
+ */
+export function sandboxUnavailable(): string | null {
+  const install = 'install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)';
+  const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
+  if (bwrap.error !== undefined)
+    return `EXECUTION_MODE=SANDBOXED needs bubblewrap (bwrap), which is not on PATH: ${install}`;
+  const prlimit = spawnSync('prlimit', ['--version'], { encoding: 'utf8' });
+  if (prlimit.error !== undefined)
+    return 'EXECUTION_MODE=SANDBOXED needs prlimit (util-linux), which is not on PATH';
+  const probe = spawnSync(
+    'bwrap',
+    ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
+  if (probe.status !== 0) {
+    const reason = (probe.stderr || probe.error?.message || `exit ${probe.status}`).trim();
+    return `EXECUTION_MODE=SANDBOXED: bubblewrap cannot create a sandbox here (${reason}); it needs user namespaces (see docs/operations.md)`;
+  }
+  return null;
+}

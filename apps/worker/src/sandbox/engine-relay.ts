@@ -1,0 +1,205 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import type { EgressFetch } from '@flowbox/egress';
+import type { Logger } from '@flowbox/node-kit';
+import {
+  type EgressPolicy,
+  ENGINE_CALLBACK_PATHS,
+  type EngineJob,
+  FlowboxError,
+  parseMessage,
+  RELAY_ORIGIN,
+  RELAY_PATHS,
+  type RelayFetchAnswer,
+  RelayFetchRequestSchema,
+  serializeError,
+} from '@flowbox/protocol';
+
+/**
+ * The sandboxed engine's only way out: an HTTP server on a Unix socket bound into its sandbox.
+ * While a run is admitted, it forwards that run's callbacks (its own id, its own engine token)
+ * to the app, its log upload to its presigned form, and code steps' fetch under the egress
+ * policy; it refuses everything else with 403, and everything at all between runs. A piece that
+ * talks to the socket itself gets no further than the engine would.
+ */
+export interface EngineRelay {
+  readonly socketDir: string;
+  /** Lets this job's traffic through, and returns the job as the sandboxed engine must see it. */
+  admit(job: EngineJob): EngineJob;
+  /** The job is over: nothing more passes until the next one is admitted. */
+  release(): void;
+  close(): Promise<void>;
+}
+
+export interface EngineRelayOptions {
+  /** A directory of its own: the socket is created in it, and it is removed on close. */
+  socketDir: string;
+  egressFetch(policy: EgressPolicy): EgressFetch;
+  logger: Logger;
+  /** Largest request body passed on (a run log upload is the largest). */
+  maxBodyBytes?: number;
+}
+
+interface Admitted {
+  runId: string;
+  authorization: string;
+  appUrl: string;
+  logUploadUrl: string;
+  egress: EgressFetch;
+  /** Cancels what is in flight for this run when it is released. */
+  aborts: AbortController;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export async function startEngineRelay(options: EngineRelayOptions): Promise<EngineRelay> {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  await mkdir(options.socketDir, { recursive: true, mode: 0o755 });
+  const socketPath = path.join(options.socketDir, 'relay.sock');
+  let admitted: Admitted | undefined;
+
+  const server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      options.logger.warn({ err: error }, 'the engine relay failed a request');
+      if (!response.headersSent) sendJson(response, 502, { error: serializeError(error, 'INTERNAL') });
+      else response.destroy();
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const run = admitted;
+    const url = request.url ?? '';
+    if (run === undefined) return refuse(response, `no run is in progress: ${request.method} ${url} refused`);
+    if (request.method !== 'POST') return refuse(response, `${request.method} ${url} is not relayed`);
+    const body = await readBody(request, maxBodyBytes);
+    if (body === null) return refuse(response, `the request body is over ${maxBodyBytes} bytes`);
+
+    if (url === RELAY_PATHS.fetch) return relayFetch(run, body, response);
+    if (url === RELAY_PATHS.logUpload) {
+      return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
+    }
+    const callbacks = Object.values(ENGINE_CALLBACK_PATHS).map((route) => route(run.runId));
+    if (callbacks.includes(url)) {
+      if (request.headers.authorization !== run.authorization) {
+        return refuse(response, `${url}: not this run's engine token`);
+      }
+      return forward(run, `${run.appUrl}${url}`, request, body, response, ['content-type', 'authorization']);
+    }
+    return refuse(response, `POST ${url} is not one of this run's callbacks`);
+  }
+
+  async function relayFetch(run: Admitted, body: Buffer, response: ServerResponse): Promise<void> {
+    const parsed = parseMessage(RelayFetchRequestSchema, safeJson(body));
+    let answer: RelayFetchAnswer;
+    if (!parsed.ok) {
+      answer = { error: { code: 'CODE_STEP_FETCH_FAILED', message: `fetch failed: ${parsed.error}` } };
+    } else {
+      try {
+        answer = { response: await run.egress(parsed.value, run.aborts.signal) };
+      } catch (error) {
+        const { code, message } = serializeError(error, 'CODE_STEP_FETCH_FAILED');
+        answer = { error: { code, message } };
+      }
+    }
+    sendJson(response, 200, answer);
+  }
+
+  async function forward(
+    run: Admitted,
+    target: string,
+    request: IncomingMessage,
+    body: Buffer,
+    response: ServerResponse,
+    headerNames: string[],
+  ): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const name of headerNames) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const upstream = await fetch(target, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(body),
+      signal: run.aborts.signal,
+      redirect: 'manual',
+    });
+    const bytes = Buffer.from(await upstream.arrayBuffer());
+    response.writeHead(upstream.status, {
+      'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+      'content-length': String(bytes.byteLength),
+    });
+    response.end(bytes);
+  }
+
+  function refuse(response: ServerResponse, message: string): void {
+    options.logger.warn({ message }, 'the engine relay refused a request');
+    sendJson(response, 403, { error: { code: 'RELAY_REFUSED', message } });
+  }
+
+  await rm(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+
+  return {
+    socketDir: options.socketDir,
+    admit(job) {
+      admitted?.aborts.abort();
+      admitted = {
+        runId: job.runId,
+        authorization: `Bearer ${job.engineToken}`,
+        appUrl: job.appUrl.replace(/\/+$/, ''),
+        logUploadUrl: job.logUpload.url,
+        egress: options.egressFetch(job.egress),
+        aborts: new AbortController(),
+      };
+      return {
+        ...job,
+        appUrl: RELAY_ORIGIN,
+        logUpload: { ...job.logUpload, url: `${RELAY_ORIGIN}${RELAY_PATHS.logUpload}` },
+      };
+    },
+    release() {
+      admitted?.aborts.abort(new FlowboxError('INTERNAL', 'the run is over'));
+      admitted = undefined;
+    },
+    async close() {
+      admitted?.aborts.abort();
+      admitted = undefined;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(options.socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(bytes.byteLength),
+  });
+  response.end(bytes);
+}
+
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).byteLength;
+    if (size > maxBytes) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function safeJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+}

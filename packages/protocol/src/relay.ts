@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+/**
+ * engine ⇄ worker over the sandbox relay (EXECUTION_MODE=SANDBOXED), HTTP on a Unix socket the
+ * worker binds into the sandbox. The engine has no network of its own: its job names the relay
+ * as the app (`appUrl`) and as the log upload's URL, and code steps' `fetch` posts here.
+ *
+ *   POST /v1/engine/runs/:runId/{steps,response,finish}   forwarded to the app, for this run's
+ *                                                         id with this run's token only
+ *   POST /log-upload                                      forwarded to this run's presigned form
+ *   POST /fetch        RelayFetchRequest → RelayFetchAnswer, under the worker's egress policy
+ *
+ * Anything else, or anything while no run is in progress, is refused with 403.
+ */
+export const RELAY_ORIGIN = 'http://relay';
+export const RELAY_PATHS = { logUpload: '/log-upload', fetch: '/fetch' } as const;
+/** Where the relay's socket is inside the sandbox. */
+export const RELAY_SOCKET_IN_SANDBOX = '/run/flowbox/relay.sock';
+
+export const RelayFetchRequestSchema = z.object({
+  url: z.string(),
+  method: z.string(),
+  headers: z.record(z.string(), z.string()),
+  body: z.string().optional(),
+});
+
+export const RelayFetchAnswerSchema = z.union([
+  z.object({
+    response: z.object({
+      status: z.number().int(),
+      headers: z.record(z.string(), z.string()),
+      body: z.string(),
+      url: z.string(),
+    }),
+  }),
+  z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+]);
+export type RelayFetchAnswer = z.infer<typeof RelayFetchAnswerSchema>;
