@@ -1,5 +1,12 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import path from 'node:path';
 import type { EgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
@@ -58,6 +65,8 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
   await mkdir(options.socketDir, { recursive: true, mode: 0o755 });
   const socketPath = path.join(options.socketDir, 'relay.sock');
   let admitted: Admitted | undefined;
+  // Every run of this engine calls the same app and S3 endpoint: keep the connections.
+  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
   const server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -105,7 +114,8 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     sendJson(response, 200, answer);
   }
 
-  async function forward(
+  /** Passes the request on with the given headers only, and streams the answer back. */
+  function forward(
     run: Admitted,
     target: string,
     request: IncomingMessage,
@@ -113,24 +123,32 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     response: ServerResponse,
     headerNames: string[],
   ): Promise<void> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { 'content-length': String(body.byteLength) };
     for (const name of headerNames) {
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const upstream = await fetch(target, {
-      method: 'POST',
-      headers,
-      body: new Uint8Array(body),
-      signal: run.aborts.signal,
-      redirect: 'manual',
+    const url = new URL(target);
+    const secure = url.protocol === 'https:';
+    const send = secure ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const upstream = send(url, {
+        method: 'POST',
+        headers,
+        agent: secure ? agents.https : agents.http,
+        signal: run.aborts.signal,
+      });
+      upstream.on('error', reject);
+      upstream.on('response', (answer) => {
+        response.writeHead(answer.statusCode ?? 502, {
+          'content-type': answer.headers['content-type'] ?? 'application/octet-stream',
+        });
+        answer.pipe(response);
+        answer.on('end', resolve);
+        answer.on('error', reject);
+      });
+      upstream.end(body);
     });
-    const bytes = Buffer.from(await upstream.arrayBuffer());
-    response.writeHead(upstream.status, {
-      'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
-      'content-length': String(bytes.byteLength),
-    });
-    response.end(bytes);
   }
 
   function refuse(response: ServerResponse, message: string): void {
@@ -170,6 +188,8 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
       admitted?.aborts.abort();
       admitted = undefined;
       server.closeAllConnections();
+      agents.http.destroy();
+      agents.https.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await rm(options.socketDir, { recursive: true, force: true });
     },
