@@ -72,6 +72,7 @@ const NOT_IN_ENVIRONMENT: Record<ProcessName, Record<string, string>> = {
     WORKER_ID: 'must differ per replica; the default uses the container hostname',
     CACHE_DIR: 'the default (under /tmp) is the container’s own disk',
     ENGINE_BUNDLE: 'the default is the bundle built into the image',
+    METRICS_HOST: 'the default (0.0.0.0) is what a container needs',
   },
   'mint-worker-token': {},
 };

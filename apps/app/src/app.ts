@@ -21,6 +21,8 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
+import { AppMetrics } from './metrics/app-metrics.ts';
+import { registerMetricsRoute } from './metrics/metrics-route.ts';
 import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
@@ -117,12 +119,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
   });
+  const metrics = new AppMetrics();
   const lifecycle = new RunLifecycle({
     runs,
     live,
     progress,
     hub,
     maxAttempts: config.RUN_MAX_ATTEMPTS,
+    metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
   });
   const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config });
@@ -152,6 +156,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
   });
+  registerMetricsRoute(http, metrics);
   registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,
@@ -202,6 +207,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         logger: logger.child({ component: 'worker-gateway' }),
         pollSeconds: config.WORKER_POLL_SECONDS,
         maxMessageBytes: messageLimit,
+      });
+      const liveGateway = gateway;
+      metrics.attach({
+        queueCounts: () => queue.counts(),
+        connectedWorkers: () => liveGateway.connectedWorkers,
+        busyWorkers: () => liveGateway.busyWorkers,
+        syncCallersWaiting: () => hub.waiting,
       });
       await http.listen({ host: config.HOST, port: config.PORT });
       const address = http.server.address() as AddressInfo;

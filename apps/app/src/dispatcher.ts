@@ -153,6 +153,7 @@ export class Dispatcher {
 
 const attemptOf = (lease: LeasedJob): RunAttempt => ({
   runId: lease.data.runId,
+  flowId: lease.data.flowId,
   syncInstanceId: lease.data.syncInstanceId,
   attempt: lease.attempt,
 });

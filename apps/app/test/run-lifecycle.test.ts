@@ -7,6 +7,7 @@ import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
 import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
+import { AppMetrics } from '../src/metrics/app-metrics.ts';
 import { LiveRuns } from '../src/runs/live-runs.ts';
 import { RunLifecycle } from '../src/runs/run-lifecycle.ts';
 import { RunProgressStore } from '../src/runs/run-progress-store.ts';
@@ -43,6 +44,7 @@ describe('run lifecycle', () => {
   let progress: RunProgressStore;
   let live: LiveRuns;
   let lifecycle: RunLifecycle;
+  let metrics: AppMetrics;
 
   beforeAll(async () => {
     pool = createPool(await createTestDatabase(), 2);
@@ -56,7 +58,16 @@ describe('run lifecycle', () => {
     await hub.start();
     progress = new RunProgressStore({ redis, prefix, ttlMs: 60_000 });
     live = new LiveRuns({ ttlMs: 120_000 });
-    lifecycle = new RunLifecycle({ runs, live, progress, hub, maxAttempts: 2, logger });
+    metrics = new AppMetrics();
+    lifecycle = new RunLifecycle({
+      runs,
+      live,
+      progress,
+      hub,
+      maxAttempts: 2,
+      metrics,
+      logger,
+    });
   });
   afterAll(async () => {
     await hub?.close();
@@ -78,7 +89,7 @@ describe('run lifecycle', () => {
     }
     return id;
   }
-  const attempt = (runId: string, n = 1) => ({ runId, syncInstanceId: INSTANCE, attempt: n });
+  const attempt = (runId: string, n = 1) => ({ runId, flowId: 'flow', syncInstanceId: INSTANCE, attempt: n });
 
   it('finishes a run once, and tells its waiting caller', async () => {
     const runId = await acceptedRun();
@@ -88,10 +99,17 @@ describe('run lifecycle', () => {
     expect(await lifecycle.conclude(attempt(runId, 2), outcome)).toBe('finished');
     expect(await waiter.wait(5_000)).toMatchObject({ type: 'run-ended', status: 'FAILED' });
     expect(await runs.get(runId)).toMatchObject({ status: 'FAILED', steps: [{ name: 'trigger' }] });
-    // A report after that (a duplicate result) changes nothing and tells nobody.
+    const finished = async () =>
+      (await metrics.registry.getSingleMetric('flowbox_runs_finished_total')?.get())?.values.find(
+        (v) => v.labels.flow === 'flow' && v.labels.status === 'FAILED',
+      )?.value;
+    const counted = (await finished()) ?? 0;
+    expect(counted).toBeGreaterThanOrEqual(1);
+    // A report after that (a duplicate result) changes nothing, tells nobody and counts nothing.
     const success = { status: 'SUCCEEDED' as const, steps: [], logKey: 'k' };
     expect(await lifecycle.conclude(attempt(runId, 2), success)).toBe('already-final');
     expect((await runs.get(runId))?.status).toBe('FAILED');
+    expect(await finished()).toBe(counted);
   });
 
   it('retries a retryable failure with attempts left, forgetting what the attempt reported', async () => {
@@ -110,7 +128,10 @@ describe('run lifecycle', () => {
 
   it('a retry racing a final state: the final state stands', async () => {
     const runId = await acceptedRun();
-    await lifecycle.failUnqueued(runId, { name: 'E', code: 'QUEUE_UNAVAILABLE', message: 'redis down' });
+    await lifecycle.failUnqueued(
+      { id: runId, flowId: 'flow' },
+      { name: 'E', code: 'QUEUE_UNAVAILABLE', message: 'redis down' },
+    );
     const outcome = { status: 'FAILED' as const, error: crashed, steps: [], logKey: null };
     expect(await lifecycle.conclude(attempt(runId, 1), outcome)).toBe('already-final');
     expect(await runs.get(runId)).toMatchObject({

@@ -25,6 +25,8 @@ import { z } from 'zod';
  *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm), SANDBOXED (the same, the engine in
  *                      bubblewrap) or UNSANDBOXED (code steps in the engine, for comparison)
  *   CODE_STEP_EGRESS   public; which hosts code steps may `fetch` (see @flowbox/egress)
+ *   METRICS_PORT       unset (off); serves Prometheus metrics at /metrics on this port
+ *   METRICS_HOST       0.0.0.0; where that server listens
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
  */
@@ -84,6 +86,20 @@ export const WorkerEnvSchema = z.object({
     .describe(
       'Which hosts code steps may call with `fetch`, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect.',
     ),
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .describe(
+      'Serve Prometheus metrics on this port at `/metrics` (jobs, engine boots, provisioning, cache, engine RSS; no secret); unset: no metrics server. 0 picks a free port.',
+    ),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('0.0.0.0')
+    .describe('Address the metrics server listens on, when METRICS_PORT is set.'),
   SHUTDOWN_GRACE_SECONDS: envFields
     .positiveInt(10)
     .describe(
@@ -107,6 +123,8 @@ export interface WorkerConfig {
   executionMode: ExecutionMode;
   /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
   egress: EgressPolicy;
+  /** Where to serve /metrics, or null for no metrics server. */
+  metrics: { host: string; port: number } | null;
   /** SIGTERM → forced exit, in milliseconds. */
   shutdownGraceMs: number;
 }
@@ -126,6 +144,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
       : { reuse: false, prewarm: env.PREWARM },
     executionMode: env.EXECUTION_MODE,
     egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
+    metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
   };
 }

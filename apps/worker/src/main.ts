@@ -20,7 +20,10 @@ function main(): void {
   const worker = createWorker(config, logger);
   const drainMs = Math.max(0, config.shutdownGraceMs - HAND_BACK_MARGIN_MS);
   onShutdownSignal(logger, () => drainOrHandBack(worker, logger, drainMs), config.shutdownGraceMs);
-  worker.start();
+  worker.start().catch((error: unknown) => {
+    logger.fatal({ err: error }, 'the worker could not start');
+    process.exit(1);
+  });
 }
 
 /**

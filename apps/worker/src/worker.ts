@@ -8,13 +8,17 @@ import { startEngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './job-runner.ts';
+import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.ts';
+import { WorkerMetrics } from './metrics/worker-metrics.ts';
+import { readRssBytes } from './process-rss.ts';
 import { createProvisioner, type Provisioner } from './provisioner.ts';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/bubblewrap.ts';
 import { prepareSandboxedEngine } from './sandbox/sandboxed-engine.ts';
 import { createWarmEngineSupply } from './warm-engine-supply.ts';
 
 export interface Worker {
-  start(): void;
+  /** Starts the metrics server (when configured), the engine supply and the app connection. */
+  start(): Promise<void>;
   /** Stops polling, finishes and reports the job in progress, then stops its engines. */
   close(): Promise<void>;
 }
@@ -66,9 +70,15 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     engineBundle: config.engineBundle,
     isolatedVmDir: isolatedVmPackageDir(),
   });
+  const metrics = new WorkerMetrics();
+  const startEngine = engineStarter(provisioner, logger, config.executionMode);
   const engines = createEngineSupply(
     config.sandbox,
-    engineStarter(provisioner, logger, config.executionMode),
+    async () => {
+      const engine = await startEngine();
+      metrics.engineBooted(engine.bootMs);
+      return engine;
+    },
     logger,
   );
   const runner: JobRunner = createJobRunner({
@@ -85,18 +95,32 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     token: config.workerToken,
     workerId: config.workerId,
     logger,
-    runJob: (job) => runner.run(job),
+    runJob: async (job) => {
+      const result = await runner.run(job);
+      metrics.jobFinished(result);
+      return result;
+    },
   });
+  metrics.readEngineRss(async () => {
+    const pid = runner.enginePid;
+    return pid === undefined ? undefined : readRssBytes(pid);
+  });
+  let metricsServer: MetricsServer | null = null;
   return {
-    start() {
+    async start() {
       const { workerToken: _secret, ...shown } = config;
       logger.info(shown, 'worker starting');
+      if (config.metrics !== null) {
+        metricsServer = await startMetricsServer({ ...config.metrics, metrics, logger });
+        logger.info({ url: metricsServer.url }, 'serving metrics');
+      }
       engines.start();
       connection.start();
     },
     async close() {
       await connection.close();
       await runner.close();
+      await metricsServer?.close();
     },
   };
 }

@@ -185,6 +185,22 @@ async function main(): Promise<void> {
       assert.ok(output.includes(runId), `the log names its run: ${output.slice(0, 300)}`);
     });
 
+    await stage('metrics: the app on its port, the worker on the stack network', async () => {
+      const appMetrics = await (await fetch(`${base}/metrics`)).text();
+      assert.match(appMetrics, /^flowbox_runs_accepted_total\{flow="benchmark"\} 1$/m);
+      const app = await stack.container('app');
+      const { output } = await podman([
+        'exec',
+        app.name,
+        'node',
+        '--input-type=module',
+        '-e',
+        "const r = await fetch('http://worker:9464/metrics'); console.log(r.status, await r.text());",
+      ]);
+      assert.match(output, /^200 /, output.slice(0, 300));
+      assert.match(output, /^flowbox_worker_jobs_total\{status="SUCCEEDED"\} 1$/m);
+    });
+
     await stage('scaled to two workers, both serve webhooks', async () => {
       await stack.up(['worker'], { WORKER_REPLICAS: '2' });
       await waitFor('two workers connected', 60_000, async () => (await api.workers()) === 2);

@@ -75,7 +75,7 @@ async function acceptRun(
   } catch (error) {
     waiter?.cancel();
     // The run was accepted, so it must end readable: record why it never ran.
-    await deps.lifecycle.failUnqueued(runId, serializeError(error));
+    await deps.lifecycle.failUnqueued({ id: runId, flowId: flow.flowId }, serializeError(error));
     throw error;
   }
 

@@ -39,6 +39,12 @@ export class RunQueue {
     }
   }
 
+  /** Jobs by state (one Redis round trip), for the metrics. */
+  async counts(): Promise<{ waiting: number; active: number; delayed: number }> {
+    const counts = await this.#queue.getJobCounts('waiting', 'active', 'delayed');
+    return { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0 };
+  }
+
   async close(): Promise<void> {
     await this.#queue.close();
   }

@@ -8,6 +8,7 @@ import {
   type SerializedError,
   type StepResult,
 } from '@flowbox/protocol';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineVerdict, LiveRuns } from './live-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
@@ -22,6 +23,7 @@ export interface RunConclusion extends RunOutcome {
 /** Which run an attempt belongs to. */
 export interface RunAttempt {
   runId: string;
+  flowId: string;
   /** The app instance holding the sync caller's connection, or null for an async run. */
   syncInstanceId: string | null;
   /** 1 for the first attempt. */
@@ -62,6 +64,7 @@ export class RunLifecycle {
   readonly #progress: RunProgressStore;
   readonly #hub: SyncResponseHub;
   readonly #maxAttempts: number;
+  readonly #metrics: AppMetrics;
   readonly #logger: Logger;
 
   constructor(deps: {
@@ -70,8 +73,10 @@ export class RunLifecycle {
     progress: RunProgressStore;
     hub: SyncResponseHub;
     maxAttempts: number;
+    metrics: AppMetrics;
     logger: Logger;
   }) {
+    this.#metrics = deps.metrics;
     this.#runs = deps.runs;
     this.#live = deps.live;
     this.#progress = deps.progress;
@@ -81,8 +86,9 @@ export class RunLifecycle {
   }
 
   /** → QUEUED: a webhook accepted the run. */
-  accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
-    return this.#runs.create(run);
+  async accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
+    await this.#runs.create(run);
+    this.#metrics.runAccepted(run.flowId);
   }
 
   /** QUEUED → RUNNING for a worker; false when the run has ended already (its job came back). */
@@ -91,8 +97,10 @@ export class RunLifecycle {
   }
 
   /** QUEUED → INTERNAL_ERROR: an accepted run whose job could not be enqueued ends saying why. */
-  async failUnqueued(runId: string, error: SerializedError): Promise<void> {
-    await this.#runs.finish(runId, { status: 'INTERNAL_ERROR', error, steps: [], logKey: null });
+  async failUnqueued(run: { id: string; flowId: string }, error: SerializedError): Promise<void> {
+    if (await this.#runs.finish(run.id, { status: 'INTERNAL_ERROR', error, steps: [], logKey: null })) {
+      this.#metrics.runFinished(run.flowId, 'INTERNAL_ERROR');
+    }
   }
 
   /**
@@ -118,7 +126,10 @@ export class RunLifecycle {
         : await this.#reportedSteps(run.runId, this.#live.get(run.runId)?.steps ?? []);
     this.#live.end(run.runId);
     const finalised = await this.#runs.finish(run.runId, { ...outcome, steps });
-    if (finalised) await this.#announceEnd(run, outcome.status, outcome.error);
+    if (finalised) {
+      this.#metrics.runFinished(run.flowId, outcome.status, outcome.timings);
+      await this.#announceEnd(run, outcome.status, outcome.error);
+    }
     return finalised ? 'finished' : 'already-final';
   }
 
@@ -142,7 +153,7 @@ export class RunLifecycle {
    * result. False when the run has ended: the engine's token is spent.
    */
   async engineFinished(
-    run: Omit<RunAttempt, 'attempt'>,
+    run: Pick<RunAttempt, 'runId' | 'syncInstanceId'>,
     verdict: EngineVerdict,
     steps: StepResult[],
   ): Promise<boolean> {
@@ -159,8 +170,11 @@ export class RunLifecycle {
       message: `no worker reported this run within ${deadlineSeconds}s of its start`,
     });
     // Their engines, should they still be calling, are refused from now on (on this instance).
-    for (const runId of swept) this.#live.end(runId);
-    return swept;
+    for (const run of swept) {
+      this.#live.end(run.id);
+      this.#metrics.runFinished(run.flowId, 'TIMEOUT');
+    }
+    return swept.map((run) => run.id);
   }
 
   /** What the engine reported through its callbacks: progress and response (Redis), then finish. */
@@ -175,7 +189,7 @@ export class RunLifecycle {
 
   /** The one place a waiting sync caller is told its run ended without a response. */
   async #announceEnd(
-    run: Omit<RunAttempt, 'attempt'>,
+    run: Pick<RunAttempt, 'runId' | 'syncInstanceId'>,
     status: FinalRunStatus,
     error: SerializedError | undefined,
   ): Promise<void> {

@@ -58,7 +58,10 @@ export interface RunsRepository {
    * Finalises RUNNING runs started more than `deadlineSeconds` ago as TIMEOUT (no worker
    * reported them: their worker or app died). Returns their ids.
    */
-  sweepOverdue(deadlineSeconds: number, error: SerializedError): Promise<string[]>;
+  sweepOverdue(
+    deadlineSeconds: number,
+    error: SerializedError,
+  ): Promise<Array<{ id: string; flowId: string }>>;
   /** A flow's runs created at or after `since`, oldest first, without their steps. */
   list(query: { flowId: string; since: Date; limit: number }): Promise<Omit<RunRecord, 'steps'>[]>;
 }
@@ -148,13 +151,13 @@ export function createRunsRepository(pool: Pool): RunsRepository {
     },
 
     async sweepOverdue(deadlineSeconds, error) {
-      const { rows } = await pool.query<{ id: string }>(
+      const { rows } = await pool.query<{ id: string; flow_id: string }>(
         `UPDATE runs SET status = 'TIMEOUT', error = $2, finished_at = now()
          WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
-         RETURNING id`,
+         RETURNING id, flow_id`,
         [deadlineSeconds, JSON.stringify(error)],
       );
-      return rows.map((row) => row.id);
+      return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
     },
 
     async list({ flowId, since, limit }) {

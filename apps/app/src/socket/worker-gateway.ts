@@ -38,6 +38,8 @@ export class WorkerGateway {
   readonly #tokens: TokenService;
   readonly #logger: Logger;
   readonly #pollMs: number;
+  /** Connected workers' sessions (the busy-workers gauge reads them). */
+  readonly #sessions = new Set<WorkerSession>();
   /** Runs being finalised because their worker vanished; close() waits for them. */
   readonly #losses = new Set<Promise<void>>();
 
@@ -78,6 +80,13 @@ export class WorkerGateway {
     return this.#io.of('/').sockets.size;
   }
 
+  /** Connected workers holding a job. */
+  get busyWorkers(): number {
+    let busy = 0;
+    for (const session of this.#sessions) if (session.inFlight !== null) busy += 1;
+    return busy;
+  }
+
   async close(): Promise<void> {
     // Disconnecting fails each socket's in-flight job (see the disconnect handler), so nothing
     // stays RUNNING; then the socket.io server (and with it the HTTP server) closes.
@@ -96,6 +105,7 @@ export class WorkerGateway {
     };
     const logger = this.#logger.child({ worker: session.workerName, socketId: socket.id });
     logger.info('worker connected');
+    this.#sessions.add(session);
 
     socket.on(SOCKET_EVENTS.poll, (frame: unknown, ack: Ack<PollReply>) => {
       if (typeof ack !== 'function') return;
@@ -106,6 +116,7 @@ export class WorkerGateway {
       void this.#onJobResult(session, frame, ack, logger);
     });
     socket.on('disconnect', (reason) => {
+      this.#sessions.delete(session);
       session.disconnected.abort();
       logger.info({ reason }, 'worker disconnected');
       const lease = session.inFlight;

@@ -78,6 +78,11 @@ export class SyncResponseHub {
     await this.#publisher.publish(syncChannelName(this.#prefix, instanceId), JSON.stringify(message));
   }
 
+  /** Sync callers this instance holds, waiting for their answer. */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
   /** Answers every waiting caller with `shutdown`; their runs go on and stay readable. */
   async close(): Promise<void> {
     for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });

@@ -1,0 +1,144 @@
+import type { FinalRunStatus, JobTimings } from '@flowbox/protocol';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the gauges read when Prometheus scrapes (each read once per scrape). */
+export interface AppMetricsSources {
+  queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
+  connectedWorkers(): number;
+  busyWorkers(): number;
+  syncCallersWaiting(): number;
+}
+
+/** Seconds, from 1 ms to 60 s: a warm run is milliseconds, a cold one a fraction of a second. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The parts of a run's latency anatomy (JobTimings), as the `part` label. */
+const ANATOMY_PARTS = ['queueMs', 'provisionMs', 'bootMs', 'runMs', 'logPersistMs'] as const;
+
+/**
+ * The app's Prometheus metrics (`GET /metrics`), in a registry of its own: runs accepted and
+ * finished by flow and final status, webhook answers by status, run duration and each part of
+ * its anatomy, the queue, workers and sync callers, and engine callbacks by route and result.
+ * Labels are bounded: flow ids (one per flow), statuses, routes and status codes.
+ */
+export class AppMetrics {
+  readonly registry = new Registry();
+  readonly #runsAccepted: Counter<'flow'>;
+  readonly #runsFinished: Counter<'flow' | 'status'>;
+  readonly #webhookAnswers: Counter<'status'>;
+  readonly #callbacks: Counter<'route' | 'result'>;
+  readonly #runDuration: Histogram<'status'>;
+  readonly #anatomy: Histogram<'part'>;
+  #sources: AppMetricsSources | null = null;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'flowbox_app_' });
+    this.#runsAccepted = new Counter({
+      name: 'flowbox_runs_accepted_total',
+      help: 'Runs accepted by a webhook on this app.',
+      labelNames: ['flow'],
+      registers,
+    });
+    this.#runsFinished = new Counter({
+      name: 'flowbox_runs_finished_total',
+      help: 'Runs this app recorded in a final state.',
+      labelNames: ['flow', 'status'],
+      registers,
+    });
+    this.#webhookAnswers = new Counter({
+      name: 'flowbox_webhook_responses_total',
+      help: 'Webhook requests answered, by HTTP status.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.#callbacks = new Counter({
+      name: 'flowbox_engine_callbacks_total',
+      help: 'Engine callbacks answered, by route (steps, response, finish) and HTTP status.',
+      labelNames: ['route', 'result'],
+      registers,
+    });
+    this.#runDuration = new Histogram({
+      name: 'flowbox_run_duration_seconds',
+      help: 'Accepted to final, for runs a worker reported.',
+      labelNames: ['status'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#anatomy = new Histogram({
+      name: 'flowbox_run_phase_seconds',
+      help: "Each part of a run's latency anatomy: queue, provision, boot, run, logPersist.",
+      labelNames: ['part'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());
+    this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job.', (s) => s.busyWorkers());
+    this.#gaugeOf(
+      'flowbox_sync_callers_waiting',
+      'Sync webhook callers this app holds, waiting for their answer.',
+      (s) => s.syncCallersWaiting(),
+    );
+    const sources = () => this.#sources;
+    new Gauge({
+      name: 'flowbox_queue_jobs',
+      help: 'Run jobs in the queue (shared by every app), by state.',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const current = sources();
+        // A scrape while Redis is down shows no queue figures rather than failing.
+        const counts = await current?.queueCounts().catch(() => null);
+        if (counts === null || counts === undefined) return;
+        for (const [state, value] of Object.entries(counts)) this.set({ state }, value);
+      },
+    });
+  }
+
+  /** Reads queue, worker and caller gauges from these at each scrape (set once the app listens). */
+  attach(sources: AppMetricsSources): void {
+    this.#sources = sources;
+  }
+
+  runAccepted(flowId: string): void {
+    this.#runsAccepted.inc({ flow: flowId });
+  }
+
+  runFinished(
+    flowId: string,
+    status: FinalRunStatus,
+    timings?: (JobTimings & { totalMs?: number }) | null,
+  ): void {
+    this.#runsFinished.inc({ flow: flowId, status });
+    if (timings === undefined || timings === null) return;
+    if (typeof timings.totalMs === 'number') this.#runDuration.observe({ status }, timings.totalMs / 1000);
+    for (const part of ANATOMY_PARTS) {
+      this.#anatomy.observe({ part: part.replace(/Ms$/, '') }, timings[part] / 1000);
+    }
+  }
+
+  webhookAnswered(statusCode: number): void {
+    this.#webhookAnswers.inc({ status: String(statusCode) });
+  }
+
+  engineCallback(route: string, statusCode: number): void {
+    this.#callbacks.inc({ route, result: String(statusCode) });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  #gaugeOf(name: string, help: string, read: (sources: AppMetricsSources) => number): Gauge {
+    const sources = () => this.#sources;
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        const current = sources();
+        this.set(current === null ? 0 : read(current));
+      },
+    });
+  }
+}

@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppMetrics } from './app-metrics.ts';
+
+const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response|finish)$/;
+
+/**
+ * `GET /metrics` in the Prometheus text format, without the API key (like /health: a scraper
+ * reads it, and it holds counts and flow ids, no secret). Webhook answers and engine callbacks
+ * are counted here, by the route fastify matched, once each response is sent.
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: AppMetrics): void {
+  app.get('/metrics', async (_request, reply) => {
+    const { contentType, body } = await metrics.render();
+    return reply.type(contentType).send(body);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? '';
+    if (route.startsWith('/v1/webhooks/')) {
+      metrics.webhookAnswered(reply.statusCode);
+      return;
+    }
+    const callback = CALLBACK_ROUTE.exec(route);
+    if (callback?.[1] !== undefined) metrics.engineCallback(callback[1], reply.statusCode);
+  });
+}
