@@ -18,6 +18,7 @@ import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
+import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
@@ -38,6 +39,8 @@ import { TokenService } from './tokens.ts';
 
 export interface FlowboxApp {
   readonly http: FastifyInstance;
+  /** Every route registered, as the OpenAPI document should show them. */
+  readonly routes: readonly ApiRoute[];
   readonly tokens: TokenService;
   readonly instanceId: string;
   /** Start step: applies the database migrations (under a lock, so apps may race). */
@@ -58,6 +61,20 @@ export interface FlowboxApp {
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
   const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
+  const http: FastifyInstance = Fastify({
+    // Per-request lines would double the hot path's log volume; failures are logged by the
+    // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
+    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
+    bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
+    ...serverTimeouts(config.HTTP_REQUEST_TIMEOUT_SECONDS),
+  });
+  // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
+  http.removeContentTypeParser('text/plain');
+  installErrorHandler(http, logger);
+  // Before the routes (it documents each as it is added), and before any Redis client exists:
+  // the plugins load here, and nothing that could connect may be waiting on the event loop.
+  const routes = await registerOpenApi(http, API_VERSION);
+
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const flows = withPublishedFlowCache(createFlowsRepository(pool), {
     ttlMs: FLOW_CACHE_TTL_MS,
@@ -137,16 +154,6 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   let gateway: WorkerGateway | null = null;
 
-  const http: FastifyInstance = Fastify({
-    // Per-request lines would double the hot path's log volume; failures are logged by the
-    // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
-    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
-    bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
-    ...serverTimeouts(config.HTTP_REQUEST_TIMEOUT_SECONDS),
-  });
-  // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
-  http.removeContentTypeParser('text/plain');
-  installErrorHandler(http, logger);
   registerHealthRoutes(http, {
     database: async () => {
       await pool.query('SELECT 1');
@@ -176,6 +183,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
   return {
     http,
+    routes,
     tokens,
     instanceId: config.INSTANCE_ID,
 
@@ -262,6 +270,8 @@ export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: bo
   return app.listen();
 }
 
+/** The public API's version (the `/v1` of its paths), as the OpenAPI document names it. */
+const API_VERSION = '1.0.0';
 /** What a callback or job result adds around the steps it carries. */
 const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */

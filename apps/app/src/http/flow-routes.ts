@@ -6,6 +6,7 @@ import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../db/flows
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { PieceCatalog } from '../flows/piece-catalog.ts';
+import { ROUTE_SCHEMAS } from './api-schemas.ts';
 
 const FLOW_ID = /^[a-z0-9][a-z0-9-]{2,62}$/;
 
@@ -35,7 +36,7 @@ type VersionParams = { Params: { flowId: string; versionId: string } };
  * builds the bundle), list, enable and disable. Behind the API key (see app.ts).
  */
 export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): void {
-  app.post('/v1/flows', async (request, reply) => {
+  app.post('/v1/flows', { schema: ROUTE_SCHEMAS.createFlow }, async (request, reply) => {
     const body = parse(CreateFlowBody, request.body);
     const definition = validateFlowDefinition(body.definition, deps.catalog);
     const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
@@ -45,41 +46,57 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     return reply.status(201).send({ flow: await mustGetFlow(deps.flows, id), version: versionView(version) });
   });
 
-  app.get('/v1/flows', async () => ({ flows: await deps.flows.listFlows() }));
+  app.get('/v1/flows', { schema: ROUTE_SCHEMAS.listFlows }, async () => ({
+    flows: await deps.flows.listFlows(),
+  }));
 
-  app.get<FlowParams>('/v1/flows/:flowId', async (request) => mustGetFlow(deps.flows, request.params.flowId));
+  app.get<FlowParams>('/v1/flows/:flowId', { schema: ROUTE_SCHEMAS.getFlow }, async (request) =>
+    mustGetFlow(deps.flows, request.params.flowId),
+  );
 
-  app.patch<FlowParams>('/v1/flows/:flowId', async (request) => {
+  app.patch<FlowParams>('/v1/flows/:flowId', { schema: ROUTE_SCHEMAS.updateFlow }, async (request) => {
     const changes = parse(UpdateFlowBody, request.body);
     const flow = await deps.flows.update(request.params.flowId, changes);
     if (flow === null) throw notFound(request.params.flowId);
     return flow;
   });
 
-  app.get<FlowParams>('/v1/flows/:flowId/versions', async (request) => {
-    await mustGetFlow(deps.flows, request.params.flowId);
-    return { versions: (await deps.flows.listVersions(request.params.flowId)).map(versionView) };
-  });
+  app.get<FlowParams>(
+    '/v1/flows/:flowId/versions',
+    { schema: ROUTE_SCHEMAS.listVersions },
+    async (request) => {
+      await mustGetFlow(deps.flows, request.params.flowId);
+      return { versions: (await deps.flows.listVersions(request.params.flowId)).map(versionView) };
+    },
+  );
 
-  app.post<FlowParams>('/v1/flows/:flowId/versions', async (request, reply) => {
-    const body = parse(AddVersionBody, request.body);
-    await mustGetFlow(deps.flows, request.params.flowId);
-    const definition = validateFlowDefinition(body.definition, deps.catalog);
-    let version = await deps.flows.addVersion(request.params.flowId, definition);
-    if (body.publish) version = await deps.publisher.publish(version);
-    return reply.status(201).send({ version: versionView(version) });
-  });
+  app.post<FlowParams>(
+    '/v1/flows/:flowId/versions',
+    { schema: ROUTE_SCHEMAS.addVersion },
+    async (request, reply) => {
+      const body = parse(AddVersionBody, request.body);
+      await mustGetFlow(deps.flows, request.params.flowId);
+      const definition = validateFlowDefinition(body.definition, deps.catalog);
+      let version = await deps.flows.addVersion(request.params.flowId, definition);
+      if (body.publish) version = await deps.publisher.publish(version);
+      return reply.status(201).send({ version: versionView(version) });
+    },
+  );
 
-  app.post<VersionParams>('/v1/flows/:flowId/versions/:versionId/publish', async (request) => {
-    const version = await deps.flows.getVersion(request.params.versionId);
-    if (version === null || version.flowId !== request.params.flowId) {
-      throw new FlowboxError(
-        'FLOW_VERSION_NOT_FOUND',
-        `flow ${request.params.flowId} has no version ${request.params.versionId}`,
-      );
-    }
-    return { version: versionView(await deps.publisher.publish(version)) };
-  });
+  app.post<VersionParams>(
+    '/v1/flows/:flowId/versions/:versionId/publish',
+    { schema: ROUTE_SCHEMAS.publishVersion },
+    async (request) => {
+      const version = await deps.flows.getVersion(request.params.versionId);
+      if (version === null || version.flowId !== request.params.flowId) {
+        throw new FlowboxError(
+          'FLOW_VERSION_NOT_FOUND',
+          `flow ${request.params.flowId} has no version ${request.params.versionId}`,
+        );
+      }
+      return { version: versionView(await deps.publisher.publish(version)) };
+    },
+  );
 }
 
 function versionView(version: FlowVersionRecord) {

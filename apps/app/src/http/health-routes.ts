@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from './api-schemas.ts';
 
 export interface HealthChecks {
   database(): Promise<void>;
@@ -9,8 +10,8 @@ export interface HealthChecks {
 
 /** `live`: the process answers. `ready`: it can take webhooks (Postgres and Redis answer). */
 export function registerHealthRoutes(app: FastifyInstance, checks: HealthChecks): void {
-  app.get('/health/live', async () => ({ status: 'ok' }));
-  app.get('/health/ready', async (_request, reply) => {
+  app.get('/health/live', { schema: ROUTE_SCHEMAS.live }, async () => ({ status: 'ok' }));
+  app.get('/health/ready', { schema: ROUTE_SCHEMAS.ready }, async (_request, reply) => {
     const results = await Promise.allSettled([checks.database(), checks.redis()]);
     const [database, redis] = results.map((r) => (r.status === 'fulfilled' ? 'ok' : 'unavailable'));
     const ready = database === 'ok' && redis === 'ok';

@@ -5,6 +5,7 @@ import type { ObjectStorage } from '../object-storage.ts';
 import type { LiveRuns } from '../runs/live-runs.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 import type { RunsRepository } from '../runs/runs-repository.ts';
+import { ROUTE_SCHEMAS } from './api-schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOG_URL_TTL_SECONDS = 15 * 60;
@@ -19,22 +20,26 @@ export function registerRunRoutes(
   app: FastifyInstance,
   deps: { runs: RunsRepository; live: LiveRuns; progress: RunProgressStore; storage: ObjectStorage },
 ): void {
-  app.get<{ Params: { runId: string } }>('/v1/runs/:runId', async (request) => {
-    const { runId } = request.params;
-    const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
-    if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-    const logUrl =
-      run.logKey === null ? null : await deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS);
-    if (run.finishedAt !== null) return { ...run, logUrl };
-    // In flight: what the engine has reported, from Redis (whichever app it reported to), then
-    // its finish report when it reached this app, until the worker's result records the run.
-    const progress = await readProgress(deps.progress, runId, request.log);
-    const steps = [...progress.steps, ...(deps.live.get(runId)?.steps ?? [])];
-    return { ...run, steps: steps.length > 0 ? steps : run.steps, response: progress.response, logUrl };
-  });
+  app.get<{ Params: { runId: string } }>(
+    '/v1/runs/:runId',
+    { schema: ROUTE_SCHEMAS.getRun },
+    async (request) => {
+      const { runId } = request.params;
+      const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
+      if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
+      const logUrl =
+        run.logKey === null ? null : await deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS);
+      if (run.finishedAt !== null) return { ...run, logUrl };
+      // In flight: what the engine has reported, from Redis (whichever app it reported to), then
+      // its finish report when it reached this app, until the worker's result records the run.
+      const progress = await readProgress(deps.progress, runId, request.log);
+      const steps = [...progress.steps, ...(deps.live.get(runId)?.steps ?? [])];
+      return { ...run, steps: steps.length > 0 ? steps : run.steps, response: progress.response, logUrl };
+    },
+  );
 
   /** A flow's runs since a moment, oldest first, with their timings (the benchmark reads these). */
-  app.get('/v1/runs', async (request) => {
+  app.get('/v1/runs', { schema: ROUTE_SCHEMAS.listRuns }, async (request) => {
     const parsed = ListQuery.safeParse(request.query);
     if (!parsed.success) throw new FlowboxError('INVALID_REQUEST', formatIssues(parsed.error.issues));
     const { flowId, since, limit } = parsed.data;

@@ -5,6 +5,7 @@ import type { FlowsRepository } from '../db/flows-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
+import { ROUTE_SCHEMAS } from './api-schemas.ts';
 import type { ErrorBody } from './error-handler.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -34,10 +35,12 @@ interface WebhookRequest {
 }
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
-  app.post<WebhookRequest>('/v1/webhooks/:flowId/sync', (request, reply) =>
-    acceptRun(request, reply, deps, true),
+  app.post<WebhookRequest>(
+    '/v1/webhooks/:flowId/sync',
+    { schema: ROUTE_SCHEMAS.webhookSync },
+    (request, reply) => acceptRun(request, reply, deps, true),
   );
-  app.post<WebhookRequest>('/v1/webhooks/:flowId', (request, reply) =>
+  app.post<WebhookRequest>('/v1/webhooks/:flowId', { schema: ROUTE_SCHEMAS.webhookAsync }, (request, reply) =>
     acceptRun(request, reply, deps, false),
   );
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from '../http/api-schemas.ts';
 import type { AppMetrics } from './app-metrics.ts';
 
 const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response|finish)$/;
@@ -9,7 +10,7 @@ const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response|finish)$/;
  * are counted here, by the route fastify matched, once each response is sent.
  */
 export function registerMetricsRoute(app: FastifyInstance, metrics: AppMetrics): void {
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { schema: ROUTE_SCHEMAS.metrics }, async (_request, reply) => {
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });

@@ -1,0 +1,321 @@
+import {
+  FlowDefinitionSchema,
+  JobProvisioningSchema,
+  JobTimingsSchema,
+  RunStatusSchema,
+  SerializedErrorSchema,
+  StepResultSchema,
+} from '@flowbox/protocol';
+import { z } from 'zod';
+
+/**
+ * JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of the public API's requests and responses,
+ * for the OpenAPI document only: the handlers validate with zod and answer in their own words.
+ * The shapes shared with the wire protocol come from its zod schemas, so they cannot drift;
+ * openapi.test.ts checks every documented answer against these.
+ */
+type JsonSchema = Record<string, unknown>;
+
+const fromZod = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  });
+  return rest;
+};
+
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
+
+export const ErrorBody: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
+};
+
+const FlowView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'enabled', 'publishedVersionId', 'createdAt', 'updatedAt'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    enabled: { type: 'boolean' },
+    publishedVersionId: nullable({ type: 'string' }),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
+
+const VersionView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'flowId', 'number', 'definition', 'published', 'bundle', 'createdAt', 'publishedAt'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    flowId: { type: 'string' },
+    number: { type: 'integer', minimum: 1 },
+    definition: fromZod(FlowDefinitionSchema),
+    published: { type: 'boolean' },
+    bundle: nullable({
+      type: 'object',
+      required: ['sha256', 'sizeBytes', 'pieces'],
+      properties: {
+        sha256: { type: 'string' },
+        sizeBytes: { type: 'integer' },
+        pieces: { type: 'array', items: { type: 'object' } },
+      },
+    }),
+    createdAt: dateTime,
+    publishedAt: nullable(dateTime),
+  },
+};
+
+const runProperties = {
+  id: { type: 'string', format: 'uuid' },
+  flowId: { type: 'string' },
+  flowVersionId: { type: 'string' },
+  status: fromZod(RunStatusSchema),
+  sync: { type: 'boolean' },
+  steps: { type: 'array', items: fromZod(StepResultSchema) },
+  error: nullable(fromZod(SerializedErrorSchema)),
+  logKey: nullable({ type: 'string' }),
+  logError: nullable(fromZod(SerializedErrorSchema)),
+  timings: nullable({ ...fromZod(JobTimingsSchema.extend({ totalMs: z.number() })) }),
+  provisioning: nullable(fromZod(JobProvisioningSchema)),
+  workerId: nullable({ type: 'string' }),
+  attempts: { type: 'integer', minimum: 0 },
+  createdAt: dateTime,
+  startedAt: nullable(dateTime),
+  finishedAt: nullable(dateTime),
+};
+const RUN_REQUIRED = Object.keys(runProperties);
+
+const RunView: JsonSchema = {
+  type: 'object',
+  required: [...RUN_REQUIRED, 'logUrl'],
+  additionalProperties: false,
+  properties: {
+    ...runProperties,
+    logUrl: nullable({ type: 'string', format: 'uri' }),
+    response: {
+      description: 'While the run is in flight: the response its flow gave, once given.',
+      ...nullable({
+        type: 'object',
+        required: ['status', 'headers', 'body'],
+        properties: { status: { type: 'integer' }, headers: { type: 'object' }, body: {} },
+      }),
+    },
+  },
+};
+
+/** A run in a list: everything but its steps (the list is for timings; read a run for its steps). */
+const { steps: _steps, ...summaryProperties } = runProperties;
+const RunSummary: JsonSchema = {
+  type: 'object',
+  required: Object.keys(summaryProperties),
+  additionalProperties: false,
+  properties: summaryProperties,
+};
+
+const flowIdParam = { type: 'object', required: ['flowId'], properties: { flowId: { type: 'string' } } };
+const bearer = [{ apiKey: [] }];
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, { description: 'error', ...ErrorBody }]));
+const json = (description: string, schema: JsonSchema) => ({ description, ...schema });
+
+/** Each public route's `schema` option: summary, tag, auth, request and responses. */
+export const ROUTE_SCHEMAS = {
+  webhookSync: {
+    tags: ['webhooks'],
+    summary: "Runs the flow and answers with its response step's status, headers and body.",
+    params: flowIdParam,
+    body: { type: 'object', description: 'Any JSON object: the trigger hands it to the flow.' },
+    response: {
+      200: { description: "The flow's own response (its status, headers and body)." },
+      ...errors(400, 404, 413, 415, 500, 502, 503, 504),
+    },
+  },
+  webhookAsync: {
+    tags: ['webhooks'],
+    summary: 'Accepts a run and answers at once with its id; read it with GET /v1/runs/{runId}.',
+    params: flowIdParam,
+    body: { type: 'object', description: 'Any JSON object: the trigger hands it to the flow.' },
+    response: {
+      202: json('Accepted.', {
+        type: 'object',
+        required: ['runId'],
+        properties: { runId: { type: 'string', format: 'uuid' } },
+      }),
+      ...errors(400, 404, 413, 415, 503),
+    },
+  },
+  createFlow: {
+    tags: ['flows'],
+    summary: 'Creates a flow with its version 1, published when asked.',
+    security: bearer,
+    body: {
+      type: 'object',
+      required: ['name', 'definition'],
+      properties: {
+        id: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{2,62}$' },
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+        definition: fromZod(FlowDefinitionSchema),
+        publish: { type: 'boolean', default: false },
+      },
+    },
+    response: {
+      201: json('Created.', {
+        type: 'object',
+        required: ['flow', 'version'],
+        properties: { flow: FlowView, version: VersionView },
+      }),
+      ...errors(400, 401),
+    },
+  },
+  listFlows: {
+    tags: ['flows'],
+    summary: 'Every flow.',
+    security: bearer,
+    response: {
+      200: json('The flows.', {
+        type: 'object',
+        required: ['flows'],
+        properties: { flows: { type: 'array', items: FlowView } },
+      }),
+      ...errors(401),
+    },
+  },
+  getFlow: {
+    tags: ['flows'],
+    summary: 'One flow.',
+    security: bearer,
+    params: flowIdParam,
+    response: { 200: json('The flow.', FlowView), ...errors(401, 404) },
+  },
+  updateFlow: {
+    tags: ['flows'],
+    summary: 'Renames, enables or disables a flow (a disabled flow answers its webhooks 404).',
+    security: bearer,
+    params: flowIdParam,
+    body: {
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, enabled: { type: 'boolean' } },
+      minProperties: 1,
+    },
+    response: { 200: json('The flow as changed.', FlowView), ...errors(400, 401, 404) },
+  },
+  listVersions: {
+    tags: ['flows'],
+    summary: "A flow's versions.",
+    security: bearer,
+    params: flowIdParam,
+    response: {
+      200: json('The versions.', {
+        type: 'object',
+        required: ['versions'],
+        properties: { versions: { type: 'array', items: VersionView } },
+      }),
+      ...errors(401, 404),
+    },
+  },
+  addVersion: {
+    tags: ['flows'],
+    summary: 'Adds a version to a flow, published when asked.',
+    security: bearer,
+    params: flowIdParam,
+    body: {
+      type: 'object',
+      required: ['definition'],
+      properties: { definition: fromZod(FlowDefinitionSchema), publish: { type: 'boolean', default: false } },
+    },
+    response: {
+      201: json('Created.', { type: 'object', required: ['version'], properties: { version: VersionView } }),
+      ...errors(400, 401, 404),
+    },
+  },
+  publishVersion: {
+    tags: ['flows'],
+    summary: "Publishes a version: builds its bundle and makes it the flow's live version.",
+    security: bearer,
+    params: {
+      type: 'object',
+      required: ['flowId', 'versionId'],
+      properties: { flowId: { type: 'string' }, versionId: { type: 'string' } },
+    },
+    response: {
+      200: json('Published.', {
+        type: 'object',
+        required: ['version'],
+        properties: { version: VersionView },
+      }),
+      ...errors(401, 404),
+    },
+  },
+  getRun: {
+    tags: ['runs'],
+    summary: 'One run: status, steps, error, latency anatomy and a presigned link to its log.',
+    security: bearer,
+    params: { type: 'object', required: ['runId'], properties: { runId: { type: 'string' } } },
+    response: { 200: json('The run.', RunView), ...errors(401, 404) },
+  },
+  listRuns: {
+    tags: ['runs'],
+    summary: "A flow's runs since a moment, oldest first, without their steps.",
+    security: bearer,
+    querystring: {
+      type: 'object',
+      required: ['flowId'],
+      properties: {
+        flowId: { type: 'string' },
+        since: dateTime,
+        limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
+      },
+    },
+    response: {
+      200: json('The runs.', {
+        type: 'object',
+        required: ['runs'],
+        properties: { runs: { type: 'array', items: RunSummary } },
+      }),
+      ...errors(400, 401),
+    },
+  },
+  live: {
+    tags: ['health'],
+    summary: 'The process answers.',
+    response: {
+      200: json('Alive.', { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }),
+    },
+  },
+  ready: {
+    tags: ['health'],
+    summary: 'Postgres and Redis answer; with the number of connected workers.',
+    response: Object.fromEntries(
+      [200, 503].map((status) => [
+        status,
+        json(status === 200 ? 'Ready.' : 'Not ready.', {
+          type: 'object',
+          required: ['status', 'database', 'redis', 'workers'],
+          properties: {
+            status: { enum: ['ok', 'unavailable'] },
+            database: { type: 'string' },
+            redis: { type: 'string' },
+            workers: { type: 'integer', minimum: 0 },
+          },
+        }),
+      ]),
+    ),
+  },
+  metrics: {
+    tags: ['health'],
+    summary: 'Prometheus metrics (text format 0.0.4).',
+    response: { 200: { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+  },
+} as const;
