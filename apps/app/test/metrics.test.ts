@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promSample } from '../../../test/prometheus.ts';
 import type { FlowboxApp } from '../src/app.ts';
 import { postJson, startTestApp } from './app-harness.ts';
-
-/** The value of one sample in Prometheus' text format, or undefined when it is absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('GET /metrics on the app (real Postgres and Redis, no worker)', () => {
   let app: FlowboxApp;
@@ -28,34 +23,34 @@ describe('GET /metrics on the app (real Postgres and Redis, no worker)', () => {
 
   it('counts accepted runs by flow and webhook answers by status, and reads the queue', async () => {
     const before = await scrape();
-    expect(sample(before, 'flowbox_workers_connected')).toBe(0);
-    expect(sample(before, 'flowbox_sync_callers_waiting')).toBe(0);
+    expect(promSample(before, 'flowbox_workers_connected')).toBe(0);
+    expect(promSample(before, 'flowbox_sync_callers_waiting')).toBe(0);
 
     expect((await postJson(`${url}/v1/webhooks/benchmark`, {})).status).toBe(202);
     expect((await postJson(`${url}/v1/webhooks/benchmark`, {})).status).toBe(202);
     expect((await postJson(`${url}/v1/webhooks/no-such-flow`, {})).status).toBe(404);
 
     const after = await scrape();
-    expect(sample(after, 'flowbox_runs_accepted_total{flow="benchmark"}')).toBe(2);
-    expect(sample(after, 'flowbox_webhook_responses_total{status="202"}')).toBe(2);
-    expect(sample(after, 'flowbox_webhook_responses_total{status="404"}')).toBe(1);
+    expect(promSample(after, 'flowbox_runs_accepted_total{flow="benchmark"}')).toBe(2);
+    expect(promSample(after, 'flowbox_webhook_responses_total{status="202"}')).toBe(2);
+    expect(promSample(after, 'flowbox_webhook_responses_total{status="404"}')).toBe(1);
     // No worker takes them: both wait in the queue this app's Redis holds.
-    expect(sample(after, 'flowbox_queue_jobs{state="waiting"}')).toBeGreaterThanOrEqual(2);
-    expect(sample(after, 'flowbox_queue_jobs{state="active"}')).toBe(0);
+    expect(promSample(after, 'flowbox_queue_jobs{state="waiting"}')).toBeGreaterThanOrEqual(2);
+    expect(promSample(after, 'flowbox_queue_jobs{state="active"}')).toBe(0);
     // The process's own figures come with it.
-    expect(sample(after, 'flowbox_app_process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(promSample(after, 'flowbox_app_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('shows a sync caller while it waits, and a timed-out one no more', async () => {
     const waiting = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     let seen = 0;
     for (let i = 0; i < 50 && seen === 0; i += 1) {
-      seen = sample(await scrape(), 'flowbox_sync_callers_waiting') ?? 0;
+      seen = promSample(await scrape(), 'flowbox_sync_callers_waiting') ?? 0;
       if (seen === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(seen).toBe(1);
     expect((await waiting).status).toBe(504);
-    expect(sample(await scrape(), 'flowbox_sync_callers_waiting')).toBe(0);
+    expect(promSample(await scrape(), 'flowbox_sync_callers_waiting')).toBe(0);
   });
 
   it('holds no secret', async () => {

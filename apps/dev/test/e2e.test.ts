@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FlowDefinition, RunLog } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { ANSWERS_THEN_WORKS } from '../../../test/flows.ts';
 import { RUN_ID_HEADER } from '../../app/src/http/webhook-routes.ts';
 import { getRun, manage, postJson, type RunView } from '../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../src/stack.ts';
@@ -202,20 +203,6 @@ describe('end to end: one app and one worker as real processes', () => {
 });
 
 /** Answers the caller, then runs on (a code step that ends only at its timeout). */
-const ANSWERS_THEN_WORKS: FlowDefinition = {
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    { type: 'code', name: 'step_1', code: 'return { n: 1 };', input: {} },
-    {
-      type: 'piece',
-      name: 'step_2',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{step_1}}' },
-    },
-    { type: 'code', name: 'step_3', code: 'while (true) {}', input: {} },
-  ],
-};
 
 describe('end to end: two apps, the webhook on one and the worker on the other', () => {
   let stack: RunningStack;

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promSample } from '../../../test/prometheus.ts';
 import { type FaultStack, postWebhook, startFaultStack, waitUntil } from './faults/fault-harness.ts';
-
-/** The value of one sample in Prometheus' text format, or undefined when it is absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('a worker with METRICS_PORT set (real app, worker and engine processes)', () => {
   let fault: FaultStack;
@@ -38,19 +33,19 @@ describe('a worker with METRICS_PORT set (real app, worker and engine processes)
         const response = await fetch(metricsUrl);
         expect(response.status).toBe(200);
         text = await response.text();
-        return sample(text, 'flowbox_worker_jobs_total{status="SUCCEEDED"}') === 2;
+        return promSample(text, 'flowbox_worker_jobs_total{status="SUCCEEDED"}') === 2;
       },
       10_000,
       'both jobs counted',
     );
-    expect(sample(text, 'flowbox_worker_engine_boots_total')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'flowbox_worker_engine_boot_seconds_count')).toBe(
-      sample(text, 'flowbox_worker_engine_boots_total'),
+    expect(promSample(text, 'flowbox_worker_engine_boots_total')).toBeGreaterThanOrEqual(1);
+    expect(promSample(text, 'flowbox_worker_engine_boot_seconds_count')).toBe(
+      promSample(text, 'flowbox_worker_engine_boots_total'),
     );
-    expect(sample(text, 'flowbox_worker_cache_total{artifact="bundle",outcome="miss"}')).toBe(1);
-    expect(sample(text, 'flowbox_worker_cache_total{artifact="bundle",outcome="hit"}')).toBe(1);
-    expect(sample(text, 'flowbox_worker_provision_seconds_count')).toBe(2);
-    expect(sample(text, 'flowbox_worker_engine_rss_bytes')).toBeGreaterThan(10 * 1024 * 1024);
+    expect(promSample(text, 'flowbox_worker_cache_total{artifact="bundle",outcome="miss"}')).toBe(1);
+    expect(promSample(text, 'flowbox_worker_cache_total{artifact="bundle",outcome="hit"}')).toBe(1);
+    expect(promSample(text, 'flowbox_worker_provision_seconds_count')).toBe(2);
+    expect(promSample(text, 'flowbox_worker_engine_rss_bytes')).toBeGreaterThan(10 * 1024 * 1024);
     // The worker's credential and the app's address are configuration, not metrics.
     expect(text).not.toMatch(/eyJ|WORKER_TOKEN|127\.0\.0\.1/);
     expect((await fetch(metricsUrl.replace('/metrics', '/other'))).status).toBe(404);

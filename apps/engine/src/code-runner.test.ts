@@ -1,21 +1,11 @@
-import { type ExecutionMode, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
+import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CodeRunner, CodeRunRequest } from './code-runner.ts';
 import { openCodeStepSession } from './code-step-host.ts';
-import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
-import { createNodeVmRunner } from './node-vm-runner.ts';
+import { codeRunnersByKind, type RunnerKind } from './testing/code-runners.ts';
 
 /** One runner per execution mode, held to the same suite below. */
-/** One runner per kind (SANDBOXED runs code steps in the same isolated-vm runner as SANDBOX_CODE_ONLY). */
-type RunnerKind = Exclude<ExecutionMode, 'SANDBOXED'>;
-const RUNNERS: Record<RunnerKind, CodeRunner> = {
-  SANDBOX_CODE_ONLY: createIsolatedVmRunner({
-    onCatastrophicError: (message) => {
-      throw new Error(`catastrophic isolate error in a test: ${message}`);
-    },
-  }),
-  UNSANDBOXED: createNodeVmRunner(),
-};
+const RUNNERS = codeRunnersByKind();
 
 afterAll(() => {
   for (const runner of Object.values(RUNNERS)) runner.close();

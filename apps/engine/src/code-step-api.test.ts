@@ -3,28 +3,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CODE_STEP_FETCH_LIMITS, createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
-import { type ExecutionMode, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
+import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CodeRunner } from './code-runner.ts';
 import { CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
-import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
-import { createNodeVmRunner } from './node-vm-runner.ts';
+import { codeRunnersByKind, type RunnerKind } from './testing/code-runners.ts';
 
 /**
  * The code-step API (console, timers, fetch) in each execution mode, with the real egress
  * policy and a real HTTP server on 127.0.0.1. The policy names that server's port, so it is the
  * one loopback address a code step may reach; everything else on loopback is refused.
  */
-/** One runner per kind (SANDBOXED runs code steps in the same isolated-vm runner as SANDBOX_CODE_ONLY). */
-type RunnerKind = Exclude<ExecutionMode, 'SANDBOXED'>;
-const RUNNERS: Record<RunnerKind, CodeRunner> = {
-  SANDBOX_CODE_ONLY: createIsolatedVmRunner({
-    onCatastrophicError: (message) => {
-      throw new Error(`catastrophic isolate error in a test: ${message}`);
-    },
-  }),
-  UNSANDBOXED: createNodeVmRunner(),
-};
+const RUNNERS = codeRunnersByKind();
 
 let server: Server;
 let port: number;

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ANSWERS_THEN_WORKS } from '../../../test/flows.ts';
 import { ComposeStack, sleep } from './compose-stack.ts';
 import { podman } from './podman.ts';
 import { canRunContainers, ensureStandinImages } from './standin-images.ts';
@@ -30,22 +31,6 @@ const TAG = 'compose-check';
 const RUN_ID_HEADER = 'x-flowbox-run-id';
 /** The exit code that means "not tried": this machine cannot run containers (.ci/run skips). */
 const CANNOT_RUN_CONTAINERS = 3;
-
-/** A flow that answers its caller, then loops in a code step: a run still in flight after its answer. */
-const ANSWERS_THEN_WORKS = {
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    { type: 'code', name: 'step_1', code: 'return { n: 1 };', input: {} },
-    {
-      type: 'piece',
-      name: 'step_2',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{step_1}}' },
-    },
-    { type: 'code', name: 'step_3', code: 'while (true) {}', input: {} },
-  ],
-};
 
 interface RunView {
   id: string;
@@ -171,16 +156,7 @@ async function main(): Promise<void> {
       );
       assert.ok(run.logUrl, 'the run has a log');
       // The log URL is presigned for the s3 service's name, which resolves inside the network.
-      const app = await stack.container('app');
-      const { output } = await podman([
-        'exec',
-        app.name,
-        'node',
-        '--input-type=module',
-        '-e',
-        'const r = await fetch(process.argv[1]); console.log(r.status, await r.text());',
-        run.logUrl,
-      ]);
+      const output = await fetchInsideApp(stack, run.logUrl);
       assert.match(output, /^200 /, output);
       assert.ok(output.includes(runId), `the log names its run: ${output.slice(0, 300)}`);
     });
@@ -188,15 +164,7 @@ async function main(): Promise<void> {
     await stage('metrics: the app on its port, the worker on the stack network', async () => {
       const appMetrics = await (await fetch(`${base}/metrics`)).text();
       assert.match(appMetrics, /^flowbox_runs_accepted_total\{flow="benchmark"\} 1$/m);
-      const app = await stack.container('app');
-      const { output } = await podman([
-        'exec',
-        app.name,
-        'node',
-        '--input-type=module',
-        '-e',
-        "const r = await fetch('http://worker:9464/metrics'); console.log(r.status, await r.text());",
-      ]);
+      const output = await fetchInsideApp(stack, 'http://worker:9464/metrics');
       assert.match(output, /^200 /, output.slice(0, 300));
       assert.match(output, /^flowbox_worker_jobs_total\{status="SUCCEEDED"\} 1$/m);
     });
@@ -295,6 +263,13 @@ function apiClient(base: string, apiKey: string) {
       return last as unknown as RunView;
     },
   };
+}
+
+/** GETs a URL from inside the app container (where the stack's service names resolve): "<status> <body>". */
+async function fetchInsideApp(stack: ComposeStack, url: string): Promise<string> {
+  const app = await stack.container('app');
+  const script = 'const r = await fetch(process.argv[1]); console.log(r.status, await r.text());';
+  return (await podman(['exec', app.name, 'node', '--input-type=module', '-e', script, url])).output;
 }
 
 /** The worker container whose hostname starts `workerId` (`<hostname>-<pid>`). */
