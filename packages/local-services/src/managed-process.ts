@@ -23,10 +23,8 @@ export interface SpawnOptions {
   command: string;
   args: readonly string[];
   cwd?: string;
-  /** The child's whole environment; this process's when unset. */
+  /** The child's whole environment; unset, it inherits this process's (Node's default). */
   env?: Record<string, string>;
-  /** Added on top of `env` (secrets go here rather than on the command line). */
-  extraEnv?: Record<string, string>;
   /** Run as this user (needs root); PostgreSQL refuses to run as root. */
   user?: SystemUser;
   /**
@@ -81,11 +79,9 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       ? [options.command, [...options.args]]
       : [setpriv, ['--pdeathsig', options.parentDeathSignal, '--', options.command, ...options.args]];
 
-  const baseEnv = options.env ?? process.env;
-  const env = options.extraEnv === undefined ? baseEnv : { ...baseEnv, ...options.extraEnv };
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
-    env,
+    env: options.env,
     detached: false,
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc === true ? (['ipc'] as const) : [])],
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),

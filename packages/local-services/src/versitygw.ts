@@ -122,8 +122,8 @@ function spawnVersitygw(options: VersitygwOptions, region: string, port: number)
       'posix',
       options.dataDir,
     ],
-    // Through the environment so the secret does not show in `ps`.
-    extraEnv: {
+    // Through the environment so the secret does not show in `ps`; nothing else of ours.
+    env: {
       ROOT_ACCESS_KEY_ID: options.accessKeyId,
       ROOT_SECRET_ACCESS_KEY: options.secretAccessKey,
     },
