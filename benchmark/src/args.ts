@@ -32,7 +32,8 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
 
   --quick                 the short suite (4 scenarios, 2 s x 3 repeats; under 2 minutes)
   --scenario <name>       run only this scenario; repeatable. Names: <mode>-<apps>a<workers>w-c<connections>
-                          with mode warm | cold-prewarm | cold (target with --target), e.g. warm-1a2w-c2
+                          with mode warm | cold-prewarm | cold (target with --target), e.g. warm-1a2w-c2;
+                          add -r<n> for a fixed rate of n requests per second in all, e.g. cold-prewarm-1a1w-c4-r5
   --duration <s>          seconds of load per repeat (default 10, quick 2)
   --repeats <n>           measured repeats per scenario (default 3)
   --connections <n>       load connections for every scenario (default: the scenario's)

@@ -14,6 +14,8 @@ export interface LoadOptions {
   durationS?: number;
   /** Exactly this many requests, then stop. */
   amount?: number;
+  /** Requests per second across all connections (open loop); unset: back to back. */
+  overallRate?: number;
   /** Per-request timeout in seconds. */
   timeoutS: number;
   signal: AbortSignal;
@@ -58,6 +60,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       connections: options.connections,
       pipelining: 1,
       timeout: options.timeoutS,
+      ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
       ...(options.amount === undefined ? { duration: options.durationS ?? 10 } : { amount: options.amount }),
     },
     (error, result) => finish(error, result),

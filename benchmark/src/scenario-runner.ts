@@ -122,6 +122,7 @@ async function measureRepeat(
   const load = await runLoad({
     urls,
     connections: scenario.connections,
+    ...(scenario.rate === undefined ? {} : { overallRate: scenario.rate }),
     durationS: settings.durationS,
     timeoutS: REQUEST_TIMEOUT_S,
     signal: ctx.signal,

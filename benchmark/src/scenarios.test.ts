@@ -19,6 +19,15 @@ describe('scenarios', () => {
     });
     expect(() => parseScenarioName('warm-0a1w-c1')).toThrow(/between 1/);
     expect(() => parseScenarioName('warm-1a1w')).toThrow(/expected/);
+    expect(parseScenarioName('cold-prewarm-1a1w-c4-r5')).toEqual({
+      name: 'cold-prewarm-1a1w-c4-r5',
+      mode: 'cold-prewarm',
+      apps: 1,
+      workers: 1,
+      connections: 4,
+      rate: 5,
+    });
+    expect(() => parseScenarioName('warm-1a1w-c1-r0')).toThrow(/rate must be between 1/);
   });
 
   it('covers every mode, 1/2/4 workers, 1 and 2 apps and saturation in the standard suite', () => {

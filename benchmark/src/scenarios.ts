@@ -7,6 +7,9 @@
  * - scenario: a mode with a number of app and worker processes and of load connections, named
  *   `<mode>-<apps>a<workers>w-c<connections>`, e.g. `warm-1a2w-c2`.
  * - saturation run: more connections than workers, so jobs queue behind the concurrency-1 workers.
+ * - fixed-rate (open-loop) run: `-r<n>` sends n requests per second in all, whatever the answers
+ *   take, on up to `c` connections, e.g. `cold-prewarm-1a1w-c4-r5`. Back-to-back load (closed
+ *   loop) never leaves a prewarmed spare time to boot; a fixed rate shows what prewarm is for.
  */
 export const MODES = ['warm', 'cold-prewarm', 'cold', 'target'] as const;
 export type Mode = (typeof MODES)[number];
@@ -17,18 +20,28 @@ export interface Scenario {
   apps: number;
   workers: number;
   connections: number;
+  /** Requests per second in all (open loop); undefined: each connection sends back to back. */
+  rate?: number;
 }
 
-const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)$/;
+const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
+const MAX_RATE = 10_000;
 const MAX_PROCESSES = 32;
 const MAX_CONNECTIONS = 1024;
 
 export function scenarioName(s: Omit<Scenario, 'name'>): string {
-  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}`;
+  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${s.rate === undefined ? '' : `-r${s.rate}`}`;
 }
 
-export function scenario(mode: Mode, apps: number, workers: number, connections = workers): Scenario {
-  return { name: scenarioName({ mode, apps, workers, connections }), mode, apps, workers, connections };
+export function scenario(
+  mode: Mode,
+  apps: number,
+  workers: number,
+  connections = workers,
+  rate?: number,
+): Scenario {
+  const shape = { mode, apps, workers, connections, ...(rate === undefined ? {} : { rate }) };
+  return { name: scenarioName(shape), ...shape };
 }
 
 /** Reads a scenario from its name; any shape is allowed, not only the suite's. */
@@ -39,8 +52,14 @@ export function parseScenarioName(name: string): Scenario {
       `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.join(' | ')}, e.g. warm-1a2w-c2`,
     );
   }
-  const [, mode, apps, workers, connections] = match;
-  const parsed = scenario(mode as Mode, Number(apps), Number(workers), Number(connections));
+  const [, mode, apps, workers, connections, rate] = match;
+  const parsed = scenario(
+    mode as Mode,
+    Number(apps),
+    Number(workers),
+    Number(connections),
+    rate === undefined ? undefined : Number(rate),
+  );
   if (
     parsed.apps < 1 ||
     parsed.workers < 1 ||
@@ -52,6 +71,9 @@ export function parseScenarioName(name: string): Scenario {
   if (parsed.connections < 1 || parsed.connections > MAX_CONNECTIONS) {
     throw new Error(`scenario "${name}": connections must be between 1 and ${MAX_CONNECTIONS}`);
   }
+  if (parsed.rate !== undefined && (parsed.rate < 1 || parsed.rate > MAX_RATE)) {
+    throw new Error(`scenario "${name}": the rate must be between 1 and ${MAX_RATE} requests per second`);
+  }
   return parsed;
 }
 
@@ -61,7 +83,8 @@ export const SATURATION_FACTOR = 4;
 /**
  * The standard suite: warm and cold (with and without prewarm) at 1, 2 and 4 workers with
  * connections matched to the workers as the reference benchmark does; 2 apps against 1 (the
- * ratio question); and saturation runs with 4 connections per worker.
+ * ratio question); saturation runs with 4 connections per worker; and warm against cold with
+ * prewarm at a fixed 5 requests per second (open loop), where a prewarmed spare has time to boot.
  */
 export function standardSuite(): Scenario[] {
   return [
@@ -81,8 +104,13 @@ export function standardSuite(): Scenario[] {
     scenario('cold', 1, 2),
     scenario('cold', 1, 4),
     scenario('cold', 1, 4, 4 * SATURATION_FACTOR),
+    scenario('warm', 1, 1, 4, FIXED_RATE),
+    scenario('cold-prewarm', 1, 1, 4, FIXED_RATE),
   ];
 }
+
+/** The open-loop scenarios' rate: one that cold engines with prewarm can sustain on 2 cores. */
+export const FIXED_RATE = 5;
 
 /** The quick suite: one worker in each mode plus two warm workers, for a laptop in under 2 minutes. */
 export function quickSuite(): Scenario[] {
@@ -104,7 +132,7 @@ export function withConnections(list: readonly Scenario[], connections: number |
   if (connections === undefined) return [...list];
   const byName = new Map<string, Scenario>();
   for (const s of list) {
-    const renamed = scenario(s.mode, s.apps, s.workers, connections);
+    const renamed = scenario(s.mode, s.apps, s.workers, connections, s.rate);
     if (!byName.has(renamed.name)) byName.set(renamed.name, renamed);
   }
   return [...byName.values()];
