@@ -14,8 +14,6 @@ export interface LoadOptions {
   durationS?: number;
   /** Exactly this many requests, then stop. */
   amount?: number;
-  /** Requests per second across all connections (open loop); unset: back to back. */
-  overallRate?: number;
   /** Per-request timeout in seconds. */
   timeoutS: number;
   signal: AbortSignal;
@@ -60,7 +58,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       connections: options.connections,
       pipelining: 1,
       timeout: options.timeoutS,
-      ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
       ...(options.amount === undefined ? { duration: options.durationS ?? 10 } : { amount: options.amount }),
     },
     (error, result) => finish(error, result),

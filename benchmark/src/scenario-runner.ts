@@ -1,6 +1,7 @@
 import type { ExecutionMode } from '@flowbox/protocol';
 import { computeAnatomy } from './anatomy.ts';
 import { type LoadResult, runLoad } from './load.ts';
+import { runPacedLoad } from './paced-load.ts';
 import { diffPostgres, type PostgresProbe } from './postgres-stats.ts';
 import {
   cpuBetween,
@@ -119,20 +120,24 @@ async function measureRepeat(
   const postgresBefore = await ctx.postgres?.snapshot();
   const logsBefore = ctx.logCounts();
   const started = performance.now();
-  const load = await runLoad({
+  const shared = {
     urls,
     connections: scenario.connections,
-    ...(scenario.rate === undefined ? {} : { overallRate: scenario.rate }),
     durationS: settings.durationS,
     timeoutS: REQUEST_TIMEOUT_S,
     signal: ctx.signal,
-    onProgress: (responses, elapsedS) =>
+    onProgress: (responses: number, elapsedS: number) =>
       ctx.onProgress(
         label,
         elapsedS / settings.durationS,
         `${elapsedS.toFixed(1)}/${settings.durationS} s  ${responses} req  ${(responses / Math.max(elapsedS, 0.001)).toFixed(0)} req/s`,
       ),
-  });
+  };
+  // A fixed-rate scenario paces its requests itself (paced-load.ts); others load back to back.
+  const load =
+    scenario.rate === undefined
+      ? await runLoad(shared)
+      : await runPacedLoad({ ...shared, rate: scenario.rate });
   ctx.onProgress(`${label} settling`, null, '');
   const settled = await settle(ctx, since);
   const procEnd = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);

@@ -7,7 +7,7 @@
  * - scenario: a mode with a number of app and worker processes and of load connections, named
  *   `<mode>-<apps>a<workers>w-c<connections>`, e.g. `warm-1a2w-c2`.
  * - saturation run: more connections than workers, so jobs queue behind the concurrency-1 workers.
- * - fixed-rate (open-loop) run: `-r<n>` sends n requests per second in all, whatever the answers
+ * - fixed-rate (open-loop) run: `-r<n>` sends n requests per second in all, evenly spaced, whatever the answers
  *   take, on up to `c` connections, e.g. `cold-prewarm-1a1w-c4-r5`. Back-to-back load (closed
  *   loop) never leaves a prewarmed spare time to boot; a fixed rate shows what prewarm is for.
  */
