@@ -21,6 +21,12 @@ describe('parseBenchArgs', () => {
     });
   });
 
+  it('takes a profile directory for --cpu-prof, relative to the working directory, and refuses it with --target', () => {
+    expect(parse([]).cpuProfDir).toBeUndefined();
+    expect(parse(['--cpu-prof', 'prof']).cpuProfDir).toBe('/repo/prof');
+    expect(() => parse(['--target', 'http://10.1.2.3:3000', '--cpu-prof', 'prof'])).toThrow(/--cpu-prof/);
+  });
+
   it('shortens durations and warm-up for --quick', () => {
     expect(parse(['--quick'])).toMatchObject({ quick: true, durationS: 2, repeats: 3, warmupPerWorker: 10 });
   });

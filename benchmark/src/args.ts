@@ -22,6 +22,8 @@ export interface BenchOptions {
   build: boolean;
   /** The workers' EXECUTION_MODE (default SANDBOX_CODE_ONLY, the worker's own default). */
   executionMode: ExecutionMode;
+  /** --cpu-prof: where app, worker and engine processes write V8 CPU profiles (local stacks only). */
+  cpuProfDir: string | undefined;
   help: boolean;
 }
 
@@ -45,6 +47,8 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
   --out <dir>             where the result files go (default benchmark/results)
   --skip-build            do not run \`pnpm build\` first (the engine bundle and piece archives must exist)
   --execution-mode <m>    the workers' EXECUTION_MODE: SANDBOX_CODE_ONLY (default) | SANDBOXED | UNSANDBOXED
+  --cpu-prof <dir>        profile every app, worker and engine process (V8 --cpu-prof) and write a
+                          flame graph and a top-functions table per process kind and scenario into <dir>
   -h, --help              this text
 `;
 
@@ -73,6 +77,7 @@ export function parseBenchArgs(
       out: { type: 'string' },
       'skip-build': { type: 'boolean', default: false },
       'execution-mode': { type: 'string' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -109,8 +114,16 @@ export function parseBenchArgs(
     outDir: resolve(paths.cwd, values.out ?? paths.defaultOutDir),
     build: values['skip-build'] !== true,
     executionMode: executionMode(values['execution-mode'], target),
+    cpuProfDir: cpuProfDir(values['cpu-prof'], target, paths.cwd),
     help: values.help === true,
   };
+}
+
+function cpuProfDir(raw: string | undefined, target: string | undefined, cwd: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (target !== undefined)
+    throw new Error('--cpu-prof: with --target the processes are not ours to profile');
+  return resolve(cwd, raw);
 }
 
 function executionMode(raw: string | undefined, target: string | undefined): ExecutionMode {

@@ -9,6 +9,7 @@ import { type BenchOptions, parseBenchArgs, USAGE } from './args.ts';
 import { killProcessTrees } from './force-stop.ts';
 import { textTable } from './format.ts';
 import { collectMachineInfo } from './machine-info.ts';
+import { writeProfileReport } from './profile-report.ts';
 import { Progress } from './progress.ts';
 import { SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport } from './result-types.ts';
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
     pathEnv: process.env.PATH,
     toolsDir: process.env.FLOWBOX_TOOLS_DIR,
     baseEnv: { ...process.env },
+    cpuProfDir: options.cpuProfDir,
   };
   const progress = new Progress(process.stderr);
   const controller = new AbortController();
@@ -122,6 +124,9 @@ async function main(): Promise<number> {
   process.stdout.write(
     `Medians of ${settings.repeats} repeat(s), (min–max). Results:\n  ${files.md}\n  ${files.json}\n  ${files.svg}\n`,
   );
+  if (options.cpuProfDir !== undefined) {
+    process.stdout.write(`CPU profiles: ${await writeProfileReport(options.cpuProfDir, REPO_ROOT)}\n`);
+  }
   if (controller.signal.aborted) return 130;
   return report.scenarios.some((r) => r.status !== 'ok') ? 1 : 0;
 }

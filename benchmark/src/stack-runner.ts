@@ -33,6 +33,8 @@ export async function startScenarioStack(options: {
   root: string;
   baseEnv: Record<string, string | undefined>;
   executionMode: ExecutionMode;
+  /** Profile the app, worker and engine processes into `<cpuProfDir>/<kind>` (--cpu-prof). */
+  cpuProfDir?: string | undefined;
   signal: AbortSignal;
 }): Promise<ScenarioStack> {
   const { services, scenario } = options;
@@ -42,6 +44,7 @@ export async function startScenarioStack(options: {
   const tmpDir = join(dataDir, 'tmp');
   await mkdir(tmpDir, { recursive: true });
   const database = await services.createDatabase(`bench_${options.index}_${scenario.mode.replace('-', '_')}`);
+  const profiling = profilingEnv(options.cpuProfDir);
   const counts = { warn: 0, error: 0 };
   const recent: string[] = [];
   const onLine = (name: string, line: LogLine) => {
@@ -61,8 +64,13 @@ export async function startScenarioStack(options: {
     redisUrl: services.redisUrl,
     s3: services.s3,
     // Load goes only to this machine's loopback, whatever HOST the caller's environment holds.
-    appEnv: { HOST: '127.0.0.1' },
-    workerEnv: { ...workerEnvFor(scenario.mode), EXECUTION_MODE: options.executionMode, TMPDIR: tmpDir },
+    appEnv: { HOST: '127.0.0.1', ...profiling.app },
+    workerEnv: {
+      ...workerEnvFor(scenario.mode),
+      EXECUTION_MODE: options.executionMode,
+      TMPDIR: tmpDir,
+      ...profiling.worker,
+    },
     baseEnv: options.baseEnv,
     onLine,
   });
@@ -89,6 +97,22 @@ export async function startScenarioStack(options: {
     logCounts: () => ({ ...counts }),
     recentLines,
     close: () => stack.close(),
+  };
+}
+
+/**
+ * V8 writes a process's profile when it exits by itself: apps and workers do on SIGTERM, and the
+ * worker ends its engines gently when ENGINE_CPU_PROF_DIR is set.
+ */
+function profilingEnv(dir: string | undefined): {
+  app: Record<string, string>;
+  worker: Record<string, string>;
+} {
+  if (dir === undefined) return { app: {}, worker: {} };
+  const nodeOptions = (kind: string) => `--cpu-prof --cpu-prof-dir=${join(dir, kind)}`;
+  return {
+    app: { NODE_OPTIONS: nodeOptions('app') },
+    worker: { NODE_OPTIONS: nodeOptions('worker'), ENGINE_CPU_PROF_DIR: join(dir, 'engine') },
   };
 }
 

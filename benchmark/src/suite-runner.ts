@@ -39,6 +39,8 @@ export async function runLocalSuite(
     pathEnv: string | undefined;
     toolsDir: string | undefined;
     baseEnv: Record<string, string | undefined>;
+    /** --cpu-prof: each scenario's processes write their profiles into `<cpuProfDir>/<scenario>`. */
+    cpuProfDir?: string | undefined;
   },
   deps: SuiteDeps,
 ): Promise<SuiteOutcome> {
@@ -102,7 +104,7 @@ async function runOneLocal(
     redis: Awaited<ReturnType<typeof openRedisProbe>>;
     root: string;
     settings: RunSettings;
-    env: { baseEnv: Record<string, string | undefined> };
+    env: { baseEnv: Record<string, string | undefined>; cpuProfDir?: string | undefined };
     deps: SuiteDeps;
     ticksPerSecond: number;
     onProgress: MeasureContext['onProgress'];
@@ -120,6 +122,7 @@ async function runOneLocal(
       root: c.root,
       baseEnv: c.env.baseEnv,
       executionMode: c.settings.executionMode,
+      cpuProfDir: c.env.cpuProfDir === undefined ? undefined : join(c.env.cpuProfDir, scenario.name),
       signal,
     });
     stackPids = [...(stack.roots.app ?? []), ...(stack.roots.worker ?? [])];

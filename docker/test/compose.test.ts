@@ -73,6 +73,7 @@ const NOT_IN_ENVIRONMENT: Record<ProcessName, Record<string, string>> = {
     CACHE_DIR: 'the default (under /tmp) is the container’s own disk',
     ENGINE_BUNDLE: 'the default is the bundle built into the image',
     METRICS_HOST: 'the default (0.0.0.0) is what a container needs',
+    ENGINE_CPU_PROF_DIR: 'profiling only (pnpm bench --cpu-prof), never in a deployment',
   },
   'mint-worker-token': {},
 };

@@ -36,6 +36,11 @@ export interface EngineProcessOptions {
   /** The engine's environment; empty by default so it never sees the worker's token. */
   env?: Record<string, string>;
   bootTimeoutMs?: number;
+  /**
+   * End the engine by closing its IPC channel (it exits by itself; SIGKILL after 5 s) instead of
+   * SIGKILL, so that exit-time work such as writing a `--cpu-prof` profile happens.
+   */
+  endGracefully?: boolean;
   /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
   sandbox?: EngineSandbox;
 }
@@ -55,6 +60,7 @@ export interface EngineSandbox {
 }
 
 const DEFAULT_BOOT_TIMEOUT_MS = 15_000;
+const GRACEFUL_END_MS = 5_000;
 
 export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
   const forkedAt = performance.now();
@@ -185,7 +191,12 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     async kill() {
       if (alive) {
         alive = false;
-        child.kill('SIGKILL');
+        if (options.endGracefully === true && child.connected) {
+          child.disconnect();
+          const forced = setTimeout(() => child.kill('SIGKILL'), GRACEFUL_END_MS);
+          await exited.promise;
+          clearTimeout(forced);
+        } else child.kill('SIGKILL');
       }
       await exited.promise;
     },

@@ -29,6 +29,7 @@ import { z } from 'zod';
  *   METRICS_HOST       0.0.0.0; where that server listens
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
+ *   ENGINE_CPU_PROF_DIR  unset (off); profiling: every engine writes a V8 CPU profile here
  */
 export const WorkerEnvSchema = z.object({
   APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),
@@ -105,6 +106,13 @@ export const WorkerEnvSchema = z.object({
     .describe(
       "On SIGTERM the worker stops polling and lets its running flow finish and report. A flow that would outlast this is handed back 1 s before it ends: the worker exits 0 without its result and the app re-queues the job (`RUN_MAX_ATTEMPTS`) or fails it `WORKER_LOST`. Keep it below the orchestrator's grace period.",
     ),
+  ENGINE_CPU_PROF_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory; engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
+    ),
 });
 
 /** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
@@ -127,6 +135,8 @@ export interface WorkerConfig {
   metrics: { host: string; port: number } | null;
   /** SIGTERM → forced exit, in milliseconds. */
   shutdownGraceMs: number;
+  /** ENGINE_CPU_PROF_DIR: where engines write CPU profiles, or null (the default: no profiling). */
+  engineCpuProfDir: string | null;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
@@ -146,6 +156,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
     metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    engineCpuProfDir: env.ENGINE_CPU_PROF_DIR === undefined ? null : path.resolve(env.ENGINE_CPU_PROF_DIR),
   };
 }
 

@@ -29,15 +29,22 @@ export interface Worker {
  * compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
  * (sandbox/), with their relay as their whole environment.
  */
-export function engineStarter(provisioner: Provisioner, logger: Logger, mode: ExecutionMode): StartEngine {
+export function engineStarter(
+  provisioner: Provisioner,
+  logger: Logger,
+  mode: ExecutionMode,
+  cpuProfDir: string | null = null,
+): StartEngine {
   return async () => {
     const installed = await provisioner.engine();
     if (mode !== 'SANDBOXED') {
       return startEngineProcess({
         entry: installed.entry,
         logger,
-        execArgv: [],
+        execArgv: cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
+        // A profile is written only by an engine that exits on its own.
+        endGracefully: cpuProfDir !== null,
       });
     }
     const { sandbox, env } = await prepareSandboxedEngine({
@@ -71,7 +78,7 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     isolatedVmDir: isolatedVmPackageDir(),
   });
   const metrics = new WorkerMetrics();
-  const startEngine = engineStarter(provisioner, logger, config.executionMode);
+  const startEngine = engineStarter(provisioner, logger, config.executionMode, config.engineCpuProfDir);
   const engines = createEngineSupply(
     config.sandbox,
     async () => {
