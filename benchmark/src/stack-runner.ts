@@ -64,7 +64,12 @@ export async function startScenarioStack(options: {
     redisUrl: services.redisUrl,
     s3: services.s3,
     // Load goes only to this machine's loopback, whatever HOST the caller's environment holds.
-    appEnv: { HOST: '127.0.0.1', ...profiling.app },
+    appEnv: {
+      HOST: '127.0.0.1',
+      // PGlite serves every connection from one session, where a statement name can exist once.
+      ...(services.database.kind === 'pglite' ? { DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
+      ...profiling.app,
+    },
     workerEnv: {
       ...workerEnvFor(scenario.mode),
       EXECUTION_MODE: options.executionMode,

@@ -26,6 +26,11 @@ export const AppEnvSchema = z.object({
   DATABASE_POOL_SIZE: envFields
     .positiveInt(10)
     .describe("Postgres connections this app may hold; all apps' pools together must fit max_connections."),
+  DATABASE_PREPARED_STATEMENTS: envFields
+    .boolean(true)
+    .describe(
+      'Name the statements every run makes, so each connection has Postgres parse and plan them once. Set false behind a proxy that shares server sessions between clients (PgBouncer in transaction mode); `pnpm dev` sets it false for its embedded PGlite, which serves every connection from one session.',
+    ),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')

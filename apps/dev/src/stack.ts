@@ -117,6 +117,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           startPglite({ dataDir: join(options.dataDir, 'pglite') }),
         )
       ).url;
+    // PGlite serves every connection from one session, where a statement name can exist once.
+    const preparedStatements = options.databaseUrl !== undefined;
     const redisUrl =
       options.redisUrl ??
       (
@@ -145,6 +147,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           LOG_LEVEL: options.logLevel,
           INSTANCE_ID: instanceId,
           DATABASE_URL: databaseUrl,
+          DATABASE_PREPARED_STATEMENTS: String(preparedStatements),
           REDIS_URL: redisUrl,
           S3_ENDPOINT: s3.endpoint,
           S3_REGION: s3.region,

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FlowboxError, type PieceDownload, PieceManifestSchema, parseMessage } from '@flowbox/protocol';
@@ -72,27 +73,19 @@ export function createPieceCache(options: PieceCacheOptions) {
   };
 }
 
+/** Synchronous for the reason bundle-cache.ts gives: a marker and a few stats before every job. */
 async function holds(dir: string, piece: PieceDownload): Promise<boolean> {
   let marker: Marker;
   try {
-    const parsed = parseMessage(
-      MarkerSchema,
-      JSON.parse(await readFile(path.join(dir, PIECE_MARKER), 'utf8')),
-    );
+    const parsed = parseMessage(MarkerSchema, JSON.parse(readFileSync(path.join(dir, PIECE_MARKER), 'utf8')));
     if (!parsed.ok || parsed.value.sha256 !== piece.sha256) return false;
     marker = parsed.value;
   } catch {
     return false;
   }
-  const sizes = await Promise.all(
-    marker.files.map((file) =>
-      stat(path.join(dir, file.path)).then(
-        (s) => s.size,
-        () => -1,
-      ),
-    ),
+  return marker.files.every(
+    (file) => statSync(path.join(dir, file.path), { throwIfNoEntry: false })?.size === file.size,
   );
-  return marker.files.every((file, i) => sizes[i] === file.size);
 }
 
 /** The archive must hold the piece the app said it is, in the layout the engine loads. */

@@ -87,21 +87,33 @@ interface RunRow {
   finished_at: Date | null;
 }
 
-export function createRunsRepository(pool: Pool): RunsRepository {
+/**
+ * With `preparedStatements` (the default), the statements every run makes (create, mark
+ * running, finish) are named, so each connection has Postgres parse and plan them once and then
+ * only binds and executes them. Off where server sessions are shared between clients (PgBouncer
+ * in transaction mode, PGlite): a name would be prepared twice in one session.
+ */
+export function createRunsRepository(
+  pool: Pool,
+  options: { preparedStatements: boolean } = { preparedStatements: true },
+): RunsRepository {
+  const named = (name: string) => (options.preparedStatements ? { name } : {});
   return {
     async create({ id, flowId, flowVersionId, sync }) {
-      await pool.query(
-        "INSERT INTO runs (id, flow_id, flow_version_id, status, sync) VALUES ($1, $2, $3, 'QUEUED', $4)",
-        [id, flowId, flowVersionId, sync],
-      );
+      await pool.query({
+        ...named('runs-create'),
+        text: "INSERT INTO runs (id, flow_id, flow_version_id, status, sync) VALUES ($1, $2, $3, 'QUEUED', $4)",
+        values: [id, flowId, flowVersionId, sync],
+      });
     },
 
     async markRunning(runId, workerId) {
-      const result = await pool.query(
-        `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
+      const result = await pool.query({
+        ...named('runs-mark-running'),
+        text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
          WHERE id = $1 AND ${UNFINISHED}`,
-        [runId, workerId],
-      );
+        values: [runId, workerId],
+      });
       return result.rowCount === 1;
     },
 
@@ -116,8 +128,9 @@ export function createRunsRepository(pool: Pool): RunsRepository {
     async finish(runId, { status, error, steps, logKey, logError, timings, provisioning }) {
       // `before` locks the row and says whether it was final already; totalMs is measured on the
       // database's clock, like created_at, so the parts add up against it.
-      const { rows } = await pool.query<{ finalised: boolean }>(
-        `UPDATE runs r SET
+      const { rows } = await pool.query<{ finalised: boolean }>({
+        ...named('runs-finish'),
+        text: `UPDATE runs r SET
            status = CASE WHEN before.open THEN $2 ELSE r.status END,
            error = CASE WHEN before.open THEN $3::jsonb ELSE r.error END,
            steps = CASE WHEN before.open THEN coalesce($4::jsonb, r.steps) ELSE r.steps END,
@@ -130,7 +143,7 @@ export function createRunsRepository(pool: Pool): RunsRepository {
          FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
          WHERE r.id = before.id
          RETURNING before.open AS finalised`,
-        [
+        values: [
           runId,
           status,
           json(error),
@@ -140,7 +153,7 @@ export function createRunsRepository(pool: Pool): RunsRepository {
           json(timings),
           json(provisioning),
         ],
-      );
+      });
       return rows[0]?.finalised === true;
     },
 
