@@ -27,7 +27,7 @@ import { registerMetricsRoute } from './metrics/metrics-route.ts';
 import { ObjectStorage } from './object-storage.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { RunQueue } from './queue/run-queue.ts';
-import { LiveRuns } from './runs/live-runs.ts';
+import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
@@ -127,10 +127,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
-  // In-flight runs are remembered as long as their engine tokens live.
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
-  const live = new LiveRuns({ ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000 });
+  // Ended runs are remembered as long as their engine tokens live.
+  const ended = new EndedRuns({ ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000 });
   const progress = new RunProgressStore({
     redis: producerRedis,
     prefix,
@@ -139,7 +139,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   const metrics = new AppMetrics();
   const lifecycle = new RunLifecycle({
     runs,
-    live,
+    ended,
     progress,
     hub,
     maxAttempts: config.RUN_MAX_ATTEMPTS,
@@ -177,9 +177,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   void http.register(async (management) => {
     management.addHook('onRequest', requireApiKey(config.API_KEY));
     registerFlowRoutes(management, { flows, publisher, catalog });
-    registerRunRoutes(management, { runs, live, progress, storage });
+    registerRunRoutes(management, { runs, progress, storage });
   });
-  registerEngineRoutes(http, { live, lifecycle, progress, hub, tokens, bodyLimit: messageLimit });
+  registerEngineRoutes(http, { ended, progress, hub, tokens, bodyLimit: messageLimit });
 
   return {
     http,

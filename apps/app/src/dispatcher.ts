@@ -102,7 +102,7 @@ export class Dispatcher {
 
   /** An attempt whose worker disconnected with it in flight (see RunLifecycle.lostWorkerOutcome). */
   async workerLost(lease: LeasedJob): Promise<void> {
-    await this.conclude(lease, this.#lifecycle.lostWorkerOutcome(lease.data.runId));
+    await this.conclude(lease, this.#lifecycle.lostWorkerOutcome());
   }
 
   #settle(

@@ -8,7 +8,7 @@ import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { AppMetrics } from '../src/metrics/app-metrics.ts';
-import { LiveRuns } from '../src/runs/live-runs.ts';
+import { EndedRuns } from '../src/runs/ended-runs.ts';
 import { RunLifecycle } from '../src/runs/run-lifecycle.ts';
 import { RunProgressStore } from '../src/runs/run-progress-store.ts';
 import { RunSweeper } from '../src/runs/run-sweeper.ts';
@@ -42,7 +42,7 @@ describe('run lifecycle', () => {
   let subscriber: Redis;
   let hub: SyncResponseHub;
   let progress: RunProgressStore;
-  let live: LiveRuns;
+  let ended: EndedRuns;
   let lifecycle: RunLifecycle;
   let metrics: AppMetrics;
 
@@ -57,11 +57,11 @@ describe('run lifecycle', () => {
     hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
     await hub.start();
     progress = new RunProgressStore({ redis, prefix, ttlMs: 60_000 });
-    live = new LiveRuns({ ttlMs: 120_000 });
+    ended = new EndedRuns({ ttlMs: 120_000 });
     metrics = new AppMetrics();
     lifecycle = new RunLifecycle({
       runs,
-      live,
+      ended,
       progress,
       hub,
       maxAttempts: 2,
@@ -140,35 +140,18 @@ describe('run lifecycle', () => {
     });
   });
 
-  it('records a lost worker with the engine verdict and the steps its callbacks reported', async () => {
+  it('records a lost worker as WORKER_LOST with the steps its engine reported, then refuses its callbacks', async () => {
     const silent = await acceptedRun();
     await progress.record(silent, [step('trigger'), step('step_1')]);
-    const lost = lifecycle.lostWorkerOutcome(silent);
+    const lost = lifecycle.lostWorkerOutcome();
     expect(await lifecycle.conclude(attempt(silent, 2), lost)).toBe('finished');
     expect(await runs.get(silent)).toMatchObject({
       status: 'FAILED',
       error: { code: 'WORKER_LOST' },
       steps: [{ name: 'trigger' }, { name: 'step_1' }],
     });
-
-    // The engine finished (its report reached this app) before its worker was lost.
-    const finished = await acceptedRun();
-    await progress.record(finished, [step('trigger')]);
-    expect(
-      await lifecycle.engineFinished(attempt(finished), { status: 'SUCCEEDED', logKey: 'k' }, [step('last')]),
-    ).toBe(true);
-    expect(await lifecycle.conclude(attempt(finished, 1), lifecycle.lostWorkerOutcome(finished))).toBe(
-      'finished',
-    );
-    expect(await runs.get(finished)).toMatchObject({
-      status: 'SUCCEEDED',
-      logKey: 'k',
-      steps: [{ name: 'trigger' }, { name: 'last' }],
-    });
-    // Its engine's token is spent: a late finish is refused.
-    expect(await lifecycle.engineFinished(attempt(finished), { status: 'FAILED', logKey: null }, [])).toBe(
-      false,
-    );
+    // Its engine's token is spent: the engine routes refuse it from now on.
+    expect(ended.hasEnded(silent)).toBe(true);
   });
 
   it('sweeps only RUNNING runs past the flow timeout plus grace, once; a late report changes nothing', async () => {
@@ -186,8 +169,8 @@ describe('run lifecycle', () => {
     expect((await runs.get(recent))?.status).toBe('RUNNING');
     expect((await runs.get(queued))?.status).toBe('QUEUED');
     // The swept run's engine, should it still call back here, is refused from now on.
-    expect(live.hasEnded(overdue)).toBe(true);
-    expect(live.hasEnded(recent)).toBe(false);
+    expect(ended.hasEnded(overdue)).toBe(true);
+    expect(ended.hasEnded(recent)).toBe(false);
 
     // A second pass finds nothing; the lost worker's late result changes nothing.
     expect(await sweeper.sweep()).not.toContain(overdue);

@@ -137,14 +137,6 @@ describe('worker and engine protocols', () => {
     form.append('file', new Blob([JSON.stringify(log)], { type: 'application/json' }), 'log.json');
     const upload = await fetch(job.logUpload.url, { method: 'POST', body: form });
     expect(upload.status).toBe(204);
-    const finish = {
-      version: 1,
-      type: 'run-finished',
-      status: 'SUCCEEDED',
-      logKey: job.logUpload.key,
-      steps: [],
-    };
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
     expect((await getRun(url, job.runId)).status).toBe('RUNNING');
 
     // The worker's result is the run's record: steps, log and timings in one write.
@@ -162,7 +154,6 @@ describe('worker and engine protocols', () => {
     expect(ack).toEqual({ version: 1, type: 'ok' });
     // Once the run has ended its engine token is good for nothing.
     for (const [path, body] of [
-      [ENGINE_CALLBACK_PATHS.finish(job.runId), finish],
       [ENGINE_CALLBACK_PATHS.steps(job.runId), report],
       [ENGINE_CALLBACK_PATHS.response(job.runId), response],
     ] as const) {
@@ -182,13 +173,24 @@ describe('worker and engine protocols', () => {
     expect(await downloaded.json()).toEqual(log);
   });
 
-  it('answers a sync caller with 500 and the run id as soon as the flow fails', async () => {
+  it("answers a sync caller with 500 and the run id when the worker's result says the flow failed", async () => {
     const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
-    const finish = { version: 1, type: 'run-finished', status: 'FAILED', error, logKey: null, steps: [] };
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
+    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
+      version: 1,
+      type: 'job-result',
+      workerId: 'w1',
+      jobId: job.jobId,
+      runId: job.runId,
+      status: 'FAILED',
+      error,
+      steps: [step('trigger', {})],
+      logKey: null,
+      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+    });
+    expect(ack).toEqual({ version: 1, type: 'ok' });
     const answer = await pending;
     expect(answer.status).toBe(500);
     expect(await answer.json()).toEqual({
@@ -217,41 +219,6 @@ describe('worker and engine protocols', () => {
     expect(answer.status).toBe(500);
     expect(await answer.json()).toMatchObject({ runId: job.runId, error: { code: 'WORKER_LOST' } });
     expect(await getRun(url, job.runId)).toMatchObject({ status: 'FAILED', attempts: 2 });
-  });
-
-  it("records the engine's own verdict and steps when the worker is lost after the engine finished", async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
-    const job = await pollJob(worker);
-    // One step in a progress report, the next with the finish.
-    const report = { version: 1, type: 'steps', steps: [step('trigger', {})] };
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
-    const response = {
-      version: 1,
-      type: 'flow-response',
-      response: { status: 200, headers: {}, body: 'ok' },
-      steps: [],
-    };
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.response(job.runId), response)).status).toBe(204);
-    expect((await pending).status).toBe(200);
-    const finish = {
-      version: 1,
-      type: 'run-finished',
-      status: 'SUCCEEDED',
-      logKey: job.logUpload.key,
-      steps: [step('step_1', { result: 5 })],
-    };
-    expect((await callback(job, ENGINE_CALLBACK_PATHS.finish(job.runId), finish)).status).toBe(204);
-    worker.disconnect();
-
-    const deadline = Date.now() + 10_000;
-    let run = await getRun(url, job.runId);
-    while (run.status === 'RUNNING' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      run = await getRun(url, job.runId);
-    }
-    expect(run).toMatchObject({ status: 'SUCCEEDED', error: null, logKey: job.logUpload.key });
-    expect(run.steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
   });
 
   it("hands the next waiting job back with a result's ack, and again to a poll if that ack was lost", async () => {

@@ -3,7 +3,6 @@ import {
   FlowboxError,
   type FlowResponse,
   type FlowResponseReport,
-  type RunFinishedReport,
   type StepReport,
   type StepResult,
 } from '@flowbox/protocol';
@@ -14,7 +13,6 @@ export interface AppClient {
   reportSteps(steps: StepResult[]): Promise<void>;
   /** The response, with the steps finished before it that no progress report carried. */
   reportResponse(response: FlowResponse, steps: StepResult[]): Promise<void>;
-  reportFinished(report: Omit<RunFinishedReport, 'version' | 'type'>): Promise<void>;
 }
 
 export interface AppClientOptions {
@@ -28,7 +26,7 @@ export interface AppClientOptions {
 export function createAppClient(options: AppClientOptions): AppClient {
   // Keep any path prefix of the app URL (a reverse proxy may mount the app under one).
   const base = options.appUrl.replace(/\/+$/, '');
-  const post = async (path: string, report: StepReport | FlowResponseReport | RunFinishedReport) => {
+  const post = async (path: string, report: StepReport | FlowResponseReport) => {
     let status: number;
     let excerpt: string;
     try {
@@ -62,7 +60,5 @@ export function createAppClient(options: AppClientOptions): AppClient {
         response,
         steps,
       }),
-    reportFinished: (report) =>
-      post(ENGINE_CALLBACK_PATHS.finish(options.runId), { version: 1, type: 'run-finished', ...report }),
   };
 }

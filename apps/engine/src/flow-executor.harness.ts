@@ -5,7 +5,6 @@ import {
   type EngineJob,
   type FlowDefinition,
   FlowResponseReportSchema,
-  RunFinishedReportSchema,
   StepReportSchema,
   type StepResult,
 } from '@flowbox/protocol';
@@ -82,16 +81,14 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
       return makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), { ...artifacts, ...overrides });
     },
     posts,
-    /** Every step the app heard of, in the order it heard them: progress, response and finish. */
+    /** Every step the app heard of from the callbacks, in the order it heard them: progress, then response. */
     stepReports: (): StepResult[] =>
       app.requests.flatMap((r) => {
         if (r.method !== 'POST') return [];
         if (r.url.endsWith('/steps')) return StepReportSchema.parse(r.json).steps;
         if (r.url.endsWith('/response')) return FlowResponseReportSchema.parse(r.json).steps;
-        if (r.url.endsWith('/finish')) return RunFinishedReportSchema.parse(r.json).steps;
         return [];
       }),
-    finishReport: () => RunFinishedReportSchema.parse(posts('finish')[0]?.json),
   };
 }
 

@@ -142,20 +142,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       }
       const logPersistMs = performance.now() - uploadStarted;
 
-      const outcome: FlowOutcome = { status, steps: results, logKey, timings: { runMs: 0, logPersistMs } };
+      // The run's end goes to the worker, whose job result records it: no callback repeats it.
+      const runMs = Math.max(0, performance.now() - started - logPersistMs);
+      const outcome: FlowOutcome = { status, steps: results, logKey, timings: { runMs, logPersistMs } };
       if (error !== undefined) outcome.error = error;
       if (logError !== undefined) outcome.logError = logError;
-      try {
-        const { timings: _timings, steps: _steps, ...verdict } = outcome;
-        await app.reportFinished({ ...verdict, steps: progress.unreported() });
-      } catch (callbackError) {
-        // Not the run's failure: the worker's result, which records the run, carries the same.
-        deps.log('warn', 'the finish callback failed', {
-          runId: job.runId,
-          error: serializeError(callbackError),
-        });
-      }
-      outcome.timings.runMs = Math.max(0, performance.now() - started - logPersistMs);
       return outcome;
     },
   };
@@ -199,9 +190,10 @@ function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
 /**
  * Progress reports: the steps finished since the last report, sent at most every `intervalMs`
  * (the first one `intervalMs` after the start) and never holding up the flow. The response
- * callback takes what is pending when the response step runs, and whatever is not reported when
- * the flow ends goes with the finish callback, so a fast flow makes no progress call at all. A report the app refuses (its run ended, its token expired) stops the run before
- * its next step.
+ * callback takes what is pending when the response step runs; what is not reported when the
+ * flow ends reaches the app with the worker's result, so a fast flow makes no progress call at
+ * all. A report the app refuses (its run ended, its token expired) stops the run before its next
+ * step.
  */
 function createProgressReports(app: AppClient, intervalMs: number) {
   let pending: StepResult[] = [];
@@ -248,12 +240,6 @@ function createProgressReports(app: AppClient, intervalMs: number) {
       const batch = pending;
       pending = [];
       return batch;
-    },
-    /** The steps no report carried; for the finish callback. */
-    unreported(): StepResult[] {
-      ended = true;
-      clearTimeout(timer);
-      return pending;
     },
   };
 }

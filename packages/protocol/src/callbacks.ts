@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FlowResponseSchema, RunOutcomeSchema, StepResultSchema } from './run.ts';
+import { FlowResponseSchema, StepResultSchema } from './run.ts';
 
 /**
  * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
@@ -11,23 +11,21 @@ import { FlowResponseSchema, RunOutcomeSchema, StepResultSchema } from './run.ts
  *   POST /v1/engine/runs/:runId/response   FlowResponseReport   the response step, with the
  *                                                             steps finished before it that no
  *                                                             progress report carried
- *   POST /v1/engine/runs/:runId/finish     RunFinishedReport   once, after the log upload, with
- *                                                             the steps not reported yet
  *
- * Every step reaches the app once, in order, through one of these. A flow that finishes within
- * the interval (most do) sends no progress report at all: its steps ride on the finish.
+ * Every step before the response reaches the app once, in order, through one of these; a flow
+ * that answers within the interval (most do) sends no progress report at all. How the run ended,
+ * with every step, reaches the app once, in the worker's job result (the engine hands it to its
+ * worker over IPC): an HTTP `finish` callback would repeat it at the cost of a request per run.
  *
- * None of them writes to Postgres. Progress and the response (with its steps) are kept in Redis
- * before the caller is answered, so `GET /v1/runs/:id` on any app shows them at once, and a run
- * whose worker dies keeps them; the finish report is kept in the memory of the app it reaches.
- * The run's record is written once, from the worker's job result, which carries the same steps.
+ * Neither writes to Postgres. Progress and the response (with its steps) are kept in Redis before
+ * the caller is answered, so `GET /v1/runs/:id` on any app shows them at once, and a run whose
+ * worker dies keeps them. The run's record is written once, from the worker's job result.
  *
  * Each answers 204, or an error body `{ error: SerializedError }`.
  */
 export const ENGINE_CALLBACK_PATHS = {
   steps: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/steps`,
   response: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/response`,
-  finish: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/finish`,
 } as const;
 
 /** How often a running flow reports progress: a long flow is visible live, a fast one costs nothing. */
@@ -48,10 +46,3 @@ export const FlowResponseReportSchema = z.object({
   steps: z.array(StepResultSchema),
 });
 export type FlowResponseReport = z.infer<typeof FlowResponseReportSchema>;
-
-/** The engine's outcome; its `steps` are only those no earlier report carried. */
-export const RunFinishedReportSchema = RunOutcomeSchema.extend({
-  version: z.literal(1),
-  type: z.literal('run-finished'),
-});
-export type RunFinishedReport = z.infer<typeof RunFinishedReportSchema>;

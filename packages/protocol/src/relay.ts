@@ -5,7 +5,7 @@ import { z } from 'zod';
  * worker binds into the sandbox. The engine has no network of its own: its job names the relay
  * as the app (`appUrl`) and as the log upload's URL, and code steps' `fetch` posts here.
  *
- *   POST /v1/engine/runs/:runId/{steps,response,finish}   forwarded to the app, for this run's
+ *   POST /v1/engine/runs/:runId/{steps,response}          forwarded to the app, for this run's
  *                                                         id with this run's token only
  *   POST /log-upload                                      forwarded to this run's presigned form
  *   POST /fetch        RelayFetchRequest → RelayFetchAnswer, under the worker's egress policy

@@ -1,21 +1,13 @@
-import {
-  FlowboxError,
-  FlowResponseReportSchema,
-  parseMessage,
-  RunFinishedReportSchema,
-  StepReportSchema,
-} from '@flowbox/protocol';
+import { FlowboxError, FlowResponseReportSchema, parseMessage, StepReportSchema } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { LiveRuns } from '../runs/live-runs.ts';
-import type { RunLifecycle } from '../runs/run-lifecycle.ts';
+import type { EndedRuns } from '../runs/ended-runs.ts';
 import type { RunProgressStore } from '../runs/run-progress-store.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
 
 export interface EngineRouteDeps {
-  live: LiveRuns;
-  lifecycle: RunLifecycle;
+  ended: EndedRuns;
   progress: RunProgressStore;
   hub: SyncResponseHub;
   tokens: TokenService;
@@ -31,9 +23,8 @@ interface EngineRequest {
 /**
  * The engine callback API. Every call carries a JWT scoped to one run; a token for another run,
  * an expired or tampered one, or one whose run has ended is refused before anything is kept.
- * Nothing here writes to Postgres: progress and the response go to Redis (RunProgressStore), the
- * finish report to this app's memory (LiveRuns); the run's record is written once, from the
- * worker's result.
+ * Nothing here writes to Postgres: progress and the response go to Redis (RunProgressStore); the
+ * run's record is written once, from the worker's result.
  */
 export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps): void {
   const authorize = (request: FastifyRequest<EngineRequest>): EngineTokenClaims => {
@@ -45,7 +36,7 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     if (claims.runId !== request.params.runId) {
       throw new FlowboxError('FORBIDDEN', 'the engine token is for another run');
     }
-    if (deps.live.hasEnded(claims.runId)) throw alreadyFinished(claims.runId);
+    if (deps.ended.hasEnded(claims.runId)) throw alreadyFinished(claims.runId);
     return claims;
   };
 
@@ -76,22 +67,6 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
           response: report.response,
         });
       }
-      return reply.status(204).send();
-    },
-  );
-
-  app.post<EngineRequest>(
-    '/v1/engine/runs/:runId/finish',
-    { bodyLimit: deps.bodyLimit },
-    async (request, reply) => {
-      const claims = authorize(request);
-      const {
-        version: _version,
-        type: _type,
-        steps,
-        ...report
-      } = parseBody(RunFinishedReportSchema, request.body);
-      if (!(await deps.lifecycle.engineFinished(claims, report, steps))) throw alreadyFinished(claims.runId);
       return reply.status(204).send();
     },
   );

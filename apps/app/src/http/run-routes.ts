@@ -2,7 +2,6 @@ import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ObjectStorage } from '../object-storage.ts';
-import type { LiveRuns } from '../runs/live-runs.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 import type { RunsRepository } from '../runs/runs-repository.ts';
 import { ROUTE_SCHEMAS } from './api-schemas.ts';
@@ -18,7 +17,7 @@ const ListQuery = z.object({
 
 export function registerRunRoutes(
   app: FastifyInstance,
-  deps: { runs: RunsRepository; live: LiveRuns; progress: RunProgressStore; storage: ObjectStorage },
+  deps: { runs: RunsRepository; progress: RunProgressStore; storage: ObjectStorage },
 ): void {
   app.get<{ Params: { runId: string } }>(
     '/v1/runs/:runId',
@@ -30,10 +29,10 @@ export function registerRunRoutes(
       const logUrl =
         run.logKey === null ? null : await deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS);
       if (run.finishedAt !== null) return { ...run, logUrl };
-      // In flight: what the engine has reported, from Redis (whichever app it reported to), then
-      // its finish report when it reached this app, until the worker's result records the run.
+      // In flight: what the engine has reported, from Redis (whichever app it reported to), until
+      // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
-      const steps = [...progress.steps, ...(deps.live.get(runId)?.steps ?? [])];
+      const { steps } = progress;
       return { ...run, steps: steps.length > 0 ? steps : run.steps, response: progress.response, logUrl };
     },
   );

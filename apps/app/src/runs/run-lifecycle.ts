@@ -10,7 +10,7 @@ import {
 } from '@flowbox/protocol';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
-import type { EngineVerdict, LiveRuns } from './live-runs.ts';
+import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
 import type { RunsRepository } from './runs-repository.ts';
 
@@ -60,7 +60,7 @@ export type ConcludeResult =
  */
 export class RunLifecycle {
   readonly #runs: RunsRepository;
-  readonly #live: LiveRuns;
+  readonly #ended: EndedRuns;
   readonly #progress: RunProgressStore;
   readonly #hub: SyncResponseHub;
   readonly #maxAttempts: number;
@@ -69,7 +69,7 @@ export class RunLifecycle {
 
   constructor(deps: {
     runs: RunsRepository;
-    live: LiveRuns;
+    ended: EndedRuns;
     progress: RunProgressStore;
     hub: SyncResponseHub;
     maxAttempts: number;
@@ -78,7 +78,7 @@ export class RunLifecycle {
   }) {
     this.#metrics = deps.metrics;
     this.#runs = deps.runs;
-    this.#live = deps.live;
+    this.#ended = deps.ended;
     this.#progress = deps.progress;
     this.#hub = deps.hub;
     this.#maxAttempts = deps.maxAttempts;
@@ -113,18 +113,14 @@ export class RunLifecycle {
       outcome.error !== undefined
     ) {
       // Another attempt, from the start: the sync caller keeps waiting for its answer.
-      this.#live.forget(run.runId);
       await this.#progress.forget(run.runId).catch((error: unknown) => {
         this.#logger.warn({ err: error, runId: run.runId }, "could not drop a retried run's progress");
       });
       if (await this.#runs.requeue(run.runId, outcome.error)) return 'retried';
     }
     // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
-    const steps =
-      outcome.steps.length > 0
-        ? outcome.steps
-        : await this.#reportedSteps(run.runId, this.#live.get(run.runId)?.steps ?? []);
-    this.#live.end(run.runId);
+    const steps = outcome.steps.length > 0 ? outcome.steps : await this.#reportedSteps(run.runId);
+    this.#ended.end(run.runId);
     const finalised = await this.#runs.finish(run.runId, { ...outcome, steps });
     if (finalised) {
       this.#metrics.runFinished(run.flowId, outcome.status, outcome.timings);
@@ -134,32 +130,16 @@ export class RunLifecycle {
   }
 
   /**
-   * The outcome of an attempt whose worker is gone: the engine's own verdict when its finish
-   * report reached this app, WORKER_LOST otherwise. It carries no steps, so `conclude` records
-   * those the engine reported through its callbacks.
+   * The outcome of an attempt whose worker is gone: WORKER_LOST, retried while attempts are left.
+   * It carries no steps, so `conclude` records those the engine reported through its callbacks.
    */
-  lostWorkerOutcome(runId: string): RunConclusion {
-    const verdict: EngineVerdict = this.#live.get(runId)?.finished ?? {
+  lostWorkerOutcome(): RunConclusion {
+    return {
       status: 'FAILED',
       error: { name: 'WorkerLost', code: 'WORKER_LOST', message: 'the worker running this job disconnected' },
       logKey: null,
+      steps: [],
     };
-    return { ...verdict, steps: [] };
-  }
-
-  /**
-   * The engine's finish report (the `finish` callback): kept for a worker lost right after it,
-   * and a sync caller whose flow ended without a response hears now rather than at the worker's
-   * result. False when the run has ended: the engine's token is spent.
-   */
-  async engineFinished(
-    run: Pick<RunAttempt, 'runId' | 'syncInstanceId'>,
-    verdict: EngineVerdict,
-    steps: StepResult[],
-  ): Promise<boolean> {
-    if (!this.#live.reportFinished(run.runId, verdict, steps)) return false;
-    await this.#announceEnd(run, verdict.status, verdict.error);
-    return true;
   }
 
   /** RUNNING → TIMEOUT for runs past `deadlineSeconds` with nobody left to report on them. */
@@ -171,19 +151,19 @@ export class RunLifecycle {
     });
     // Their engines, should they still be calling, are refused from now on (on this instance).
     for (const run of swept) {
-      this.#live.end(run.id);
+      this.#ended.end(run.id);
       this.#metrics.runFinished(run.flowId, 'TIMEOUT');
     }
     return swept.map((run) => run.id);
   }
 
-  /** What the engine reported through its callbacks: progress and response (Redis), then finish. */
-  async #reportedSteps(runId: string, finishSteps: StepResult[]): Promise<StepResult[]> {
+  /** What the engine reported through its callbacks (progress and response, in Redis). */
+  async #reportedSteps(runId: string): Promise<StepResult[]> {
     try {
-      return [...(await this.#progress.read(runId)).steps, ...finishSteps];
+      return (await this.#progress.read(runId)).steps;
     } catch (error) {
       this.#logger.warn({ err: error, runId }, "could not read a run's progress from Redis");
-      return finishSteps;
+      return [];
     }
   }
 

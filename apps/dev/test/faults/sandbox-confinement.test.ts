@@ -73,7 +73,7 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
     },
     {
       what: 'relay-other-route',
-      target: () => '/v1/engine/runs/00000000-0000-4000-8000-000000000000/finish',
+      target: () => '/v1/engine/runs/00000000-0000-4000-8000-000000000000/steps',
       refused: /answered 403.*not one of this run's callbacks/,
     },
     { what: 'upload-other-log', target: () => 'another-run', refused: /relay \/log-upload answered 4\d\d/ },

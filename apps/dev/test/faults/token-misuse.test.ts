@@ -9,8 +9,8 @@ import {
   ENGINE_CALLBACK_PATHS,
   type FinalRunStatus,
   type FlowResponseReport,
+  type JobResult,
   type PollReply,
-  type RunFinishedReport,
   type SerializedError,
   type StepReport,
   type StepResult,
@@ -62,13 +62,18 @@ const responseReport = (body: unknown): FlowResponseReport => ({
   response: { status: 200, headers: { 'x-forged': 'maybe' }, body },
   steps: [],
 });
-const finishReport = (status: FinalRunStatus, error?: SerializedError): RunFinishedReport => ({
+/** A worker's result that carries no steps: the app records those the engine reported. */
+const jobResult = (job: DispatchedJob, status: FinalRunStatus, error?: SerializedError): JobResult => ({
   version: 1,
-  type: 'run-finished',
+  type: 'job-result',
+  workerId: 'w',
+  jobId: job.jobId,
+  runId: job.runId,
   status,
   ...(error === undefined ? {} : { error }),
-  logKey: null,
   steps: [],
+  logKey: null,
+  timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 1, logPersistMs: 0, workerBusyMs: 1 },
 });
 
 /** What a misused token could change on a run, as a user reads it. */
@@ -134,16 +139,16 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     }
   }
 
-  /**
-   * Ends a run the way it ends when its worker dies after the engine finished: the engine's own
-   * finish report, then the socket closes, and the app records what the engine reported. (A
-   * worker lost before that may be retried, which these tests are not about.)
-   */
-  async function endAsEngine(job: DispatchedJob, worker: RawSocketIo, report: RunFinishedReport) {
-    expect((await callback(ENGINE_CALLBACK_PATHS.finish(job.runId), report, job.engineToken)).status).toBe(
-      204,
-    );
-    await worker.close();
+  /** Ends a run the way its worker does: with its job result, which the app records. */
+  async function endAsWorker(
+    job: DispatchedJob,
+    worker: RawSocketIo,
+    status: FinalRunStatus,
+    error?: SerializedError,
+  ) {
+    expect(await worker.emitWithAck('job-result', jobResult(job, status, error))).toMatchObject({
+      type: 'ok',
+    });
     return waitForFinal(job.runId);
   }
 
@@ -153,7 +158,6 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     const attempts = [
       [ENGINE_CALLBACK_PATHS.steps(runId), stepReport('forged')],
       [ENGINE_CALLBACK_PATHS.response(runId), responseReport({ forged: true })],
-      [ENGINE_CALLBACK_PATHS.finish(runId), finishReport('SUCCEEDED')],
     ] as const;
     for (const [path, body] of attempts) {
       const response = await callback(path, body, token);
@@ -181,7 +185,6 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     const legit = [
       [ENGINE_CALLBACK_PATHS.steps(jobB.runId), stepReport('trigger')],
       [ENGINE_CALLBACK_PATHS.response(jobB.runId), responseReport({ legit: 'B' })],
-      [ENGINE_CALLBACK_PATHS.finish(jobB.runId), finishReport('SUCCEEDED')],
     ] as const;
     for (const [path, body] of legit) expect((await callback(path, body, jobB.engineToken)).status).toBe(204);
     // B's caller got B's response, not the one forged with A's token before it.
@@ -190,15 +193,14 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     expect(answer.headers.get('x-forged')).toBe('maybe');
     expect(await answer.json()).toEqual({ legit: 'B' });
 
-    // The worker vanishes; the app records B from what B's engine reported, and nothing else.
-    await workerB.close();
-    const runB = await waitForFinal(jobB.runId);
+    // B's worker reports the end; the app records B with what B's engine reported, and nothing else.
+    const runB = await endAsWorker(jobB, workerB, 'SUCCEEDED');
     expect(runB.status).toBe('SUCCEEDED');
     expect(runB.steps.map((s) => s.name)).toEqual(['trigger']);
 
     // A was never touched by any of this: it ends as its own engine says.
     const failure = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'A ends', step: 'step_1' } as const;
-    const runA = await endAsEngine(jobA, workerA, finishReport('FAILED', failure));
+    const runA = await endAsWorker(jobA, workerA, 'FAILED', failure);
     expect(runA.status).toBe('FAILED');
     expect(runA.error).toMatchObject({ code: 'CODE_STEP_FAILED', message: 'A ends' });
     expect(runA.steps).toEqual([]);
@@ -241,7 +243,6 @@ describe('token misuse against the engine callbacks and the worker channel', () 
       for (const [path, body] of [
         [ENGINE_CALLBACK_PATHS.steps(runId), stepReport(`forged: ${name}`)],
         [ENGINE_CALLBACK_PATHS.response(runId), responseReport({ forged: name })],
-        [ENGINE_CALLBACK_PATHS.finish(runId), finishReport('SUCCEEDED')],
       ] as const) {
         const response = await callback(path, body, token);
         expect(response.status, `${name} on ${path}`).toBe(401);
@@ -257,7 +258,7 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     );
     expect((await getRun(url, runId)).steps.map((s) => s.name)).toEqual(['trigger']);
 
-    const run = await endAsEngine(job, worker, finishReport('SUCCEEDED'));
+    const run = await endAsWorker(job, worker, 'SUCCEEDED');
     expect(run).toMatchObject({ status: 'SUCCEEDED', error: null });
     expect(run.steps.map((s) => s.name)).toEqual(['trigger']);
   });
@@ -269,7 +270,7 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     expect(
       (await callback(ENGINE_CALLBACK_PATHS.steps(job.runId), stepReport('trigger'), job.engineToken)).status,
     ).toBe(204);
-    const ended = await endAsEngine(job, worker, finishReport('SUCCEEDED'));
+    const ended = await endAsWorker(job, worker, 'SUCCEEDED');
     expect(ended.status).toBe('SUCCEEDED');
 
     // The token has not expired (its life is the flow timeout plus a grace), only its run has.
