@@ -40,7 +40,8 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
   let droppedBytes = 0;
   /** Sleeps in progress, each with what settles it. */
   const sleeping = new Map<NodeJS.Timeout, () => void>();
-  const aborts = new AbortController();
+  /** Made by the step's first fetch: most steps make none, and an abort costs an Error. */
+  let aborts: AbortController | undefined;
   const refusals: FlowboxError[] = [];
   let closed = false;
 
@@ -72,6 +73,7 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
     async fetch(requestJson) {
       try {
         const request = parseRequest(requestJson);
+        aborts ??= new AbortController();
         const response = await fetcher(request, aborts.signal);
         return JSON.stringify({ response });
       } catch (error) {
@@ -109,7 +111,7 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
         resolve();
       }
       sleeping.clear();
-      aborts.abort(new FlowboxError('CODE_STEP_TIMEOUT', 'the code step ended'));
+      aborts?.abort(new FlowboxError('CODE_STEP_TIMEOUT', 'the code step ended'));
     },
   };
 }
