@@ -2,7 +2,7 @@ import type { FrameNode } from './cpu-profile.ts';
 
 const WIDTH = 1200;
 const ROW = 16;
-const MIN_WIDTH_PX = 0.3;
+const MIN_WIDTH_PX = 1;
 
 /**
  * A flame graph of `tree` as a standalone SVG: the root at the bottom, callees above, widths in
