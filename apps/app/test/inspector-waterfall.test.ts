@@ -40,6 +40,8 @@ describe("the inspector's waterfall", () => {
     expect(at('trigger')).toEqual([38, 0.5, 2, 'step']);
     expect(at('step_1')).toEqual([39, 4, 2, 'step-failed']);
     expect(spanMs).toBe(53);
+    // Steps are drawn under the run they belong to, before the log upload.
+    expect(rows.map((r) => r.label).slice(-4)).toEqual(['run', 'trigger', 'step_1', 'log upload']);
   });
 
   it('shows the steps alone while no worker has reported the timings', () => {

@@ -1,6 +1,6 @@
 import type { RunStats } from './api-types.ts';
 import { h, s } from './dom.ts';
-import { ms } from './format.ts';
+import { clock, ms } from './format.ts';
 import { niceScale } from './waterfall.ts';
 
 const WIDTH = 560;
@@ -73,11 +73,16 @@ function frame(
 
 function timeAxis(svg: SVGElement, stats: RunStats, x: (index: number) => number): void {
   const count = stats.buckets.length;
-  for (const index of [0, Math.floor(count / 2), count - 1]) {
+  const marks: Array<[number, string]> = [
+    [0, 'start'],
+    [Math.floor(count / 2), 'middle'],
+    [count - 1, 'end'],
+  ];
+  for (const [index, anchor] of marks) {
     const bucket = stats.buckets[index];
     if (bucket === undefined) continue;
-    const label = new Date(bucket.start).toLocaleTimeString();
-    svg.append(s('text', { x: x(index), y: HEIGHT - 4, class: 'axis', 'text-anchor': 'middle' }, label));
+    const label = clock(new Date(bucket.start));
+    svg.append(s('text', { x: x(index), y: HEIGHT - 4, class: 'axis', 'text-anchor': anchor }, label));
   }
 }
 

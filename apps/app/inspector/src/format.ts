@@ -5,10 +5,18 @@ export function ms(value: number | null | undefined): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ms`;
 }
 
+/** Local time as `2026-11-24 21:22:31.461`: sortable, to the millisecond. */
 export function time(iso: string | null): string {
   if (iso === null) return '–';
   const date = new Date(iso);
-  return `${date.toLocaleDateString()} ${date.toLocaleTimeString()}.${String(date.getMilliseconds()).padStart(3, '0')}`;
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${clock(date)}.${String(date.getMilliseconds()).padStart(3, '0')}`;
+}
+
+/** Local `21:22:31`. */
+export function clock(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }
 
 export function json(value: unknown): string {

@@ -69,7 +69,6 @@ export function buildWaterfall(timings: WaterfallTimings | null, steps: Waterfal
     row('boot', 'boot', 1, bootStart, timings.bootMs);
     runStart = bootStart + timings.bootMs;
     row('run', 'run', 1, runStart, timings.runMs);
-    row('log upload', 'log', 1, runStart + timings.runMs, timings.logPersistMs);
   }
   const first = steps[0] === undefined ? 0 : Date.parse(steps[0].startedAt);
   for (const step of steps) {
@@ -82,6 +81,7 @@ export function buildWaterfall(timings: WaterfallTimings | null, steps: Waterfal
       step.durationMs,
     );
   }
+  if (timings !== null) row('log upload', 'log', 1, runStart + timings.runMs, timings.logPersistMs);
   const spanMs = rows.reduce((end, r) => Math.max(end, r.startMs + r.durationMs), 0);
   return { rows, spanMs };
 }
