@@ -75,7 +75,7 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(await steps.evaluateAll((cards) => cards.map((card) => card.getAttribute('data-step')))).toEqual(
         ['trigger', 'step_1', 'step_2', 'step_3'],
       );
-      expect(await page.locator('article[data-step="step_2"] .io').innerText()).toContain('"result": 6');
+      expect(await page.locator('article[data-step="step_2"] .io').textContent()).toContain('"result": 6');
       const rows = await page
         .locator('[data-testid=waterfall] [data-row]')
         .evaluateAll((groups) => groups.map((group) => group.getAttribute('data-row')));
@@ -119,9 +119,9 @@ describe.skipIf(chromiumPath === null && !required)(
 
       const error = page.locator('[data-testid=run-error]').first();
       await error.waitFor();
-      expect(await error.innerText()).toContain('CODE_STEP_FAILED');
-      expect(await error.innerText()).toContain('boom from the inspector test');
-      expect(await page.locator('article[data-step="code"].failed').innerText()).toContain(
+      expect(await error.textContent()).toContain('CODE_STEP_FAILED');
+      expect(await error.textContent()).toContain('boom from the inspector test');
+      expect(await page.locator('article[data-step="code"].failed').textContent()).toContain(
         'boom from the inspector test',
       );
     });
@@ -137,7 +137,7 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(added.status).toBe(201);
       await page.locator('nav a', { hasText: 'Flows' }).click();
       const row = page.locator('tr[data-flow-id="doomed"]');
-      expect(await row.locator('td').nth(3).innerText()).toBe('doomed-v1');
+      expect(await row.locator('td').nth(3).textContent()).toBe('doomed-v1');
       await page.locator('[data-testid="versions-doomed"]').click();
       const v2 = page.locator('tr[data-version-id="doomed-v2"]');
       await v2.waitFor();
@@ -156,7 +156,7 @@ describe.skipIf(chromiumPath === null && !required)(
     it('disables a flow from the flows page, after which its webhook answers 404', async () => {
       expect((await postWebhook(fault.url, 'doomed')).status).toBe(200);
       const row = page.locator('tr[data-flow-id="doomed"]');
-      expect(await row.locator('[data-testid=flow-state]').innerText()).toBe('enabled');
+      expect(await row.locator('[data-testid=flow-state]').textContent()).toBe('enabled');
 
       await row.locator('[data-testid="toggle-doomed"]').click();
       await page
