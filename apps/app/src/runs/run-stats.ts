@@ -77,11 +77,10 @@ export async function queryRunStats(pool: Pool, query: RunStatsQuery): Promise<R
       p99Ms: latency(2),
     };
   };
-  // Without a run in the window there is no row at all, not even the grand total's.
-  const nowSeconds =
-    rows[0]?.now_s ??
-    (await pool.query<{ s: number }>('SELECT extract(epoch FROM now())::float8 AS s')).rows[0]?.s ??
-    0;
+  // The grand total's row (the empty grouping set) is there even when no run is in the window.
+  const total = rows.find((row) => row.bucket === null);
+  if (total === undefined) throw new Error('run stats: the grand total row is missing');
+  const nowSeconds = total.now_s;
   const byBucket = new Map(rows.filter((row) => row.bucket !== null).map((row) => [row.bucket, row]));
   const size = query.bucketSeconds;
   const last = Math.floor(nowSeconds / size) * size;
@@ -95,6 +94,6 @@ export async function queryRunStats(pool: Pool, query: RunStatsQuery): Promise<R
     windowSeconds: query.windowSeconds,
     bucketSeconds: size,
     buckets,
-    total: figures(rows.find((row) => row.bucket === null)),
+    total: figures(total),
   };
 }
