@@ -126,6 +126,11 @@ describe.skipIf(chromiumPath === null && !required)(
       );
     });
 
+    it('says so for a run that does not exist', async () => {
+      await page.goto(`${fault.url}/inspector/#/runs/00000000-0000-4000-8000-000000000000`);
+      await page.locator('.notice', { hasText: 'No run 00000000-0000-4000-8000-000000000000' }).waitFor();
+    });
+
     it('publishes a version from the flows page', async () => {
       const added = await manage(
         fault.url,

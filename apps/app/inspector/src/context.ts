@@ -6,6 +6,8 @@ export interface ViewContext {
   main: HTMLElement;
   /** Shows a failed call (a refused key sends the user back to the key form). */
   fail(error: unknown): void;
+  /** A call worked again: takes down what `fail` showed. */
+  recovered(): void;
 }
 
 /** Stops what a view started (its pollers) when another view takes its place. */

@@ -13,6 +13,7 @@ export function flowsView(context: ViewContext): Dispose {
   show(context.main, h('div', { class: 'heading' }, h('h1', {}, 'Flows')), list);
   const render = async () => {
     const { flows } = await context.api.flows();
+    context.recovered();
     show(
       list,
       flows.length === 0

@@ -40,6 +40,10 @@ function start(): void {
       notice = h('p', { class: 'notice', role: 'status' }, text);
       main.prepend(notice);
     },
+    recovered() {
+      notice?.remove();
+      notice = null;
+    },
   };
 
   function route(): void {

@@ -1,3 +1,4 @@
+import { ApiError } from './api.ts';
 import { isFinal, type RunView, type StepView } from './api-types.ts';
 import { statusBadge } from './badges.ts';
 import type { Dispose, ViewContext } from './context.ts';
@@ -14,7 +15,21 @@ export function runView(context: ViewContext, runId: string): Dispose {
   const poller = new Poller(
     POLL_MS,
     async () => {
-      const run = await context.api.run(runId);
+      let run: RunView;
+      try {
+        run = await context.api.run(runId);
+      } catch (error) {
+        // An unknown run will not appear later: say so once and stop asking.
+        if (error instanceof ApiError && error.status === 404) {
+          show(
+            context.main,
+            h('p', { class: 'notice' }, `No run ${runId}.`),
+            h('a', { href: '#/runs' }, 'All runs'),
+          );
+          return false;
+        }
+        throw error;
+      }
       show(context.main, ...runPage(run));
       // A final run can still gain its timings (a late worker result), but never steps.
       return !(isFinal(run.status) && run.timings !== null);
@@ -53,8 +68,9 @@ function runPage(run: RunView): Node[] {
 }
 
 function facts(run: RunView): HTMLElement {
+  // The API presigns an http(s) URL; anything else is not made a link.
   const log =
-    run.logUrl !== null
+    run.logUrl !== null && /^https?:\/\//.test(run.logUrl)
       ? h(
           'a',
           { href: run.logUrl, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'log-link' },

@@ -94,13 +94,19 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
       ),
     );
   };
+  /** Counts loads, so a poll that was under way when the user paged does not draw over the new page. */
+  let loads = 0;
   const load = async () => {
-    page = await context.api.runs({
+    const mine = ++loads;
+    const answer = await context.api.runs({
       flowId: flowId || undefined,
       status: status || undefined,
       cursor,
       limit: PAGE_SIZE,
     });
+    if (mine !== loads) return true;
+    page = answer;
+    context.recovered();
     renderPage();
     return true;
   };
@@ -119,6 +125,7 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
     CHART_POLL_MS,
     async () => {
       const stats = await context.api.stats({ ...STATS, ...(flowId === '' ? {} : { flowId }) });
+      context.recovered();
       show(chart, statsChart(stats));
       return true;
     },
