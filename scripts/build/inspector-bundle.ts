@@ -6,7 +6,7 @@ import { type WrittenFile, writeIfChanged } from './write-if-changed.ts';
 /**
  * `apps/app/dist/inspector/`: the run inspector the app serves at /inspector/. Its TypeScript
  * (apps/app/inspector/src, no framework) bundled into one ES module for current browsers, beside
- * the page and its stylesheet as written.
+ * the page and its stylesheets as written.
  */
 export async function buildInspector(root: string): Promise<WrittenFile[]> {
   const source = join(root, 'apps/app/inspector');
@@ -29,5 +29,6 @@ export async function buildInspector(root: string): Promise<WrittenFile[]> {
     writeIfChanged(join(dist, 'inspector.js'), script.contents),
     writeIfChanged(join(dist, 'index.html'), await readFile(join(source, 'index.html'))),
     writeIfChanged(join(dist, 'inspector.css'), await readFile(join(source, 'inspector.css'))),
+    writeIfChanged(join(dist, 'charts.css'), await readFile(join(source, 'charts.css'))),
   ]);
 }
