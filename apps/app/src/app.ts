@@ -18,6 +18,7 @@ import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
+import { registerInspector } from './http/inspector-routes.ts';
 import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
@@ -180,6 +181,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerRunRoutes(management, { runs, progress, storage });
   });
   registerEngineRoutes(http, { ended, progress, hub, tokens, bodyLimit: messageLimit });
+  registerInspector(http);
 
   return {
     http,

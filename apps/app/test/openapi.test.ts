@@ -65,8 +65,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2), flows (7), runs (2), health (2), metrics.
-    expect(publicRoutes.length).toBe(14);
+    // Webhooks (2), flows (7), runs (3), health (2), metrics.
+    expect(publicRoutes.length).toBe(15);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -114,6 +114,13 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/runs/:runId', '/v1/runs/00000000-0000-4000-8000-000000000000');
     await call('GET', '/v1/runs', '/v1/runs?flowId=documented');
     await call('GET', '/v1/runs', '/v1/runs?limit=0');
+    const page = await call('GET', '/v1/runs', '/v1/runs?order=newest&status=QUEUED&limit=1');
+    expect(page.json.nextCursor).toEqual(expect.any(String));
+    await call('GET', '/v1/runs', `/v1/runs?order=newest&cursor=${String(page.json.nextCursor)}`);
+    await call('GET', '/v1/runs', '/v1/runs?cursor=not-a-cursor');
+    await call('GET', '/v1/runs/stats', '/v1/runs/stats?windowSeconds=60&bucketSeconds=5');
+    await call('GET', '/v1/runs/stats', '/v1/runs/stats?flowId=documented');
+    await call('GET', '/v1/runs/stats', '/v1/runs/stats?windowSeconds=86400&bucketSeconds=1');
     await call('GET', '/health/live', '/health/live');
     await call('GET', '/health/ready', '/health/ready');
   });

@@ -36,6 +36,7 @@ describe.each([
       '0001_initial.sql',
       '0002_artifacts.sql',
       '0003_attempts.sql',
+      '0004_run_pages.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });

@@ -68,7 +68,7 @@ describe('webhook intake (no worker attached)', () => {
     expect(listed.status).toBe(200);
     const { runs } = (await listed.json()) as { runs: Array<{ id: string; status: string }> };
     expect(runs.map((r) => r.id)).toContain(runId);
-    expect((await manage(url, 'GET', '/v1/runs?limit=5')).status).toBe(400);
+    expect((await manage(url, 'GET', '/v1/runs?status=DONE&limit=5')).status).toBe(400);
   });
 
   it('answers 504 with the run id when no worker answers within the webhook timeout', async () => {

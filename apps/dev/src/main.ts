@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BENCHMARK_FLOW_ID } from '@flowbox/app';
+import { BENCHMARK_FLOW_ID, INSPECTOR_PATH } from '@flowbox/app';
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.ts';
@@ -58,6 +58,10 @@ async function main(): Promise<void> {
       'Then read the run (its steps, timings and a link to its log):',
       '',
       `  curl -H 'authorization: Bearer ${stack.apiKey}' ${url}/v1/runs/<x-flowbox-run-id from the response>`,
+      '',
+      'Or watch runs, their waterfalls and flows in the run inspector (it asks for the API key above):',
+      '',
+      `  ${url}${INSPECTOR_PATH}`,
       '',
     ].join('\n'),
   );

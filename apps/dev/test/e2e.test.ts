@@ -291,9 +291,13 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
     process.kill(stack.workers[0]?.pid ?? -1, 'SIGKILL');
     const run = await waitForFinalRun(stack, entry, runId);
     expect(run).toMatchObject({ status: 'FAILED', error: { code: 'WORKER_LOST' } });
-    expect(run.steps.map((s) => [s.name, s.status])).toEqual([
-      ['trigger', 'SUCCEEDED'],
-      ['step_1', 'SUCCEEDED'],
-    ]);
+    // The steps before the response came with it; the response step's own record follows in a
+    // progress report once the 250 ms interval has passed, which a slow (busy) machine reaches
+    // before the kill. The step that was still running when the worker died is never reported.
+    expect(run.steps.every((s) => s.status === 'SUCCEEDED')).toBe(true);
+    expect([
+      ['trigger', 'step_1'],
+      ['trigger', 'step_1', 'step_2'],
+    ]).toContainEqual(run.steps.map((s) => s.name));
   });
 });

@@ -124,6 +124,22 @@ const RunSummary: JsonSchema = {
   properties: summaryProperties,
 };
 
+const statsProperties = {
+  succeeded: { type: 'integer', minimum: 0 },
+  failed: { type: 'integer', minimum: 0, description: 'FAILED, TIMEOUT or INTERNAL_ERROR.' },
+  inFlight: { type: 'integer', minimum: 0, description: 'Still QUEUED or RUNNING.' },
+  p50Ms: nullable({ type: 'number', description: 'Percentile of totalMs of the finished runs.' }),
+  p95Ms: nullable({ type: 'number' }),
+  p99Ms: nullable({ type: 'number' }),
+};
+const STATS_REQUIRED = Object.keys(statsProperties);
+/** Runs accepted in a stretch of time, by outcome so far, and the latency of the finished ones. */
+const StatsFigures = {
+  type: 'object',
+  required: STATS_REQUIRED,
+  properties: statsProperties,
+} as const;
+
 const flowIdParam = { type: 'object', required: ['flowId'], properties: { flowId: { type: 'string' } } };
 const bearer = [{ apiKey: [] }];
 const errors = (...statuses: number[]) =>
@@ -267,22 +283,73 @@ export const ROUTE_SCHEMAS = {
   },
   listRuns: {
     tags: ['runs'],
-    summary: "A flow's runs since a moment, oldest first, without their steps.",
+    summary:
+      'Runs without their steps, one page at a time (pass `nextCursor` back as `cursor`), filtered by flow, status and start; oldest first unless `order=newest`.',
     security: bearer,
     querystring: {
       type: 'object',
-      required: ['flowId'],
       properties: {
         flowId: { type: 'string' },
-        since: dateTime,
+        status: fromZod(RunStatusSchema),
+        since: { ...dateTime, description: 'Only runs created at or after this moment.' },
+        order: { enum: ['oldest', 'newest'], default: 'oldest' },
+        cursor: { type: 'string', description: 'The `nextCursor` of the previous page.' },
         limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
       },
     },
     response: {
-      200: json('The runs.', {
+      200: json('A page of runs.', {
         type: 'object',
-        required: ['runs'],
-        properties: { runs: { type: 'array', items: RunSummary } },
+        required: ['runs', 'nextCursor'],
+        properties: {
+          runs: { type: 'array', items: RunSummary },
+          nextCursor: {
+            description: "The next page's cursor; null when this page holds the last runs there are now.",
+            ...nullable({ type: 'string' }),
+          },
+        },
+      }),
+      ...errors(400, 401),
+    },
+  },
+  runStats: {
+    tags: ['runs'],
+    summary:
+      'Throughput and latency percentiles of the runs accepted in the last `windowSeconds`, per `bucketSeconds` and in total, from Postgres (every app instance).',
+    security: bearer,
+    querystring: {
+      type: 'object',
+      properties: {
+        flowId: { type: 'string' },
+        windowSeconds: { type: 'integer', minimum: 10, maximum: 86_400, default: 300 },
+        bucketSeconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 3_600,
+          default: 5,
+          description: 'At most 720 buckets: windowSeconds / bucketSeconds <= 720.',
+        },
+      },
+    },
+    response: {
+      200: json('Figures per bucket, oldest first, empty buckets included.', {
+        type: 'object',
+        required: ['now', 'windowSeconds', 'bucketSeconds', 'buckets', 'total'],
+        additionalProperties: false,
+        properties: {
+          now: dateTime,
+          windowSeconds: { type: 'integer' },
+          bucketSeconds: { type: 'integer' },
+          buckets: {
+            type: 'array',
+            items: {
+              ...StatsFigures,
+              required: ['start', ...STATS_REQUIRED],
+              properties: { start: dateTime, ...StatsFigures.properties },
+            },
+          },
+          total: StatsFigures,
+        },
       }),
       ...errors(400, 401),
     },

@@ -1,4 +1,4 @@
-import { FlowboxError, formatIssues } from '@flowbox/protocol';
+import { FlowboxError, formatIssues, RunStatusSchema } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ObjectStorage } from '../object-storage.ts';
@@ -10,10 +10,26 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOG_URL_TTL_SECONDS = 15 * 60;
 
 const ListQuery = z.object({
-  flowId: z.string().min(1),
-  since: z.iso.datetime({ offset: true }).default(() => new Date(0).toISOString()),
+  flowId: z.string().min(1).optional(),
+  status: RunStatusSchema.optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  order: z.enum(['oldest', 'newest']).default('oldest'),
+  cursor: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
 });
+
+/** At most this many buckets in one answer (a chart's worth). */
+const MAX_STATS_BUCKETS = 720;
+const StatsQuery = z
+  .object({
+    flowId: z.string().min(1).optional(),
+    windowSeconds: z.coerce.number().int().min(10).max(86_400).default(300),
+    bucketSeconds: z.coerce.number().int().min(1).max(3_600).default(5),
+  })
+  .refine(
+    (query) => query.windowSeconds / query.bucketSeconds <= MAX_STATS_BUCKETS,
+    `windowSeconds / bucketSeconds must be at most ${MAX_STATS_BUCKETS}`,
+  );
 
 export function registerRunRoutes(
   app: FastifyInstance,
@@ -37,13 +53,26 @@ export function registerRunRoutes(
     },
   );
 
-  /** A flow's runs since a moment, oldest first, with their timings (the benchmark reads these). */
+  /**
+   * Runs without their steps, one keyset page at a time (`nextCursor`), filtered by flow, status
+   * and start; oldest first by default (the benchmark reads forward from `since`), newest first
+   * for the inspector.
+   */
   app.get('/v1/runs', { schema: ROUTE_SCHEMAS.listRuns }, async (request) => {
-    const parsed = ListQuery.safeParse(request.query);
-    if (!parsed.success) throw new FlowboxError('INVALID_REQUEST', formatIssues(parsed.error.issues));
-    const { flowId, since, limit } = parsed.data;
-    return { runs: await deps.runs.list({ flowId, since: new Date(since), limit }) };
+    const { since, ...query } = parseQuery(ListQuery, request.query);
+    return deps.runs.page({ ...query, since: since === undefined ? undefined : new Date(since) });
   });
+
+  /** Throughput and latency percentiles of recent runs, per bucket (the inspector's live chart). */
+  app.get('/v1/runs/stats', { schema: ROUTE_SCHEMAS.runStats }, async (request) =>
+    deps.runs.stats(parseQuery(StatsQuery, request.query)),
+  );
+}
+
+function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const parsed = schema.safeParse(query);
+  if (!parsed.success) throw new FlowboxError('INVALID_REQUEST', formatIssues(parsed.error.issues));
+  return parsed.data;
 }
 
 async function readProgress(

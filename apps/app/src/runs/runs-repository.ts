@@ -7,6 +7,8 @@ import type {
   StepResult,
 } from '@flowbox/protocol';
 import type { Pool } from '../db/pool.ts';
+import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
+import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
 export interface RunRecord {
   id: string;
@@ -62,13 +64,15 @@ export interface RunsRepository {
     deadlineSeconds: number,
     error: SerializedError,
   ): Promise<Array<{ id: string; flowId: string }>>;
-  /** A flow's runs created at or after `since`, oldest first, without their steps. */
-  list(query: { flowId: string; since: Date; limit: number }): Promise<Omit<RunRecord, 'steps'>[]>;
+  /** One page of runs without their steps, by keyset cursor, filtered by flow, status and start. */
+  page(query: RunPageQuery): Promise<RunPage>;
+  /** Throughput and latency percentiles of the runs accepted in a recent window. */
+  stats(query: RunStatsQuery): Promise<RunStats>;
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
 
-interface RunRow {
+export interface RunRow {
   id: string;
   flow_id: string;
   flow_version_id: string;
@@ -160,7 +164,7 @@ export function createRunsRepository(
     async get(runId) {
       const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
       const row = rows[0];
-      return row === undefined ? null : toRecord(row);
+      return row === undefined ? null : toRunRecord(row);
     },
 
     async sweepOverdue(deadlineSeconds, error) {
@@ -173,18 +177,9 @@ export function createRunsRepository(
       return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
     },
 
-    async list({ flowId, since, limit }) {
-      const { rows } = await pool.query<RunRow>(
-        `SELECT id, flow_id, flow_version_id, status, sync, '[]'::jsonb AS steps, error, log_key, log_error, timings,
-                provisioning, worker_id, attempts, created_at, started_at, finished_at
-         FROM runs WHERE flow_id = $1 AND created_at >= $2 ORDER BY created_at, id LIMIT $3`,
-        [flowId, since, limit],
-      );
-      return rows.map((row) => {
-        const { steps: _steps, ...rest } = toRecord(row);
-        return rest;
-      });
-    },
+    page: (query) => queryRunPage(pool, query),
+
+    stats: (query) => queryRunStats(pool, query),
   };
 }
 
@@ -192,7 +187,7 @@ function json(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
-function toRecord(row: RunRow): RunRecord {
+export function toRunRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
     flowId: row.flow_id,

@@ -1,0 +1,95 @@
+import type { FlowView, RunPage, RunStats, RunView, VersionView } from './api-types.ts';
+
+/** The API key lives in this tab's sessionStorage only: gone when the tab closes. */
+const KEY_ITEM = 'flowbox.apiKey';
+
+export class Unauthorized extends Error {}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The management API, with `authorization: Bearer <key>` on every call. */
+export class Api {
+  readonly #storage: Storage;
+
+  constructor(storage: Storage) {
+    this.#storage = storage;
+  }
+
+  get key(): string | null {
+    return this.#storage.getItem(KEY_ITEM);
+  }
+
+  set key(value: string | null) {
+    if (value === null) this.#storage.removeItem(KEY_ITEM);
+    else this.#storage.setItem(KEY_ITEM, value);
+  }
+
+  flows(): Promise<{ flows: FlowView[] }> {
+    return this.#call('GET', '/v1/flows');
+  }
+
+  versions(flowId: string): Promise<{ versions: VersionView[] }> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/versions`);
+  }
+
+  setEnabled(flowId: string, enabled: boolean): Promise<FlowView> {
+    return this.#call('PATCH', `/v1/flows/${encodeURIComponent(flowId)}`, { enabled });
+  }
+
+  publish(flowId: string, versionId: string): Promise<{ version: VersionView }> {
+    return this.#call(
+      'POST',
+      `/v1/flows/${encodeURIComponent(flowId)}/versions/${encodeURIComponent(versionId)}/publish`,
+    );
+  }
+
+  runs(query: { flowId?: string; status?: string; cursor?: string; limit: number }): Promise<RunPage> {
+    return this.#call('GET', `/v1/runs?${params({ ...query, order: 'newest' })}`);
+  }
+
+  run(runId: string): Promise<RunView> {
+    return this.#call('GET', `/v1/runs/${encodeURIComponent(runId)}`);
+  }
+
+  stats(query: { flowId?: string; windowSeconds: number; bucketSeconds: number }): Promise<RunStats> {
+    return this.#call('GET', `/v1/runs/stats?${params(query)}`);
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const key = this.key;
+    if (key === null) throw new Unauthorized('no API key');
+    const response = await fetch(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      cache: 'no-store',
+    });
+    if (response.status === 401) throw new Unauthorized('the API key was refused');
+    const answer = (await response.json().catch(() => null)) as unknown;
+    if (!response.ok) {
+      const error = (answer as { error?: { code?: string; message?: string } } | null)?.error;
+      throw new ApiError(response.status, error?.code ?? 'HTTP_ERROR', error?.message ?? response.statusText);
+    }
+    return answer as T;
+  }
+}
+
+function params(query: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') search.set(name, String(value));
+  }
+  return search.toString();
+}

@@ -1,0 +1,154 @@
+import { ApiError } from './api.ts';
+import { isFinal, type RunView, type StepView } from './api-types.ts';
+import { statusBadge } from './badges.ts';
+import type { Dispose, ViewContext } from './context.ts';
+import { h, show } from './dom.ts';
+import { json, ms, time } from './format.ts';
+import { Poller } from './poller.ts';
+import { waterfallChart } from './waterfall-chart.ts';
+
+/** A run in flight is read again this often, until it is final. */
+const POLL_MS = 1_000;
+
+/** One run: what it is, its error, its latency anatomy as a waterfall, its steps and its log. */
+export function runView(context: ViewContext, runId: string): Dispose {
+  const poller = new Poller(
+    POLL_MS,
+    async () => {
+      let run: RunView;
+      try {
+        run = await context.api.run(runId);
+      } catch (error) {
+        // An unknown run will not appear later: say so once and stop asking.
+        if (error instanceof ApiError && error.status === 404) {
+          show(
+            context.main,
+            h('p', { class: 'notice' }, `No run ${runId}.`),
+            h('a', { href: '#/runs' }, 'All runs'),
+          );
+          return false;
+        }
+        throw error;
+      }
+      show(context.main, ...runPage(run));
+      // A final run can still gain its timings (a late worker result), but never steps.
+      return !(isFinal(run.status) && run.timings !== null);
+    },
+    context.fail,
+  ).start();
+  return () => poller.stop();
+}
+
+function runPage(run: RunView): Node[] {
+  return [
+    h(
+      'p',
+      { class: 'crumbs' },
+      h('a', { href: '#/runs' }, 'Runs'),
+      ' / ',
+      h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId),
+    ),
+    h('div', { class: 'heading' }, h('h1', { class: 'mono' }, run.id), statusBadge(run.status)),
+    facts(run),
+    run.error === null ? null : errorBox('Error', run.error),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Latency anatomy'),
+      run.timings === null && run.steps.length === 0
+        ? h(
+            'p',
+            { class: 'muted' },
+            isFinal(run.status) ? 'No worker reported this run.' : 'Waiting for a worker…',
+          )
+        : waterfallChart(run.timings, run.steps),
+    ),
+    h('section', { class: 'steps' }, h('h2', {}, `Steps (${run.steps.length})`), ...run.steps.map(stepCard)),
+  ].filter((node): node is HTMLElement => node !== null);
+}
+
+function facts(run: RunView): HTMLElement {
+  // The API presigns an http(s) URL; anything else is not made a link.
+  const log =
+    run.logUrl !== null && /^https?:\/\//.test(run.logUrl)
+      ? h(
+          'a',
+          { href: run.logUrl, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'log-link' },
+          'run log (JSON)',
+        )
+      : h('span', { class: 'muted' }, run.logError === null ? 'no log' : `no log: ${run.logError.message}`);
+  const rows: Array<[string, Node | string]> = [
+    ['flow', h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)],
+    ['version', run.flowVersionId],
+    ['webhook', run.sync ? 'sync' : 'async'],
+    ['accepted', time(run.createdAt)],
+    ['finished', time(run.finishedAt)],
+    ['total', ms(run.timings?.totalMs)],
+    ['attempts', String(run.attempts)],
+    ['worker', run.workerId ?? '–'],
+    [
+      'engine',
+      run.provisioning === null
+        ? '–'
+        : `pid ${run.provisioning.engine.pid}, job ${run.provisioning.engine.jobsServed}${run.provisioning.engine.preBooted ? ', pre-booted' : ''}; bundle ${run.provisioning.bundle}`,
+    ],
+    ['log', log],
+  ];
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
+}
+
+function errorBox(
+  title: string,
+  error: { code: string; message: string; step?: string; stack?: string },
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'error-box', role: 'alert', 'data-testid': 'run-error' },
+    h('strong', {}, `${title}: ${error.code}`),
+    error.step === undefined ? null : h('span', { class: 'muted' }, ` in ${error.step}`),
+    h('pre', {}, error.message),
+    error.stack === undefined ? null : h('details', {}, h('summary', {}, 'stack'), h('pre', {}, error.stack)),
+  );
+}
+
+function stepCard(step: StepView): HTMLElement {
+  return h(
+    'article',
+    { class: `step ${step.status === 'FAILED' ? 'failed' : ''}`, 'data-step': step.name },
+    h(
+      'header',
+      {},
+      h('strong', {}, step.name),
+      h('span', { class: 'muted' }, step.kind),
+      statusBadge(step.status),
+      h('span', { class: 'num' }, ms(step.durationMs)),
+    ),
+    step.error === undefined ? null : errorBox('Step error', step.error),
+    h(
+      'div',
+      { class: 'io' },
+      block('input', step.input),
+      step.output === undefined ? null : block('output', step.output),
+    ),
+    step.logs === undefined || step.logs.length === 0
+      ? null
+      : h(
+          'div',
+          {},
+          h('h4', {}, 'console'),
+          h(
+            'pre',
+            { class: 'console' },
+            step.logs.map((line) => `[${line.level}] ${line.message}`).join('\n'),
+          ),
+        ),
+  );
+}
+
+function block(label: string, value: unknown): HTMLElement {
+  return h('div', { class: 'block' }, h('h4', {}, label), h('pre', {}, json(value)));
+}

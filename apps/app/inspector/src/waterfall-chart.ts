@@ -1,0 +1,46 @@
+import type { StepView, Timings } from './api-types.ts';
+import { s } from './dom.ts';
+import { ms } from './format.ts';
+import { buildWaterfall, niceScale } from './waterfall.ts';
+
+const ROW = 20;
+const LABEL = 150;
+const WIDTH = 900;
+const AXIS = 18;
+
+/** The waterfall as SVG: one row per part of the anatomy and per step, on one time scale. */
+export function waterfallChart(timings: Timings | null, steps: StepView[]): SVGElement {
+  const { rows, spanMs } = buildWaterfall(timings, steps);
+  const scale = niceScale(spanMs);
+  const plot = WIDTH - LABEL - 70;
+  const x = (value: number) => LABEL + (value / scale.max) * plot;
+  const height = AXIS + rows.length * ROW + 4;
+  const svg = s('svg', {
+    viewBox: `0 0 ${WIDTH} ${height}`,
+    class: 'waterfall',
+    role: 'img',
+    'data-testid': 'waterfall',
+    'aria-label': 'latency waterfall',
+  });
+  for (let value = 0; value <= scale.max + scale.step / 2; value += scale.step) {
+    svg.append(
+      s('line', { x1: x(value), x2: x(value), y1: AXIS - 4, y2: height, class: 'grid' }),
+      s('text', { x: x(value), y: AXIS - 6, class: 'axis', 'text-anchor': 'middle' }, ms(value)),
+    );
+  }
+  rows.forEach((row, index) => {
+    const y = AXIS + index * ROW;
+    const left = x(row.startMs);
+    const width = Math.max(1, x(row.startMs + row.durationMs) - left);
+    svg.append(
+      s(
+        'g',
+        { class: `row ${row.kind}`, 'data-row': row.label },
+        s('text', { x: 6 + row.depth * 12, y: y + 14, class: 'label' }, row.label),
+        s('rect', { x: left, y: y + 4, width, height: ROW - 8, rx: 2, class: 'span' }),
+        s('text', { x: left + width + 4, y: y + 14, class: 'value' }, ms(row.durationMs)),
+      ),
+    );
+  });
+  return svg;
+}

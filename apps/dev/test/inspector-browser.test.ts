@@ -1,0 +1,188 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BENCHMARK_FLOW } from '../../app/src/seed.ts';
+import { manage } from '../../app/test/app-harness.ts';
+import { type Browser, CHROMIUM_MISSING, findChromium, launchChromium } from './browser/chromium.ts';
+import {
+  codeFlow,
+  type FaultStack,
+  postWebhook,
+  startFaultStack,
+  waitForFinal,
+} from './faults/fault-harness.ts';
+
+const chromiumPath = findChromium(process.env.PATH);
+/** CI installs chromium (.ci/run): there a missing one is a failure, elsewhere a skipped file. */
+const required = process.env.CI === 'true';
+/** Fresh screenshots of the main pages, for docs/ (copied there by hand after a look). */
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', '.data', 'inspector-screenshots');
+
+describe.skipIf(chromiumPath === null && !required)(
+  'the run inspector in headless Chromium (real stack)',
+  () => {
+    let fault: FaultStack;
+    let browser: Browser;
+    let page: Page;
+
+    beforeAll(async () => {
+      if (chromiumPath === null) throw new Error(CHROMIUM_MISSING);
+      fault = await startFaultStack({
+        flows: {
+          throws: codeFlow("throw new Error('boom from the inspector test');"),
+          doomed: BENCHMARK_FLOW,
+        },
+      });
+      browser = await launchChromium(chromiumPath);
+      page = await browser.context.newPage();
+      // Inside vitest's 30 s per test, so a missing element fails with its selector.
+      page.setDefaultTimeout(15_000);
+      await mkdir(SCREENSHOTS, { recursive: true });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await fault?.close();
+    });
+
+    it('asks for the API key first, refuses a wrong one, and shows nothing before it', async () => {
+      await page.goto(`${fault.url}/inspector/`);
+      await page.locator('input[name=apiKey]').fill('not-the-key-not-the-key');
+      await page.locator('form.key-form button[type=submit]').click();
+      await page.getByRole('alert').filter({ hasText: 'refused' }).waitFor();
+      expect(await page.locator('table').count()).toBe(0);
+
+      await page.locator('input[name=apiKey]').fill(fault.stack.apiKey);
+      await page.locator('form.key-form button[type=submit]').click();
+      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    });
+
+    it('shows a new run appear in the list by itself, then its four steps and its waterfall', async () => {
+      const answer = await postWebhook(fault.url, 'benchmark');
+      expect(answer.status).toBe(200);
+      const runId = String(answer.runId);
+      // No reload: the list polls.
+      const row = page.locator(`tr[data-run-id="${runId}"]`);
+      await row.waitFor();
+      await row.locator('a', { hasText: runId.slice(0, 8) }).click();
+
+      await page.locator('h1', { hasText: runId }).waitFor();
+      // Final once the worker has reported: then the waterfall has the whole anatomy.
+      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      await page.locator('[data-testid=waterfall] [data-row="total"]').waitFor();
+      const steps = page.locator('article[data-step]');
+      expect(await steps.evaluateAll((cards) => cards.map((card) => card.getAttribute('data-step')))).toEqual(
+        ['trigger', 'step_1', 'step_2', 'step_3'],
+      );
+      expect(await page.locator('article[data-step="step_2"] .io').textContent()).toContain('"result": 6');
+      const rows = await page
+        .locator('[data-testid=waterfall] [data-row]')
+        .evaluateAll((groups) => groups.map((group) => group.getAttribute('data-row')));
+      expect(rows).toEqual(
+        expect.arrayContaining(['queue', 'worker busy', 'provision', 'boot', 'run', 'log upload']),
+      );
+      // The steps inside the run, on the engine's clock.
+      expect(rows.slice(rows.indexOf('run') + 1, rows.indexOf('log upload'))).toEqual([
+        'trigger',
+        'step_1',
+        'step_2',
+        'step_3',
+      ]);
+
+      // The link to its log is the presigned URL the API gave, and it opens the run's log.
+      const logUrl = (await page.locator('[data-testid=log-link]').getAttribute('href')) ?? '';
+      expect(logUrl).toContain(`runs/${runId}/log.json`);
+      const log = (await (await fetch(logUrl)).json()) as { runId: string; steps: unknown[] };
+      expect(log.runId).toBe(runId);
+      expect(log.steps).toHaveLength(4);
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run.png'), fullPage: true });
+    });
+
+    it('finds a failed run through the status filter and shows its error', async () => {
+      const answer = await postWebhook(fault.url, 'throws');
+      expect(answer.status).toBe(500);
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator('select[name=status]').selectOption('FAILED');
+      await page.waitForURL(/status=FAILED/);
+      const row = page.locator(`tr[data-run-id="${runId}"]`);
+      await row.waitFor();
+      // Only failed runs are listed.
+      const statuses = await page
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status')));
+      expect(new Set(statuses)).toEqual(new Set(['FAILED']));
+      await row.locator('a').first().click();
+
+      const error = page.locator('[data-testid=run-error]').first();
+      await error.waitFor();
+      expect(await error.textContent()).toContain('CODE_STEP_FAILED');
+      expect(await error.textContent()).toContain('boom from the inspector test');
+      expect(await page.locator('article[data-step="code"].failed').textContent()).toContain(
+        'boom from the inspector test',
+      );
+    });
+
+    it('says so for a run that does not exist', async () => {
+      await page.goto(`${fault.url}/inspector/#/runs/00000000-0000-4000-8000-000000000000`);
+      await page.locator('.notice', { hasText: 'No run 00000000-0000-4000-8000-000000000000' }).waitFor();
+    });
+
+    it('publishes a version from the flows page', async () => {
+      const added = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows/doomed/versions',
+        { definition: BENCHMARK_FLOW },
+        fault.stack.apiKey,
+      );
+      expect(added.status).toBe(201);
+      await page.locator('nav a', { hasText: 'Flows' }).click();
+      const row = page.locator('tr[data-flow-id="doomed"]');
+      expect(await row.locator('td').nth(3).textContent()).toBe('doomed-v1');
+      await page.locator('[data-testid="versions-doomed"]').click();
+      const v2 = page.locator('tr[data-version-id="doomed-v2"]');
+      await v2.waitFor();
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-flows.png') });
+
+      await v2.getByRole('button', { name: 'Publish' }).click();
+      await page.locator('tr[data-flow-id="doomed"] td', { hasText: 'doomed-v2' }).waitFor();
+      const flow = (await (
+        await manage(fault.url, 'GET', '/v1/flows/doomed', undefined, fault.stack.apiKey)
+      ).json()) as {
+        publishedVersionId: string;
+      };
+      expect(flow.publishedVersionId).toBe('doomed-v2');
+    });
+
+    it('disables a flow from the flows page, after which its webhook answers 404', async () => {
+      expect((await postWebhook(fault.url, 'doomed')).status).toBe(200);
+      const row = page.locator('tr[data-flow-id="doomed"]');
+      expect(await row.locator('[data-testid=flow-state]').textContent()).toBe('enabled');
+
+      await row.locator('[data-testid="toggle-doomed"]').click();
+      await page
+        .locator('tr[data-flow-id="doomed"] [data-testid=flow-state]', { hasText: 'disabled' })
+        .waitFor();
+      const answer = await postWebhook(fault.url, 'doomed');
+      expect(answer.status).toBe(404);
+      expect(answer.body).toMatchObject({ error: { code: 'FLOW_NOT_FOUND' } });
+    });
+
+    it('draws the live chart over the runs list', async () => {
+      // A few more runs, so the chart and the list have something to show.
+      for (let i = 0; i < 12; i += 1) expect((await postWebhook(fault.url, 'benchmark')).status).toBe(200);
+      const last = await postWebhook(fault.url, 'benchmark');
+      await waitForFinal(fault, String(last.runId));
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator(`tr[data-run-id="${last.runId}"]`).waitFor();
+      const chart = page.locator('[data-testid=stats-chart]');
+      await chart.locator('rect.bar.succeeded').first().waitFor();
+      await chart.locator('circle.dot.p99').first().waitFor();
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-runs.png') });
+    });
+  },
+);
