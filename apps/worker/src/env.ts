@@ -29,6 +29,8 @@ import { z } from 'zod';
  *   METRICS_HOST       0.0.0.0; where that server listens
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
+ *   OTEL_EXPORTER_OTLP_ENDPOINT  unset (off); where the worker exports its and its engines' spans
+ *   OTEL_SERVICE_NAME  flowbox-worker; the worker's service.name in them
  */
 export const WorkerEnvSchema = z.object({
   APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),
@@ -105,6 +107,17 @@ export const WorkerEnvSchema = z.object({
     .describe(
       "On SIGTERM the worker stops polling and lets its running flow finish and report. A flow that would outlast this is handed back 1 s before it ends: the worker exits 0 without its result and the app re-queues the job (`RUN_MAX_ATTEMPTS`) or fails it `WORKER_LOST`. Keep it below the orchestrator's grace period.",
     ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: envFields
+    .url()
+    .optional()
+    .describe(
+      "Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): the worker exports its spans of traced runs, and its engines' (service `flowbox-engine`, which never reach the network themselves), to `<url>/v1/traces` as JSON. Unset: no tracing, and no OpenTelemetry code loaded.",
+    ),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .min(1)
+    .default('flowbox-worker')
+    .describe("The worker's `service.name` in its spans, when tracing is on."),
 });
 
 /** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
@@ -127,6 +140,8 @@ export interface WorkerConfig {
   metrics: { host: string; port: number } | null;
   /** SIGTERM → forced exit, in milliseconds. */
   shutdownGraceMs: number;
+  /** Where to export spans (OTEL_EXPORTER_OTLP_ENDPOINT), or null for no tracing. */
+  tracing: { endpoint: string; serviceName: string } | null;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
@@ -146,6 +161,10 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
     metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? null
+        : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
   };
 }
 
