@@ -62,7 +62,7 @@ export interface FlowboxApp {
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
   const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
-  // Without an endpoint there is no tracer at all: no OpenTelemetry code is loaded, and every
+  // Without an endpoint there is no tracer at all: no OpenTelemetry SDK is loaded, and every
   // traced place is one null check. With one, nothing connects until the first export.
   const tracer =
     config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined

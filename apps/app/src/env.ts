@@ -113,7 +113,7 @@ export const AppEnvSchema = z.object({
     .url()
     .optional()
     .describe(
-      'Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): one trace per run is exported to `<url>/v1/traces` as JSON (docs/operations.md, Tracing). Unset: no tracing, and no OpenTelemetry code loaded.',
+      'Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): one trace per run is exported to `<url>/v1/traces` as JSON (docs/operations.md, Tracing). Unset: no tracing, and no OpenTelemetry SDK loaded.',
     ),
   OTEL_SERVICE_NAME: z
     .string()

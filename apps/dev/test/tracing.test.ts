@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../test/otlp-receiver.ts';
 import { type FaultStack, postWebhook, startFaultStack } from './faults/fault-harness.ts';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.ts';
 
 /** Every span one sync run of the benchmark flow has, by the service that exports it. */
 const EXPECTED: Record<string, string> = {

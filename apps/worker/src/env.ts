@@ -111,7 +111,7 @@ export const WorkerEnvSchema = z.object({
     .url()
     .optional()
     .describe(
-      "Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): the worker exports its spans of traced runs, and its engines' (service `flowbox-engine`, which never reach the network themselves), to `<url>/v1/traces` as JSON. Unset: no tracing, and no OpenTelemetry code loaded.",
+      "Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): the worker exports its spans of traced runs, and its engines' (service `flowbox-engine`, which never reach the network themselves), to `<url>/v1/traces` as JSON. Unset: no tracing, and no OpenTelemetry SDK loaded.",
     ),
   OTEL_SERVICE_NAME: z
     .string()

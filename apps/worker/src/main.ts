@@ -18,7 +18,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
-  // Without an endpoint no OpenTelemetry code is loaded at all.
+  // Without an endpoint no OpenTelemetry SDK is loaded at all.
   const tracer: Tracer | null =
     config.tracing === null
       ? null

@@ -1,7 +1,7 @@
 /**
  * flowbox tracing (docs/operations.md, Tracing): one OpenTelemetry trace per run, exported as
  * OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set. Importing this module loads no
- * OpenTelemetry code; `startTracing` does, and only a process configured for it calls it.
+ * OpenTelemetry SDK code; `startTracing` does, and only a process configured for it calls it.
  */
 import { serializeError } from '@flowbox/protocol';
 import type { Span, Tracer, TracingOptions } from './tracer.ts';
