@@ -1,4 +1,4 @@
-import { MAX_ENGINE_SPANS } from '@flowbox/protocol';
+import { MAX_ENGINE_SPANS, SpanRecordSchema } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { startRunTrace } from './run-trace.ts';
 
@@ -51,6 +51,19 @@ describe('startRunTrace', () => {
     const records = trace?.finish() ?? [];
     expect(records).toHaveLength(MAX_ENGINE_SPANS);
     expect(records.at(-1)?.name).toBe('engine.run');
+  });
+
+  it('cuts what comes from the flow to what the worker accepts, so the result still parses', () => {
+    const trace = startRunTrace(PARENT, {});
+    trace
+      ?.start(`step ${'s'.repeat(300)}`)
+      .end(
+        { code: 'STEP_FAILED', message: 'm'.repeat(5_000) },
+        { 'flowbox.step.kind': `piece/${'a'.repeat(5_000)}` },
+      );
+    const records = trace?.finish() ?? [];
+    expect(records).toHaveLength(2);
+    for (const record of records) expect(SpanRecordSchema.safeParse(record).success).toBe(true);
   });
 
   it('records nothing for a traceparent that is invalid or not sampled', () => {

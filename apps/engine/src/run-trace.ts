@@ -60,17 +60,17 @@ export function startRunTrace(
         // which the others hang from).
         if (parentSpanId !== parent?.spanId && records.length >= MAX_ENGINE_SPANS - 1) return;
         const record: SpanRecord = {
-          name,
+          name: name.slice(0, MAX_NAME),
           spanId,
           parentSpanId,
           startMs,
           endMs: clock(),
-          attributes: more === undefined ? attrs : { ...attrs, ...more },
+          attributes: withinLimits(more === undefined ? attrs : { ...attrs, ...more }),
           status: error === undefined ? 'ok' : 'error',
         };
         if (error !== undefined) {
-          record.attributes = { ...record.attributes, 'flowbox.error.code': error.code };
-          record.statusMessage = error.message.slice(0, 1024);
+          record.attributes['flowbox.error.code'] = error.code.slice(0, MAX_VALUE);
+          record.statusMessage = error.message.slice(0, MAX_VALUE);
         }
         records.push(record);
       },
@@ -94,6 +94,22 @@ export function startRunTrace(
       return records;
     },
   };
+}
+
+/**
+ * SpanRecordSchema's limits. A record past them would fail the worker's parse of the whole
+ * execute-result, costing the run, not just its trace: values from the flow (a piece's action
+ * name) are cut to fit here.
+ */
+const MAX_NAME = 256;
+const MAX_VALUE = 1024;
+
+function withinLimits(attributes: SpanRecord['attributes']): SpanRecord['attributes'] {
+  const out: SpanRecord['attributes'] = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    out[key.slice(0, 128)] = typeof value === 'string' ? value.slice(0, MAX_VALUE) : value;
+  }
+  return out;
 }
 
 function epochMs(): number {
