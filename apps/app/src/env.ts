@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
+import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
@@ -118,7 +119,7 @@ export const AppEnvSchema = z.object({
   OTEL_SERVICE_NAME: z
     .string()
     .min(1)
-    .default('flowbox-app')
+    .default(DEFAULT_SERVICE_NAMES.app)
     .describe("The app's `service.name` in its spans, when tracing is on."),
   EXTRA_PIECES_DIR: z
     .string()

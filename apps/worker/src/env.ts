@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DEFAULT_EGRESS_POLICY_TEXT, parseEgressPolicy } from '@flowbox/egress';
 import { ConfigError, envFields, loadEnv } from '@flowbox/node-kit';
 import { type EgressPolicy, type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
+import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 
 /**
@@ -116,7 +117,7 @@ export const WorkerEnvSchema = z.object({
   OTEL_SERVICE_NAME: z
     .string()
     .min(1)
-    .default('flowbox-worker')
+    .default(DEFAULT_SERVICE_NAMES.worker)
     .describe("The worker's `service.name` in its spans, when tracing is on."),
 });
 
