@@ -80,6 +80,8 @@ function acceptRun(
   return traced(span, async () => {
     const answered = await accept(request, reply, deps, sync, span);
     span.setAttribute('http.response.status_code', reply.statusCode);
+    // A run that failed (500) or is late (504) is answered, not thrown: the span still says so.
+    if (reply.statusCode >= 500) span.fail({ message: `answered ${reply.statusCode}` });
     return answered;
   });
 }
