@@ -13,7 +13,7 @@ export interface Tracer {
   /**
    * Exports spans another process recorded (the engine's), in the trace of `parent` (the
    * traceparent that process was given), as the service `serviceName`. Only records whose chain
-   * of parents reaches `parent` are exported; resolves to how many were dropped.
+   * of parents reaches `parent` are exported; returns how many were dropped.
    */
   exportRecorded(parent: string, records: readonly SpanRecord[], serviceName: string): number;
   /** Exports what is buffered, then stops; spans ended later are dropped. */
