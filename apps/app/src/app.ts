@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@flowbox/node-kit';
+import { startTracing } from '@flowbox/tracing';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createFlowsRepository } from './db/flows-repository.ts';
@@ -62,6 +63,17 @@ export interface FlowboxApp {
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
   const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
+  // Without an endpoint there is no tracer at all: no OpenTelemetry SDK is loaded, and every
+  // traced place is one null check. With one, nothing connects until the first export.
+  const tracer =
+    config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? null
+      : await startTracing({
+          endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+          serviceName: config.OTEL_SERVICE_NAME,
+          resource: { 'service.instance.id': config.INSTANCE_ID },
+          logger: logger.child({ component: 'tracing' }),
+        });
   const http: FastifyInstance = Fastify({
     // Per-request lines would double the hot path's log volume; failures are logged by the
     // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
@@ -147,7 +159,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
   });
-  const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config });
+  const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config, tracer });
   const sweeper = new RunSweeper({
     lifecycle,
     logger: logger.child({ component: 'run-sweeper' }),
@@ -172,6 +184,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     queue,
     hub,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    tracer,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
@@ -180,7 +193,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, catalog });
     registerRunRoutes(management, { runs, progress, storage });
   });
-  registerEngineRoutes(http, { ended, progress, hub, tokens, bodyLimit: messageLimit });
+  registerEngineRoutes(http, { ended, progress, hub, tokens, bodyLimit: messageLimit, tracer });
   registerInspector(http);
 
   return {
@@ -237,9 +250,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      // Five steps, each bounded by a fifth of the grace period, so the whole close fits in it
-      // whatever hangs (what is left of a step goes on unobserved), and each is timed in the log.
-      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / 5;
+      // Five steps (six with tracing), each bounded by its share of the grace period, so the
+      // whole close fits in it whatever hangs (what is left of a step goes on unobserved), and
+      // each is timed in the log.
+      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 5 : 6);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
         await within(boundMs, work);
@@ -257,6 +271,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
       await step('database pool', pool.end());
+      // Last: the spans of everything above (runs finalised as their workers left) go out too.
+      if (tracer !== null) await step('tracing', tracer.close());
     },
   };
 }

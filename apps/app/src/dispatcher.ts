@@ -1,4 +1,5 @@
 import { type DispatchedJob, FlowboxError, type PieceDownload, type PieceRef } from '@flowbox/protocol';
+import { type Tracer, traced } from '@flowbox/tracing';
 import type { FlowBundleRecord, FlowsRepository } from './db/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from './db/pieces-repository.ts';
 import type { AppConfig } from './env.ts';
@@ -24,6 +25,7 @@ export class Dispatcher {
   readonly #storage: ObjectStorage;
   readonly #downloads: PresignedDownloads;
   readonly #config: AppConfig;
+  readonly #tracer: Tracer | null;
   /** Published bundles are immutable, so they are cached for the process's life. */
   readonly #bundles = new Map<string, FlowBundleRecord>();
   /** Published piece archives by `name@version`; refreshed from Postgres on a miss. */
@@ -36,6 +38,8 @@ export class Dispatcher {
     tokens: TokenService;
     storage: ObjectStorage;
     config: AppConfig;
+    /** Null when tracing is off. */
+    tracer: Tracer | null;
   }) {
     this.#flows = deps.flows;
     this.#pieces = deps.pieces;
@@ -44,9 +48,29 @@ export class Dispatcher {
     this.#storage = deps.storage;
     this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl));
     this.#config = deps.config;
+    this.#tracer = deps.tracer;
   }
 
-  async dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
+  /** The job for `workerId`; a traced run's carries the `dispatch` span for the worker's spans. */
+  dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
+    const parent = lease.data.traceparent;
+    if (this.#tracer === null || parent === undefined) return this.#dispatch(lease, workerId);
+    const span = this.#tracer.startSpan('dispatch', {
+      parent,
+      attributes: {
+        'flowbox.run_id': lease.data.runId,
+        'flowbox.worker_id': workerId,
+        'flowbox.attempt': lease.attempt,
+      },
+    });
+    return traced(span, async () => {
+      const job = await this.#dispatch(lease, workerId);
+      if (span.traceparent !== undefined) job.traceparent = span.traceparent;
+      return job;
+    });
+  }
+
+  async #dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
     const bundle = await this.#bundle(data.flowVersionId);
     const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
@@ -95,9 +119,24 @@ export class Dispatcher {
   async conclude(
     lease: LeasedJob,
     outcome: RunConclusion,
-    options: { fetchNext: boolean } = { fetchNext: false },
+    options: ConcludeOptions = { fetchNext: false },
   ): Promise<LeasedJob | null> {
-    return this.#settle(lease, outcome, await this.#lifecycle.conclude(attemptOf(lease), outcome), options);
+    const parent = options.traceparent ?? lease.data.traceparent;
+    if (this.#tracer === null || parent === undefined) {
+      return this.#settle(lease, outcome, await this.#lifecycle.conclude(attemptOf(lease), outcome), options);
+    }
+    // The final write (or the retry), under the worker's job span when its result said which.
+    const span = this.#tracer.startSpan('run.finish', {
+      parent,
+      attributes: { 'flowbox.run_id': lease.data.runId, 'flowbox.run.status': outcome.status },
+    });
+    const concluded = await traced(span, async () => {
+      const result = await this.#lifecycle.conclude(attemptOf(lease), outcome);
+      span.setAttribute('flowbox.run.conclusion', result);
+      if (outcome.error !== undefined) span.fail(outcome.error);
+      return result;
+    });
+    return this.#settle(lease, outcome, concluded, options);
   }
 
   /** An attempt whose worker disconnected with it in flight (see RunLifecycle.lostWorkerOutcome). */
@@ -109,7 +148,7 @@ export class Dispatcher {
     lease: LeasedJob,
     outcome: Pick<RunConclusion, 'status' | 'error'>,
     result: ConcludeResult,
-    options: { fetchNext: boolean },
+    options: ConcludeOptions,
   ): Promise<LeasedJob | null> {
     if (result === 'retried') {
       return lease.fail(outcome.error?.message ?? outcome.status, { ...options, retry: true });
@@ -149,6 +188,13 @@ export class Dispatcher {
       sizeBytes: record.sizeBytes,
     };
   }
+}
+
+export interface ConcludeOptions {
+  /** Lease the next waiting job in the same Redis call (see LeasedJob.complete). */
+  fetchNext: boolean;
+  /** The worker's job span, from its result; the `run.finish` span's parent when traced. */
+  traceparent?: string | undefined;
 }
 
 const attemptOf = (lease: LeasedJob): RunAttempt => ({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
+import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
@@ -114,6 +115,17 @@ export const AppEnvSchema = z.object({
     .describe(
       'Create and publish the benchmark flow (`benchmark`: webhook, math helper, code step, response) at start. Its webhook runs a code step for anyone who calls it, so it is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.',
     ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: envFields
+    .url()
+    .optional()
+    .describe(
+      'Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): one trace per run is exported to `<url>/v1/traces` as JSON (docs/operations.md, Tracing). Unset: no tracing, and no OpenTelemetry SDK loaded.',
+    ),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .min(1)
+    .default(DEFAULT_SERVICE_NAMES.app)
+    .describe("The app's `service.name` in its spans, when tracing is on."),
   EXTRA_PIECES_DIR: z
     .string()
     .min(1)

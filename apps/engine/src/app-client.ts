@@ -5,6 +5,7 @@ import {
   type FlowResponseReport,
   type StepReport,
   type StepResult,
+  TRACEPARENT_HEADER,
 } from '@flowbox/protocol';
 import type { HttpClient } from './http-client.ts';
 
@@ -21,6 +22,8 @@ export interface AppClientOptions {
   engineToken: string;
   runId: string;
   timeoutMs: number;
+  /** A traced run's open span, sent as the `traceparent` header; unset when untraced. */
+  traceparent?: (() => string) | undefined;
 }
 
 export function createAppClient(options: AppClientOptions): AppClient {
@@ -29,14 +32,16 @@ export function createAppClient(options: AppClientOptions): AppClient {
   const post = async (path: string, report: StepReport | FlowResponseReport) => {
     let status: number;
     let excerpt: string;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${options.engineToken}`,
+      'content-type': 'application/json',
+    };
+    if (options.traceparent !== undefined) headers[TRACEPARENT_HEADER] = options.traceparent();
     try {
       const response = await options.http.request({
         method: 'POST',
         url: `${base}${path}`,
-        headers: {
-          authorization: `Bearer ${options.engineToken}`,
-          'content-type': 'application/json',
-        },
+        headers,
         body: JSON.stringify(report),
         timeoutMs: options.timeoutMs,
       });

@@ -21,6 +21,7 @@ import type { EngineLog } from './ipc-channel.ts';
 import { uploadRunLog } from './log-uploader.ts';
 import type { PieceLoader } from './piece-loader.ts';
 import { createPieceRegistry } from './piece-registry.ts';
+import { startRunTrace } from './run-trace.ts';
 import { createStepRunner, type StepRunnerDeps } from './step-runner.ts';
 
 export interface FlowExecutorDeps {
@@ -39,7 +40,7 @@ export interface FlowExecutorDeps {
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
-export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings'>;
+export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings' | 'spans'>;
 
 export interface FlowExecutor {
   execute(job: EngineJob): Promise<FlowOutcome>;
@@ -71,12 +72,18 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
     async execute(job) {
       const startedAt = new Date();
       const started = performance.now();
+      // An untraced run (no traceparent) records nothing and sends no traceparent header.
+      const trace =
+        job.traceparent === undefined
+          ? null
+          : startRunTrace(job.traceparent, { 'flowbox.run_id': job.runId, 'flowbox.flow_id': job.flowId });
       const app = createAppClient({
         http: deps.http,
         appUrl: job.appUrl,
         engineToken: job.engineToken,
         runId: job.runId,
         timeoutMs,
+        traceparent: trace?.traceparent,
       });
       const results: StepResult[] = [];
       const fitInLog = createLogBudget(job.logUpload.maxBytes);
@@ -92,13 +99,18 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           app.reportResponse(response, await progress.takeForResponse()),
         );
         const scope: Record<string, unknown> = {};
-        const plan = [
-          () => steps.runTrigger(),
-          ...run.bundle.definition.steps.map((step) => () => steps.runStep(step, scope)),
+        const plan: [string, () => Promise<StepResult>][] = [
+          [run.bundle.definition.trigger.name, () => steps.runTrigger()],
+          ...run.bundle.definition.steps.map((step): [string, () => Promise<StepResult>] => [
+            step.name,
+            () => steps.runStep(step, scope),
+          ]),
         ];
-        for (const runNext of plan) {
+        for (const [name, runNext] of plan) {
           progress.throwIfRefused();
+          const span = trace?.start(`step ${name}`, { 'flowbox.step': name });
           const result = fitInLog(await runNext());
+          span?.end(result.error, { 'flowbox.step.kind': result.kind });
           results.push(result);
           progress.report(result);
           if (result.error !== undefined) {
@@ -131,6 +143,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       const uploadStarted = performance.now();
       let logKey: string | null = job.logUpload.key;
       let logError: SerializedError | undefined;
+      const uploadSpan = trace?.start('log.upload');
       try {
         // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
         const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
@@ -140,6 +153,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         logError = serializeError(uploadError, 'LOG_UPLOAD_FAILED');
         deps.log('error', 'run log upload failed', { runId: job.runId, error: logError });
       }
+      uploadSpan?.end(logError);
       const logPersistMs = performance.now() - uploadStarted;
 
       // The run's end goes to the worker, whose job result records it: no callback repeats it.
@@ -147,6 +161,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       const outcome: FlowOutcome = { status, steps: results, logKey, timings: { runMs, logPersistMs } };
       if (error !== undefined) outcome.error = error;
       if (logError !== undefined) outcome.logError = logError;
+      if (trace !== null) outcome.spans = trace.finish(error);
       return outcome;
     },
   };
@@ -157,7 +172,7 @@ const LOG_ENVELOPE_BYTES = 4_096;
 
 /**
  * Keeps a run's steps within what its log may hold (the log's limit, RUN_LOG_MAX_BYTES, bounds
- * every message that carries steps: progress, finish, the worker's result). A step whose record
+ * every message that carries steps: progress, the response, the worker's result). A step whose record
  * would pass it fails with STEP_OUTPUT_TOO_LARGE, its output dropped (and its input, if that
  * alone is too large): the flow's mistake, reported as such, not a transport failure.
  */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DEFAULT_EGRESS_POLICY_TEXT, parseEgressPolicy } from '@flowbox/egress';
 import { ConfigError, envFields, loadEnv } from '@flowbox/node-kit';
 import { type EgressPolicy, type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
+import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 
 /**
@@ -30,6 +31,8 @@ import { z } from 'zod';
  *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
  *                      hands its job back to the app and exits
  *   ENGINE_CPU_PROF_DIR  unset (off); profiling: every engine writes a V8 CPU profile here
+ *   OTEL_EXPORTER_OTLP_ENDPOINT  unset (off); where the worker exports its and its engines' spans
+ *   OTEL_SERVICE_NAME  flowbox-worker; the worker's service.name in them
  */
 export const WorkerEnvSchema = z.object({
   APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),
@@ -113,6 +116,17 @@ export const WorkerEnvSchema = z.object({
     .describe(
       'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory; engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
     ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: envFields
+    .url()
+    .optional()
+    .describe(
+      "Base URL of an OpenTelemetry collector (OTLP/HTTP, e.g. `http://otel-collector:4318`): the worker exports its spans of traced runs, and its engines' (service `flowbox-engine`, which never reach the network themselves), to `<url>/v1/traces` as JSON. Unset: no tracing, and no OpenTelemetry SDK loaded.",
+    ),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .min(1)
+    .default(DEFAULT_SERVICE_NAMES.worker)
+    .describe("The worker's `service.name` in its spans, when tracing is on."),
 });
 
 /** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
@@ -137,6 +151,8 @@ export interface WorkerConfig {
   shutdownGraceMs: number;
   /** ENGINE_CPU_PROF_DIR: where engines write CPU profiles, or null (the default: no profiling). */
   engineCpuProfDir: string | null;
+  /** Where to export spans (OTEL_EXPORTER_OTLP_ENDPOINT), or null for no tracing. */
+  tracing: { endpoint: string; serviceName: string } | null;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
@@ -157,6 +173,10 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
     engineCpuProfDir: env.ENGINE_CPU_PROF_DIR === undefined ? null : path.resolve(env.ENGINE_CPU_PROF_DIR),
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? null
+        : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
   };
 }
 

@@ -11,10 +11,13 @@ import {
   type JobTimings,
   type RunOutcome,
   type SerializedError,
+  type SpanRecord,
   serializeError,
 } from '@flowbox/protocol';
+import type { Tracer } from '@flowbox/tracing';
 import type { EngineProcess } from './engine-process.ts';
 import type { AcquiredEngine, EngineSupply } from './engine-supply.ts';
+import { epochMs, type JobTrace, startJobTrace } from './job-trace.ts';
 import type { Provisioned, Provisioner } from './provisioner.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
@@ -35,6 +38,8 @@ export interface JobRunnerOptions {
   logger: Logger;
   provisioner: Provisioner;
   engines: EngineSupply;
+  /** Null when tracing is off. */
+  tracer?: Tracer | null;
 }
 
 /** The run's outcome (steps empty when the engine crashed or timed out before saying), and its cost. */
@@ -43,6 +48,8 @@ interface Execution extends RunOutcome {
   logPersistMs: number;
   /** False when the engine must not take another job (it timed out or crashed). */
   reusable: boolean;
+  /** What the engine recorded of a traced run. */
+  spans?: SpanRecord[] | undefined;
 }
 
 interface Attempt {
@@ -108,34 +115,55 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   };
 
   /** Provision, acquire, execute, release: each stage runs only if the one before succeeded. */
-  const attempt = async (job: DispatchedJob): Promise<Attempt> => {
+  const attempt = async (job: DispatchedJob, trace: JobTrace | null): Promise<Attempt> => {
     let provisioned: Provisioned;
     const provisionStarted = performance.now();
+    const provisionSpan = trace?.child('provision');
     try {
       provisioned = await provisioner.provision(job);
     } catch (error) {
       // Nothing ran: a system failure (a tampered or unreachable artifact), not the flow's.
+      const failure = serializeError(error, 'PROVISION_FAILED');
+      provisionSpan?.fail(failure);
+      provisionSpan?.end();
       return {
-        execution: notRun('INTERNAL_ERROR', serializeError(error, 'PROVISION_FAILED')),
+        execution: notRun('INTERNAL_ERROR', failure),
         failedProvisionMs: performance.now() - provisionStarted,
       };
     }
+    provisionSpan?.setAttribute('flowbox.bundle', provisioned.bundle);
+    provisionSpan?.setAttribute('flowbox.piece_misses', provisioned.pieceMisses);
+    provisionSpan?.end();
     let acquired: AcquiredEngine;
+    const acquireStartedMs = trace === null ? 0 : epochMs();
     try {
       acquired = await engines.acquire({ pieces: provisioned.pieces });
     } catch (error) {
-      return { execution: notRun('FAILED', serializeError(error, 'ENGINE_CRASHED')), provisioned };
+      const failure = serializeError(error, 'ENGINE_CRASHED');
+      const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });
+      boot?.fail(failure);
+      boot?.end();
+      return { execution: notRun('FAILED', failure), provisioned };
     }
-    const execution = await execute(acquired.engine, toEngineJob(job, provisioned));
+    // A boot the job waited for (none when the engine was reused or booted ahead).
+    if (trace !== null && acquired.bootMs > 0) {
+      const now = epochMs();
+      trace.child('engine.boot', { startMs: now - acquired.bootMs }).end(now);
+    }
+    const engineJob = toEngineJob(job, provisioned);
+    if (trace !== null) engineJob.traceparent = trace.traceparent;
+    const execution = await execute(acquired.engine, engineJob);
     await engines.release(acquired.engine, { reusable: execution.reusable });
+    trace?.engineSpans(execution.spans);
     return { execution, provisioned, acquired };
   };
 
   const runJob = async (job: DispatchedJob): Promise<JobResult> => {
     const received = performance.now();
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
-    const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job);
-    const { runMs, logPersistMs, reusable: _reusable, ...outcome } = execution;
+    const trace = startJobTrace(options.tracer ?? null, job, options.workerId, options.logger);
+    const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
+    const { runMs, logPersistMs, reusable: _reusable, spans: _spans, ...outcome } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
       queueMs,
@@ -158,6 +186,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     };
     if (provisioned !== undefined && acquired !== undefined) {
       result.provisioning = describeProvisioning(provisioned, acquired);
+    }
+    if (trace !== null) {
+      result.traceparent = trace.traceparent;
+      trace.end(outcome);
     }
     // The one line per job: the latency anatomy, for logs and the benchmark.
     options.logger.info(

@@ -1,4 +1,5 @@
 import { createLogger, type Logger, onShutdownSignal } from '@flowbox/node-kit';
+import { startTracing, type Tracer } from '@flowbox/tracing';
 import { loadConfig } from './env.ts';
 import { sandboxUnavailable } from './sandbox/bubblewrap.ts';
 import { createWorker, type Worker } from './worker.ts';
@@ -6,7 +7,7 @@ import { createWorker, type Worker } from './worker.ts';
 /** A flow still running this close to the end of the grace period is handed back, not cut off. */
 const HAND_BACK_MARGIN_MS = 1_000;
 
-function main(): void {
+async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'worker', level: config.logLevel });
   if (config.executionMode === 'SANDBOXED') {
@@ -17,7 +18,16 @@ function main(): void {
       process.exit(1);
     }
   }
-  const worker = createWorker(config, logger);
+  // Without an endpoint no OpenTelemetry SDK is loaded at all.
+  const tracer: Tracer | null =
+    config.tracing === null
+      ? null
+      : await startTracing({
+          ...config.tracing,
+          resource: { 'service.instance.id': config.workerId },
+          logger: logger.child({ component: 'tracing' }),
+        });
+  const worker = createWorker(config, logger, tracer);
   const drainMs = Math.max(0, config.shutdownGraceMs - HAND_BACK_MARGIN_MS);
   onShutdownSignal(logger, () => drainOrHandBack(worker, logger, drainMs), config.shutdownGraceMs);
   worker.start().catch((error: unknown) => {
@@ -44,4 +54,9 @@ async function drainOrHandBack(worker: Worker, logger: Logger, withinMs: number)
   }
 }
 
-main();
+main().catch((error: unknown) => {
+  // Config errors already say which variable is wrong; print them without a stack.
+  const message = error instanceof Error && error.name === 'ConfigError' ? error.message : error;
+  console.error('flowbox worker failed to start:', message);
+  process.exit(1);
+});

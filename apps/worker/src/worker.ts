@@ -1,6 +1,7 @@
 import { CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
+import type { Tracer } from '@flowbox/tracing';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import { isolatedVmPackageDir } from './engine-install.ts';
@@ -70,8 +71,11 @@ export function createEngineSupply(sandbox: SandboxConfig, start: StartEngine, l
     : createColdEngineSupply({ start, logger, prewarm: sandbox.prewarm });
 }
 
-/** Builds a concurrency-1 worker: app connection → job runner → provisioner + engine supply. */
-export function createWorker(config: WorkerConfig, logger: Logger): Worker {
+/**
+ * Builds a concurrency-1 worker: app connection → job runner → provisioner + engine supply.
+ * `tracer`: null when tracing is off; the worker closes (flushes) it last.
+ */
+export function createWorker(config: WorkerConfig, logger: Logger, tracer: Tracer | null = null): Worker {
   const provisioner = createProvisioner({
     cacheDir: config.cacheDir,
     engineBundle: config.engineBundle,
@@ -96,6 +100,7 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
     logger,
     provisioner,
     engines,
+    tracer,
   });
   const connection: AppConnection = createAppConnection({
     appUrl: config.appUrl,
@@ -128,6 +133,7 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
       await connection.close();
       await runner.close();
       await metricsServer?.close();
+      await tracer?.close();
     },
   };
 }

@@ -13,6 +13,7 @@ import type {
   PieceDownload,
   RunLimits,
 } from '@flowbox/protocol';
+import type { Tracer } from '@flowbox/tracing';
 import { expect } from 'vitest';
 import { createColdEngineSupply } from '../src/cold-engine-supply.ts';
 import { isolatedVmPackageDir } from '../src/engine-install.ts';
@@ -64,6 +65,8 @@ export interface HarnessOptions {
   egress?: EgressPolicy;
   logger?: Logger;
   readRss?: (pid: number) => Promise<number | undefined>;
+  /** Traces the jobs that carry a traceparent; none by default. */
+  tracer?: Tracer;
 }
 
 export async function startWorkerHarness(options: HarnessOptions): Promise<WorkerHarness> {
@@ -111,6 +114,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     logger,
     provisioner,
     engines,
+    tracer: options.tracer ?? null,
   });
   engines.start();
 

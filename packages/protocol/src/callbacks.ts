@@ -3,7 +3,8 @@ import { FlowResponseSchema, StepResultSchema } from './run.ts';
 
 /**
  * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
- * whose subject is the run id in the path.
+ * whose subject is the run id in the path, and, when the run is traced, a `traceparent` header
+ * naming the engine span it was sent from (trace.ts).
  *
  *   POST /v1/engine/runs/:runId/steps      StepReport       progress: the steps finished since
  *                                                             the last report, at most every

@@ -30,3 +30,4 @@ export * from './run.ts';
 export * from './socket-events.ts';
 export * from './sync-channel.ts';
 export * from './templates.ts';
+export * from './trace.ts';

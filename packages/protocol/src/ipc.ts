@@ -3,6 +3,7 @@ import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
 import { EgressPolicySchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
+import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.ts';
 
 /**
  * worker ⇄ engine over the child-process IPC channel.
@@ -39,6 +40,11 @@ export const EngineJobSchema = z.object({
   limits: RunLimitsSchema,
   /** Which hosts this run's code steps may call with `fetch` (the worker's CODE_STEP_EGRESS). */
   egress: EgressPolicySchema,
+  /**
+   * The worker's job span, when the run is traced: the engine then records its spans under it
+   * and sends this run's callbacks with a `traceparent` header (trace.ts).
+   */
+  traceparent: TraceparentSchema.optional(),
 });
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 
@@ -68,6 +74,8 @@ export const ExecuteResultSchema = RunOutcomeSchema.extend({
     runMs: z.number().nonnegative(),
     logPersistMs: z.number().nonnegative(),
   }),
+  /** What the engine recorded of a traced run, for the worker to export; absent when untraced. */
+  spans: z.array(SpanRecordSchema).max(MAX_ENGINE_SPANS).optional(),
 });
 export type ExecuteResult = z.infer<typeof ExecuteResultSchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TriggerPayloadSchema } from './flow.ts';
+import { TraceparentSchema } from './trace.ts';
 
 /** The data of the BullMQ job the app enqueues for a run. Kept small: the flow is looked up at dispatch. */
 export const RunJobDataSchema = z.object({
@@ -12,5 +13,7 @@ export const RunJobDataSchema = z.object({
   /** The app instance holding a sync caller's connection; null for async webhooks. */
   syncInstanceId: z.string().nullable(),
   acceptedAt: z.number().int(),
+  /** The webhook's span, when the run is traced (trace.ts). */
+  traceparent: TraceparentSchema.optional(),
 });
 export type RunJobData = z.infer<typeof RunJobDataSchema>;

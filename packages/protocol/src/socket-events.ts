@@ -3,6 +3,7 @@ import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
+import { TraceparentSchema } from './trace.ts';
 
 /**
  * worker ⇄ app over socket.io. The worker authenticates with `auth: { token }` (a worker
@@ -38,6 +39,8 @@ export const DispatchedJobSchema = z.object({
   limits: RunLimitsSchema,
   /** When the run was accepted (epoch ms), to measure queue time. */
   acceptedAt: z.number().int(),
+  /** The app's dispatch span, when the run is traced (trace.ts). */
+  traceparent: TraceparentSchema.optional(),
 });
 export type DispatchedJob = z.infer<typeof DispatchedJobSchema>;
 
@@ -100,6 +103,8 @@ export const JobResultSchema = RunOutcomeSchema.extend({
    * in the same Redis call that completes this one, instead of waiting for a poll.
    */
   wantsNext: z.boolean().optional(),
+  /** The worker's job span, when the run is traced: the app's final write is its child. */
+  traceparent: TraceparentSchema.optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
 

@@ -1,5 +1,12 @@
-import { FlowboxError, FlowResponseReportSchema, parseMessage, StepReportSchema } from '@flowbox/protocol';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  FlowboxError,
+  FlowResponseReportSchema,
+  parseMessage,
+  StepReportSchema,
+  TRACEPARENT_HEADER,
+} from '@flowbox/protocol';
+import { type Tracer, traced } from '@flowbox/tracing';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { EndedRuns } from '../runs/ended-runs.ts';
 import type { RunProgressStore } from '../runs/run-progress-store.ts';
@@ -13,12 +20,20 @@ export interface EngineRouteDeps {
   tokens: TokenService;
   /** Largest callback body: the steps a report carries are bounded by the run log's limit. */
   bodyLimit: number;
+  /** Null when tracing is off. */
+  tracer: Tracer | null;
 }
 
 interface EngineRequest {
   Params: { runId: string };
   Body: unknown;
 }
+
+type CallbackHandler = (
+  request: FastifyRequest<EngineRequest>,
+  reply: FastifyReply,
+  claims: EngineTokenClaims,
+) => Promise<FastifyReply>;
 
 /**
  * The engine callback API. Every call carries a JWT scoped to one run; a token for another run,
@@ -40,22 +55,43 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     return claims;
   };
 
+  /**
+   * Authorizes, then handles. A traced run's callback (its `traceparent` header names the engine
+   * span it was sent from) gets a `callback <name>` span; only once its token is good, so a
+   * stranger's request adds nothing to anyone's trace.
+   */
+  const callback =
+    (name: string, handle: CallbackHandler) =>
+    async (request: FastifyRequest<EngineRequest>, reply: FastifyReply): Promise<FastifyReply> => {
+      const claims = authorize(request);
+      const parent = deps.tracer === null ? undefined : request.headers[TRACEPARENT_HEADER];
+      if (deps.tracer === null || typeof parent !== 'string') return handle(request, reply, claims);
+      const span = deps.tracer.startSpan(`callback ${name}`, {
+        parent,
+        kind: 'server',
+        attributes: { 'http.request.method': 'POST', 'flowbox.run_id': claims.runId },
+      });
+      return traced(span, async () => {
+        const answered = await handle(request, reply, claims);
+        span.setAttribute('http.response.status_code', reply.statusCode);
+        return answered;
+      });
+    };
+
   app.post<EngineRequest>(
     '/v1/engine/runs/:runId/steps',
     { bodyLimit: deps.bodyLimit },
-    async (request, reply) => {
-      const claims = authorize(request);
+    callback('steps', async (request, reply, claims) => {
       const report = parseBody(StepReportSchema, request.body);
       await recordProgress(request, deps.progress, claims.runId, report.steps);
       return reply.status(204).send();
-    },
+    }),
   );
 
   app.post<EngineRequest>(
     '/v1/engine/runs/:runId/response',
     { bodyLimit: deps.bodyLimit },
-    async (request, reply) => {
-      const claims = authorize(request);
+    callback('response', async (request, reply, claims) => {
       const report = parseBody(FlowResponseReportSchema, request.body);
       // Kept before the caller is answered, so a GET right after the answer shows it.
       await recordProgress(request, deps.progress, claims.runId, report.steps, report.response);
@@ -68,7 +104,7 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
         });
       }
       return reply.status(204).send();
-    },
+    }),
   );
 }
 

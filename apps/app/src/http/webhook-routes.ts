@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { FlowboxError, httpStatusOf, serializeError, type TriggerPayload } from '@flowbox/protocol';
+import {
+  FlowboxError,
+  httpStatusOf,
+  type RunJobData,
+  serializeError,
+  TRACEPARENT_HEADER,
+  type TriggerPayload,
+} from '@flowbox/protocol';
+import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FlowsRepository } from '../db/flows-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
@@ -26,6 +34,8 @@ export interface WebhookDeps {
   queue: RunQueue;
   hub: SyncResponseHub;
   webhookTimeoutMs: number;
+  /** Null when tracing is off. */
+  tracer: Tracer | null;
 }
 
 interface WebhookRequest {
@@ -45,11 +55,43 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
   );
 }
 
-async function acceptRun(
+/**
+ * With tracing on, the run's trace starts here (the root span, `webhook`), unless the caller
+ * sent a traceparent: the run then joins the caller's trace, and is not traced if that says
+ * not sampled.
+ */
+function acceptRun(
   request: FastifyRequest<WebhookRequest>,
   reply: FastifyReply,
   deps: WebhookDeps,
   sync: boolean,
+): Promise<FastifyReply> {
+  if (deps.tracer === null) return accept(request, reply, deps, sync, undefined);
+  const caller = request.headers[TRACEPARENT_HEADER];
+  const span = deps.tracer.startSpan('webhook', {
+    parent: typeof caller === 'string' ? caller : undefined,
+    kind: 'server',
+    attributes: {
+      'http.request.method': request.method,
+      'http.route': request.routeOptions.url ?? '',
+      'flowbox.flow_id': request.params.flowId,
+    },
+  });
+  return traced(span, async () => {
+    const answered = await accept(request, reply, deps, sync, span);
+    span.setAttribute('http.response.status_code', reply.statusCode);
+    // A run that failed (500) or is late (504) is answered, not thrown: the span still says so.
+    if (reply.statusCode >= 500) span.fail({ message: `answered ${reply.statusCode}` });
+    return answered;
+  });
+}
+
+async function accept(
+  request: FastifyRequest<WebhookRequest>,
+  reply: FastifyReply,
+  deps: WebhookDeps,
+  sync: boolean,
+  span: Span | undefined,
 ): Promise<FastifyReply> {
   const trigger = toTriggerPayload(request);
   const flow = await deps.flows.findPublished(request.params.flowId);
@@ -60,26 +102,38 @@ async function acceptRun(
     );
   }
   const runId = randomUUID();
+  span?.setAttribute('flowbox.run_id', runId);
   await deps.lifecycle.accept({ id: runId, flowId: flow.flowId, flowVersionId: flow.flowVersionId, sync });
   reply.header(RUN_ID_HEADER, runId);
 
   const waiter = sync ? deps.hub.register(runId) : null;
+  const job: RunJobData = {
+    version: 1,
+    type: 'run-flow',
+    runId,
+    flowId: flow.flowId,
+    flowVersionId: flow.flowVersionId,
+    trigger,
+    syncInstanceId: sync ? deps.hub.instanceId : null,
+    acceptedAt: Date.now(),
+  };
+  // The run's context travels with its job: every later span of the run descends from this one.
+  const traceparent = span?.traceparent;
+  if (traceparent !== undefined) job.traceparent = traceparent;
+  const enqueue =
+    traceparent === undefined
+      ? undefined
+      : deps.tracer?.startSpan('enqueue', { parent: traceparent, kind: 'producer' });
   try {
-    await deps.queue.add({
-      version: 1,
-      type: 'run-flow',
-      runId,
-      flowId: flow.flowId,
-      flowVersionId: flow.flowVersionId,
-      trigger,
-      syncInstanceId: sync ? deps.hub.instanceId : null,
-      acceptedAt: Date.now(),
-    });
+    await deps.queue.add(job);
   } catch (error) {
     waiter?.cancel();
+    enqueue?.fail(serializeError(error));
     // The run was accepted, so it must end readable: record why it never ran.
     await deps.lifecycle.failUnqueued({ id: runId, flowId: flow.flowId }, serializeError(error));
     throw error;
+  } finally {
+    enqueue?.end();
   }
 
   if (waiter === null) return reply.status(202).send({ runId });

@@ -237,8 +237,17 @@ export class WorkerGateway {
     session.handedOut = null;
     try {
       const fetchNext = result.wantsNext === true && !session.disconnected.signal.aborted;
-      const { version: _v, type: _t, workerId: _w, jobId: _j, runId: _r, wantsNext: _n, ...outcome } = result;
-      const next = await this.#dispatcher.conclude(lease, outcome, { fetchNext });
+      const {
+        version: _v,
+        type: _t,
+        workerId: _w,
+        jobId: _j,
+        runId: _r,
+        wantsNext: _n,
+        traceparent,
+        ...outcome
+      } = result;
+      const next = await this.#dispatcher.conclude(lease, outcome, { fetchNext, traceparent });
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
       ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
     } catch (error) {

@@ -21,6 +21,7 @@ import {
   type RelayFetchAnswer,
   RelayFetchRequestSchema,
   serializeError,
+  TRACEPARENT_HEADER,
 } from '@flowbox/protocol';
 
 /**
@@ -93,7 +94,12 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
       if (request.headers.authorization !== run.authorization) {
         return refuse(response, `${url}: not this run's engine token`);
       }
-      return forward(run, `${run.appUrl}${url}`, request, body, response, ['content-type', 'authorization']);
+      // A traced run's callbacks name the engine span they were sent from (docs/operations.md).
+      return forward(run, `${run.appUrl}${url}`, request, body, response, [
+        'content-type',
+        'authorization',
+        TRACEPARENT_HEADER,
+      ]);
     }
     return refuse(response, `POST ${url} is not one of this run's callbacks`);
   }
