@@ -17,9 +17,11 @@
  *
  *   node apps/engine/scripts/measure-boot.ts [--runs 20] [--entry dist/engine.mjs] [--no-compile-cache]
  *     [--in-place]   fork the entry where it is (a source main.ts), without installing it
+ *     [--snapshot]   start engines from a V8 startup snapshot of dist/engine-snapshot.cjs, built
+ *                    into the install folder first, as the worker does (`node --snapshot-blob <blob>`)
  *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       entry: { type: 'string', default: resolve(import.meta.dirname, '../dist/engine.mjs') },
       'no-compile-cache': { type: 'boolean', default: false },
       'in-place': { type: 'boolean', default: false },
+      snapshot: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -57,7 +60,17 @@ async function main(): Promise<void> {
       ? {}
       : { NODE_COMPILE_CACHE: join(root, 'compile-cache') };
     const entry = values['in-place'] ? resolve(values.entry) : await install(resolve(values.entry), root);
-    const engine: Launch = { start: (execArgv = []) => forkJson(entry, env, execArgv) };
+    let engine: Launch = { start: (execArgv = []) => forkJson(entry, env, execArgv) };
+    let snapshotBuildMs: number | undefined;
+    if (values.snapshot) {
+      const script = join(dirname(resolve(values.entry)), 'engine-snapshot.cjs');
+      const blob = join(dirname(entry), 'engine.blob');
+      await copyFile(script, join(dirname(entry), 'engine-snapshot.cjs'));
+      const at = performance.now();
+      await buildSnapshot(join(dirname(entry), 'engine-snapshot.cjs'), blob);
+      snapshotBuildMs = round(performance.now() - at);
+      engine = { start: (execArgv = []) => spawnJson(['--snapshot-blob', blob, ...execArgv], env) };
+    }
     const baseline = join(root, 'baseline.mjs');
     await writeFile(
       baseline,
@@ -105,6 +118,8 @@ async function main(): Promise<void> {
       runs,
       entry: values.entry,
       compileCache: !values['no-compile-cache'],
+      snapshot: values.snapshot,
+      snapshotBuildMs,
       firstLife,
       note: 'medians; wallX/cpuX are ratios to the floor’s fork → ready (wall, CPU) of the same run',
       floor: table(floorLives),
@@ -136,6 +151,27 @@ function forkJson(file: string, env: Record<string, string>, execArgv: string[])
     serialization: 'json',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+}
+
+function spawnJson(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, {
+    env,
+    serialization: 'json',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+async function buildSnapshot(script: string, blob: string): Promise<void> {
+  const child = spawn(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', script], {
+    cwd: dirname(script),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`--build-snapshot exited with ${code}: ${stderr.slice(-2000)}`);
 }
 
 /** A fresh engine: ready, preload the flow's pieces, run the flow three times, exit. */

@@ -5,9 +5,9 @@ import { createFlowExecutor } from './flow-executor.ts';
 import { createHttpClient } from './http-client.ts';
 import { createIpcChannel } from './ipc-channel.ts';
 import type { IpcPort } from './ipc-port.ts';
-import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
+import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
-import { createPieceLoader } from './piece-loader.ts';
+import { createPieceLoader, type ImportPieceModule } from './piece-loader.ts';
 import { createRelayEgressFetch } from './relay-fetch.ts';
 
 export interface EngineRuntimeOptions {
@@ -18,6 +18,12 @@ export interface EngineRuntimeOptions {
    * upload and code steps' fetch go through it, since the engine has no network.
    */
   relaySocket?: string | undefined;
+  /**
+   * How native and piece modules load. A snapshotted engine (snapshot-main.ts) has no ES module
+   * loader for its own code, so it requires them from its install folder instead.
+   */
+  loadIsolatedVm?: IsolatedVmRunnerOptions['loadIsolatedVm'];
+  importPiece?: ImportPieceModule;
 }
 
 export interface EngineRuntime {
@@ -35,7 +41,10 @@ export interface EngineRuntime {
 export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime {
   const channel = createIpcChannel(options.port);
   const http = createHttpClient({ socketPath: options.relaySocket });
-  const isolated = createIsolatedVmRunner({ onCatastrophicError: options.onCatastrophicError });
+  const isolated = createIsolatedVmRunner({
+    onCatastrophicError: options.onCatastrophicError,
+    ...(options.loadIsolatedVm === undefined ? {} : { loadIsolatedVm: options.loadIsolatedVm }),
+  });
   const codeRunners: CodeRunners = {
     SANDBOX_CODE_ONLY: isolated,
     SANDBOXED: isolated,
@@ -44,7 +53,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
   const { relaySocket } = options;
   const executor = createFlowExecutor({
     bundles: createFlowBundleLoader(),
-    pieces: createPieceLoader(),
+    pieces: createPieceLoader(options.importPiece),
     codeRunners,
     http,
     log: channel.log,

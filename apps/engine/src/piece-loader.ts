@@ -18,16 +18,21 @@ export interface PieceLoader {
   load(piece: ProvisionedPiece): Promise<Piece>;
 }
 
+/** How a piece's ES module is loaded: `import()` by default; a snapshotted engine requires it. */
+export type ImportPieceModule = (file: string) => Promise<{ default?: unknown }>;
+
+const importByUrl: ImportPieceModule = (file) => import(pathToFileURL(file).href);
+
 /**
  * A piece directory holds one immutable version, and an imported module stays in Node's module
  * map anyway, so each directory is loaded once per engine and kept.
  */
-export function createPieceLoader(): PieceLoader {
+export function createPieceLoader(importModule: ImportPieceModule = importByUrl): PieceLoader {
   const cache = new Map<string, Promise<Piece>>();
   return {
     load(piece) {
       const cached = cache.get(piece.dir);
-      const loading = cached ?? loadPiece(piece.dir);
+      const loading = cached ?? loadPiece(piece.dir, importModule);
       if (cached === undefined) {
         cache.set(piece.dir, loading);
         loading.catch(() => cache.delete(piece.dir));
@@ -45,11 +50,11 @@ export function createPieceLoader(): PieceLoader {
   };
 }
 
-async function loadPiece(dir: string): Promise<Piece> {
+async function loadPiece(dir: string, importModule: ImportPieceModule): Promise<Piece> {
   const manifest = await readManifest(dir);
   let exported: unknown;
   try {
-    const module = (await import(pathToFileURL(join(dir, manifest.entry)).href)) as { default?: unknown };
+    const module = await importModule(join(dir, manifest.entry));
     exported = module.default;
   } catch (error) {
     throw provisionFailed(dir, `cannot import ${manifest.entry}: ${messageOf(error)}`, error);

@@ -30,6 +30,11 @@ export interface EngineProcess {
 
 export interface EngineProcessOptions {
   entry: string;
+  /**
+   * A startup snapshot of the engine (engine-snapshot.ts): the process starts from it
+   * (`node --snapshot-blob <blob>`) instead of loading `entry`.
+   */
+  snapshotBlob?: string | undefined;
   logger: Logger;
   /** Node flags for the engine; the worker's own flags are not inherited. */
   execArgv?: string[];
@@ -59,19 +64,27 @@ const DEFAULT_BOOT_TIMEOUT_MS = 15_000;
 export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
   const forkedAt = performance.now();
   const { sandbox } = options;
+  const { snapshotBlob } = options;
   const child =
-    sandbox === undefined
-      ? fork(options.entry, [], {
-          execArgv: options.execArgv ?? [],
-          env: options.env ?? {},
-          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-          serialization: 'json',
-        })
-      : spawn(sandbox.command, sandbox.args, {
+    sandbox !== undefined
+      ? spawn(sandbox.command, sandbox.args, {
           env: options.env ?? {},
           stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...sandbox.extraFds],
           serialization: 'json',
-        });
+        })
+      : snapshotBlob !== undefined
+        ? // What fork() does, with Node's arguments in place of a script to load.
+          spawn(process.execPath, [...(options.execArgv ?? []), '--snapshot-blob', snapshotBlob], {
+            env: options.env ?? {},
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            serialization: 'json',
+          })
+        : fork(options.entry, [], {
+            execArgv: options.execArgv ?? [],
+            env: options.env ?? {},
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            serialization: 'json',
+          });
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
 

@@ -3,7 +3,7 @@ import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
-import { isolatedVmPackageDir } from './engine-install.ts';
+import { type InstalledEngine, isolatedVmPackageDir } from './engine-install.ts';
 import { startEngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
@@ -25,16 +25,29 @@ export interface Worker {
 
 /**
  * Every engine is started from the copy installed in the cache, never from the build output,
- * with the recipe of apps/engine/README.md: no flags, and an environment holding only the
- * compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
+ * with the recipe of apps/engine/README.md: from the startup snapshot built there when there
+ * is one (`node --snapshot-blob`), else `engine.mjs`; no other flags, and an environment
+ * holding only the compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
  * (sandbox/), with their relay as their whole environment.
  */
 export function engineStarter(provisioner: Provisioner, logger: Logger, mode: ExecutionMode): StartEngine {
+  let reported: InstalledEngine | undefined;
   return async () => {
     const installed = await provisioner.engine();
+    const { snapshot } = installed;
+    if (snapshot !== undefined && reported !== installed) {
+      reported = installed;
+      if ('error' in snapshot) {
+        logger.warn({ reason: snapshot.error }, 'no engine startup snapshot; engines start from engine.mjs');
+      } else {
+        logger.info({ blob: snapshot.blob }, 'engines start from a startup snapshot');
+      }
+    }
+    const snapshotBlob = snapshot !== undefined && 'blob' in snapshot ? snapshot.blob : undefined;
     if (mode !== 'SANDBOXED') {
       return startEngineProcess({
         entry: installed.entry,
+        snapshotBlob,
         logger,
         execArgv: [],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
@@ -42,6 +55,7 @@ export function engineStarter(provisioner: Provisioner, logger: Logger, mode: Ex
     }
     const { sandbox, env } = await prepareSandboxedEngine({
       entry: installed.entry,
+      snapshotBlob,
       isolatedVmDir: provisioner.isolatedVmDir,
       readOnlyDirs: provisioner.artifactDirs,
       egressFetch: (policy) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS }),
@@ -49,7 +63,7 @@ export function engineStarter(provisioner: Provisioner, logger: Logger, mode: Ex
       logger,
     });
     try {
-      return await startEngineProcess({ entry: installed.entry, logger, env, sandbox });
+      return await startEngineProcess({ entry: installed.entry, snapshotBlob, logger, env, sandbox });
     } catch (error) {
       await sandbox.dispose();
       throw error;
@@ -68,6 +82,7 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
   const provisioner = createProvisioner({
     cacheDir: config.cacheDir,
     engineBundle: config.engineBundle,
+    engineSnapshot: config.engineSnapshot,
     isolatedVmDir: isolatedVmPackageDir(),
   });
   const metrics = new WorkerMetrics();
