@@ -7,7 +7,7 @@ import { createIpcChannel } from './ipc-channel.ts';
 import type { IpcPort } from './ipc-port.ts';
 import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
-import { createPieceLoader, type ImportPieceModule } from './piece-loader.ts';
+import { createPieceLoader } from './piece-loader.ts';
 import { createRelayEgressFetch } from './relay-fetch.ts';
 
 export interface EngineRuntimeOptions {
@@ -19,11 +19,10 @@ export interface EngineRuntimeOptions {
    */
   relaySocket?: string | undefined;
   /**
-   * How native and piece modules load. A snapshotted engine (snapshot-main.ts) has no ES module
-   * loader for its own code, so it requires them from its install folder instead.
+   * How isolated-vm loads. A snapshotted engine (snapshot-main.ts) has no dynamic `import()`
+   * for its own code, so it requires it from its install folder instead.
    */
   loadIsolatedVm?: IsolatedVmRunnerOptions['loadIsolatedVm'];
-  importPiece?: ImportPieceModule;
 }
 
 export interface EngineRuntime {
@@ -53,7 +52,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
   const { relaySocket } = options;
   const executor = createFlowExecutor({
     bundles: createFlowBundleLoader(),
-    pieces: createPieceLoader(options.importPiece),
+    pieces: createPieceLoader(),
     codeRunners,
     http,
     log: channel.log,

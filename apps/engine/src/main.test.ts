@@ -75,7 +75,11 @@ afterEach(async () => {
 
 /** Starts an engine the way the worker does (README.md) and reads its frames with the protocol. */
 function start(entry: keyof typeof ENTRIES) {
-  const options = { env: {}, serialization: 'json', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] } as const;
+  const options = {
+    env: {},
+    serialization: 'json' as const,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[],
+  };
   const forked =
     entry === 'snapshot'
       ? spawn(process.execPath, ['--snapshot-blob', blob], options)

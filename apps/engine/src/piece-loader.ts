@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Piece } from '@flowbox/pieces-framework';
 import {
   type EngineJob,
@@ -9,6 +8,7 @@ import {
   PieceManifestSchema,
   parseMessage,
 } from '@flowbox/protocol';
+import { shareModulesWithPieces } from './shared-piece-modules.ts';
 
 /** A piece the worker unpacked into its cache: `<dir>/manifest.json` and `<dir>/index.mjs`. */
 export type ProvisionedPiece = EngineJob['pieces'][number];
@@ -18,21 +18,27 @@ export interface PieceLoader {
   load(piece: ProvisionedPiece): Promise<Piece>;
 }
 
-/** How a piece's ES module is loaded: `import()` by default; a snapshotted engine requires it. */
-export type ImportPieceModule = (file: string) => Promise<{ default?: unknown }>;
-
-const importByUrl: ImportPieceModule = (file) => import(pathToFileURL(file).href);
+/**
+ * A piece's ES module, loaded with `require()`: a snapshotted engine's code has no dynamic
+ * `import()` (snapshot-main.ts), and Node's own loader resolves the piece's shared imports
+ * (shared-piece-modules.ts) where a test runner's `import()` would not. Pieces are esbuild
+ * bundles without top-level await, which `require()` loads like `import()` does.
+ */
+function requirePiece(file: string): { default?: unknown } {
+  return process.getBuiltinModule('node:module').createRequire(file)(file) as { default?: unknown };
+}
 
 /**
  * A piece directory holds one immutable version, and an imported module stays in Node's module
  * map anyway, so each directory is loaded once per engine and kept.
  */
-export function createPieceLoader(importModule: ImportPieceModule = importByUrl): PieceLoader {
+export function createPieceLoader(): PieceLoader {
+  shareModulesWithPieces();
   const cache = new Map<string, Promise<Piece>>();
   return {
     load(piece) {
       const cached = cache.get(piece.dir);
-      const loading = cached ?? loadPiece(piece.dir, importModule);
+      const loading = cached ?? loadPiece(piece.dir);
       if (cached === undefined) {
         cache.set(piece.dir, loading);
         loading.catch(() => cache.delete(piece.dir));
@@ -50,11 +56,11 @@ export function createPieceLoader(importModule: ImportPieceModule = importByUrl)
   };
 }
 
-async function loadPiece(dir: string, importModule: ImportPieceModule): Promise<Piece> {
+async function loadPiece(dir: string): Promise<Piece> {
   const manifest = await readManifest(dir);
   let exported: unknown;
   try {
-    const module = await importModule(join(dir, manifest.entry));
+    const module = requirePiece(join(dir, manifest.entry));
     exported = module.default;
   } catch (error) {
     throw provisionFailed(dir, `cannot import ${manifest.entry}: ${messageOf(error)}`, error);

@@ -14,9 +14,9 @@ import { startEngine } from './start-engine.ts';
  *
  * What the snapshot holds is code and the objects built at import: no job ever ran in the
  * building process, so no job's data, token or global can be in it. Two things cannot be in a
- * snapshot and load per engine, from the folder the blob is in: isolated-vm (a native addon)
- * and the pieces (per flow, from the worker's cache; required, since a snapshot's code has no
- * dynamic `import()`: pieces are ES modules without top-level await, which `require` loads).
+ * snapshot and load per engine: isolated-vm (a native addon), required from the folder the blob
+ * is in since a snapshot's code has no dynamic `import()`, and the pieces (per flow, from the
+ * worker's cache; piece-loader.ts requires them too).
  * node:http and node:https cannot be snapshotted either; the build makes them load on first
  * use (scripts/build/engine-bundle.ts).
  */
@@ -26,7 +26,6 @@ function main(): void {
   const requireHere = createRequire(resolve(beside));
   startEngine(() => runtime, {
     loadIsolatedVm: async () => ({ default: requireHere('isolated-vm') }),
-    importPiece: async (file) => requireHere(file),
   });
 }
 

@@ -3,7 +3,7 @@ import { type IpcPort, processIpcPort } from './ipc-port.ts';
 import type { EngineRuntimeModule } from './load-runtime.ts';
 
 /** What the two ways of starting an engine (main.ts, snapshot-main.ts) add to the runtime. */
-export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm' | 'importPiece'>;
+export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm'>;
 
 /**
  * The engine process's start, shared by the ES module entry (main.ts, which loads the runtime
