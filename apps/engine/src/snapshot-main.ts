@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import v8 from 'node:v8';
 import * as runtime from './engine-runtime.ts';
+import { warmUpSchemas } from './snapshot-warm-up.ts';
 import { startEngine } from './start-engine.ts';
 
 /**
@@ -37,5 +38,9 @@ function snapshotBlobPath(): string | undefined {
   return args.find((arg) => arg.startsWith('--snapshot-blob='))?.slice('--snapshot-blob='.length);
 }
 
-if (v8.startupSnapshot.isBuildingSnapshot()) v8.startupSnapshot.setDeserializeMainFunction(main);
-else main();
+if (v8.startupSnapshot.isBuildingSnapshot()) {
+  warmUpSchemas();
+  v8.startupSnapshot.setDeserializeMainFunction(main);
+} else {
+  main();
+}
