@@ -140,4 +140,31 @@ describe('cold engine supply', () => {
     await new Promise(setImmediate);
     expect(starts.count).toBe(1);
   });
+
+  it('does not wait for a released engine to exit, and close waits for it', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: false });
+    const acquiring = supply.acquire();
+    const engine = starts.finish(0);
+    await acquiring;
+    // The process takes its time to exit; kill() has already made it unusable.
+    const exited = defer<void>();
+    let killed = false;
+    engine.kill = async () => {
+      engine.alive = false;
+      killed = true;
+      await exited.promise;
+    };
+    await supply.release(engine, { reusable: true });
+    expect({ killed, alive: engine.alive }).toEqual({ killed: true, alive: false });
+    let closed = false;
+    const closing = supply.close().then(() => {
+      closed = true;
+    });
+    await new Promise(setImmediate);
+    expect(closed).toBe(false);
+    exited.resolve();
+    await closing;
+    expect(closed).toBe(true);
+  });
 });

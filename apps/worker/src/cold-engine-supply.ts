@@ -33,6 +33,8 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
   let preload: EngineJob['pieces'] = [];
+  // Used engines being killed: release() does not wait for them, close() does.
+  const ending = new Set<Promise<void>>();
 
   const bootSpare = (): void => {
     if (!options.prewarm || closed || spare !== undefined) return;
@@ -96,7 +98,11 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
     },
     async release(engine) {
       if (current === engine) current = undefined;
-      await engine.kill();
+      // kill() sends SIGKILL before it returns: the engine can run nothing more. Waiting for it
+      // to exit and be reaped (~5-10 ms) is not the job's business, nor the next one's.
+      const ended = engine.kill();
+      ending.add(ended);
+      void ended.finally(() => ending.delete(ended));
       // In case the spare booted during the job failed or died: boot another while idle.
       scheduleSpare();
     },
@@ -110,7 +116,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
       const booting = spare?.booting.catch(() => undefined);
       current = undefined;
       spare = undefined;
-      await Promise.all([held?.kill(), booting?.then((engine) => engine?.kill())]);
+      await Promise.all([held?.kill(), booting?.then((engine) => engine?.kill()), ...ending]);
     },
   };
 }
