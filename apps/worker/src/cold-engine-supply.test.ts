@@ -18,6 +18,12 @@ class FakeEngine implements EngineProcess {
   execute(): never {
     throw new Error('not used');
   }
+  /** How often the supply put this engine back at the worker's priority. */
+  restored = 0;
+  restorePriority(): boolean {
+    this.restored += 1;
+    return true;
+  }
   preload(pieces: Array<{ name: string }>): void {
     this.preloads.push(pieces.map((p) => p.name));
   }
@@ -36,8 +42,11 @@ function fakeStarts() {
   const starts = {
     /** How many boots the supply has asked for. */
     count: 0,
-    start: () => {
+    /** Which of them were spares (booted at a lower priority). */
+    spares: [] as boolean[],
+    start: (options?: { spare?: boolean }) => {
       starts.count += 1;
+      starts.spares.push(options?.spare === true);
       return boot(starts.count - 1).promise;
     },
     finish(n: number): FakeEngine {
@@ -166,5 +175,22 @@ describe('cold engine supply', () => {
     exited.resolve();
     await closing;
     expect(closed).toBe(true);
+  });
+
+  it('boots spares at a lower priority and raises the one a job takes back', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const spare = starts.finish(0);
+    await new Promise(setImmediate);
+    expect(spare.restored).toBe(0);
+    const acquired = await supply.acquire();
+    expect(acquired.engine).toBe(spare);
+    expect(spare.restored).toBe(1);
+    await new Promise(setImmediate);
+    // The job's own boot (none here) would be at normal priority; every prewarm is a spare.
+    expect(starts.spares).toEqual([true, true]);
+    starts.finish(1);
+    await supply.close();
   });
 });

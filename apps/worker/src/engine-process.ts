@@ -1,5 +1,6 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
 import {
@@ -10,6 +11,7 @@ import {
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { setProcessNiceness } from './engine-priority.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -24,6 +26,11 @@ export interface EngineProcess {
   execute(job: EngineJob): Promise<ExecuteResult>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
   preload(pieces: EngineJob['pieces']): void;
+  /**
+   * Puts an engine that booted at `niceness` back at the worker's priority, before its job.
+   * False when the kernel refuses (engine-priority.ts) or the engine runs in a sandbox.
+   */
+  restorePriority(): boolean;
   /** SIGKILLs the process and resolves once it has exited. */
   kill(): Promise<void>;
 }
@@ -41,6 +48,11 @@ export interface EngineProcessOptions {
   /** The engine's environment; empty by default so it never sees the worker's token. */
   env?: Record<string, string>;
   bootTimeoutMs?: number;
+  /**
+   * Boots the process at this nice value (a prewarmed spare), until restorePriority(). Not for
+   * a sandboxed engine, whose node process is not the one started here.
+   */
+  niceness?: number;
   /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
   sandbox?: EngineSandbox;
 }
@@ -87,6 +99,10 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
           });
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
+  let niced = false;
+  if (options.niceness !== undefined && sandbox === undefined && child.pid !== undefined) {
+    niced = setProcessNiceness(child.pid, options.niceness);
+  }
 
   const ready = defer<void>();
   const exited = defer<void>();
@@ -194,6 +210,11 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       child.send(message, (error) => {
         if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
       });
+    },
+    restorePriority() {
+      if (!niced) return true;
+      niced = !setProcessNiceness(pid, getPriority());
+      return !niced;
     },
     async kill() {
       if (alive) {

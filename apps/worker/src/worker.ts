@@ -4,6 +4,7 @@ import type { ExecutionMode } from '@flowbox/protocol';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import { type InstalledEngine, isolatedVmPackageDir } from './engine-install.ts';
+import { SPARE_NICENESS } from './engine-priority.ts';
 import { startEngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
@@ -32,7 +33,7 @@ export interface Worker {
  */
 export function engineStarter(provisioner: Provisioner, logger: Logger, mode: ExecutionMode): StartEngine {
   let reported: InstalledEngine | undefined;
-  return async () => {
+  return async (options = {}) => {
     const installed = await provisioner.engine();
     const { snapshot } = installed;
     if (snapshot !== undefined && reported !== installed) {
@@ -49,6 +50,7 @@ export function engineStarter(provisioner: Provisioner, logger: Logger, mode: Ex
         entry: installed.entry,
         snapshotBlob,
         logger,
+        ...(options.spare === true ? { niceness: SPARE_NICENESS } : {}),
         execArgv: [],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
       });
@@ -89,8 +91,8 @@ export function createWorker(config: WorkerConfig, logger: Logger): Worker {
   const startEngine = engineStarter(provisioner, logger, config.executionMode);
   const engines = createEngineSupply(
     config.sandbox,
-    async () => {
-      const engine = await startEngine();
+    async (options) => {
+      const engine = await startEngine(options);
       metrics.engineBooted(engine.bootMs);
       return engine;
     },

@@ -1,5 +1,7 @@
+import { getPriority } from 'node:os';
 import type { JobResult } from '@flowbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SPARE_NICENESS } from '../src/engine-priority.ts';
 import { processExists } from '../src/test-helpers.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
@@ -90,6 +92,8 @@ describe('cold engines (REUSE_SANDBOX=false)', () => {
       // Wait on the event, not a clock: the spare for job i has finished booting.
       const spare = await harness.bootedEngine(i);
       expect(spare.jobsServed).toBe(0);
+      // Booted at a lower priority, so it does not slow the job running beside it.
+      expect(getPriority(spare.pid)).toBe(SPARE_NICENESS);
       const result = await harness.runner.run(await harness.job(`run-${i}`));
       expect(result.provisioning?.engine).toEqual({ pid: spare.pid, jobsServed: 1, preBooted: true });
       expect(result.timings.bootMs).toBe(0);
