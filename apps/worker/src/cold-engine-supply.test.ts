@@ -20,9 +20,11 @@ class FakeEngine implements EngineProcess {
   }
   /** How often the supply put this engine back at the worker's priority. */
   restored = 0;
+  /** False: the kernel refuses to raise it (no CAP_SYS_NICE). */
+  canRestore = true;
   restorePriority(): boolean {
     this.restored += 1;
-    return true;
+    return this.canRestore;
   }
   preload(pieces: Array<{ name: string }>): void {
     this.preloads.push(pieces.map((p) => p.name));
@@ -190,6 +192,20 @@ describe('cold engine supply', () => {
     await new Promise(setImmediate);
     // The job's own boot (none here) would be at normal priority; every prewarm is a spare.
     expect(starts.spares).toEqual([true, true]);
+    starts.finish(1);
+    await supply.close();
+  });
+
+  it('boots later spares at the worker priority once raising one back was refused', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const spare = starts.finish(0);
+    spare.canRestore = false;
+    await new Promise(setImmediate);
+    await supply.acquire();
+    await new Promise(setImmediate);
+    expect(starts.spares).toEqual([true, false]);
     starts.finish(1);
     await supply.close();
   });

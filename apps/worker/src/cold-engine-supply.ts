@@ -39,12 +39,13 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
   let preload: EngineJob['pieces'] = [];
+  let lowPrioritySpares = true;
   // Used engines being killed: release() does not wait for them, close() does.
   const ending = new Set<Promise<void>>();
 
   const bootSpare = (): void => {
     if (!options.prewarm || closed || spare !== undefined) return;
-    const next: Spare = { booting: options.start({ spare: true }), ready: undefined };
+    const next: Spare = { booting: options.start({ spare: lowPrioritySpares }), ready: undefined };
     spare = next;
     next.booting.then(
       (engine) => {
@@ -85,9 +86,12 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
       return undefined;
     }
     if (!engine.restorePriority()) {
+      // Without CAP_SYS_NICE a nice value only goes up: stop lowering spares, so only this one
+      // job runs at the lower priority.
+      lowPrioritySpares = false;
       logger.warn(
         { pid: engine.pid },
-        'could not raise a prewarmed engine back to the worker priority; it runs its job at a lower one',
+        'could not raise a prewarmed engine back to the worker priority; it runs its job at a lower one, and later spares boot at the worker priority',
       );
     }
     return { engine, bootMs: wasReady ? 0 : performance.now() - waitStarted };
