@@ -4,6 +4,12 @@ import { RUNTIME_PAYLOAD_END, RUNTIME_PAYLOAD_START } from '../../apps/engine/sr
 import { sha256Hex, type WrittenFile, writeIfChanged } from './write-if-changed.ts';
 import { zodEnglishOnly } from './zod-english-only.ts';
 
+/**
+ * The engine as one CommonJS script for `node --build-snapshot` (apps/engine/src/snapshot-main.ts),
+ * next to engine.mjs in dist/ and in the worker's install folder.
+ */
+export const SNAPSHOT_ENTRY = 'engine-snapshot.cjs';
+
 /** The only module left outside the bundle: a native addon the worker links beside it. */
 export const ENGINE_EXTERNALS = ['isolated-vm'];
 
@@ -49,11 +55,45 @@ export async function buildEngineBundle(root: string): Promise<WrittenFile[]> {
     boot,
     Buffer.from(`\n${RUNTIME_PAYLOAD_START}${payload}${RUNTIME_PAYLOAD_END}`),
   ]);
+  const snapshot = await buildOne({
+    ...COMMON,
+    format: 'cjs',
+    entryPoints: [join(src, 'snapshot-main.ts')],
+    plugins: [zodEnglishOnly, loadOnFirstUse(['node:http', 'node:https'])],
+  });
   const dist = join(root, 'apps/engine/dist');
   return [
     await writeIfChanged(join(dist, 'engine.mjs'), bundle),
     await writeIfChanged(join(dist, 'engine.mjs.sha256'), `${sha256Hex(bundle)}  engine.mjs\n`),
+    await writeIfChanged(join(dist, SNAPSHOT_ENTRY), snapshot),
+    await writeIfChanged(
+      join(dist, `${SNAPSHOT_ENTRY}.sha256`),
+      `${sha256Hex(snapshot)}  ${SNAPSHOT_ENTRY}\n`,
+    ),
   ];
+}
+
+/**
+ * Built modules Node cannot put in a startup snapshot (`--build-snapshot` aborts on their
+ * native handles), replaced by functions that load the module on their first call. Only
+ * `request` and `get` are offered: an import of anything else fails the build, not an engine.
+ */
+function loadOnFirstUse(modules: string[]): Plugin {
+  return {
+    name: 'load-on-first-use',
+    setup(builder) {
+      const filter = new RegExp(`^(${modules.map((m) => m.replace('/', '\\/')).join('|')})$`);
+      builder.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'load-on-first-use' }));
+      builder.onLoad({ filter: /.*/, namespace: 'load-on-first-use' }, (args) => ({
+        contents: [
+          `const load = () => process.getBuiltinModule(${JSON.stringify(args.path)});`,
+          'export const request = (...args) => load().request(...args);',
+          'export const get = (...args) => load().get(...args);',
+        ].join('\n'),
+        loader: 'js',
+      }));
+    },
+  };
 }
 
 async function buildOne(options: BuildOptions): Promise<Uint8Array> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -43,9 +44,12 @@ describe.each(packages.map((pkg) => [basename(pkg), pkg]))('piece archive of %s'
       Buffer.from(manifestEntry?.data ?? []).toString(),
     );
 
-    const indexFile = join(dir, name, 'index.mjs');
+    // In the package, where its shared imports (zod, the framework) resolve as in an engine.
+    const indexFile = join(pkg, `.test-${randomUUID()}.mjs`);
     await writeFile(indexFile, index?.data ?? '');
-    const built = ((await import(pathToFileURL(indexFile).href)) as { default: unknown }).default;
+    const built = await import(pathToFileURL(indexFile).href)
+      .then((module: { default: unknown }) => module.default)
+      .finally(() => rm(indexFile, { force: true }));
     const source = ((await import(pathToFileURL(join(pkg, 'src/index.ts')).href)) as { default: unknown })
       .default;
     const summary = (piece: unknown) => {

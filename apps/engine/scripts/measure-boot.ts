@@ -1,39 +1,45 @@
 /**
- * Engine boot time, measured the way the worker boots engines: the built bundle is installed
- * into a cache folder (`<cache>/engine/<sha256>/engine.mjs` beside `node_modules/isolated-vm`)
- * and forked with the recipe of README.md, N times (not counting one first fork that fills the
- * compile cache). Prints JSON with min / median / p95 of:
- *   readyMs     fork → `ready`, sent once the runtime and isolated-vm are loaded (the worker's bootMs)
- *   runtimeMs   fork → the answer to a frame sent at `ready`, parsed with the protocol schemas
- *   baselineMs  fork → `ready` of a file that only sends `ready`: the floor Node itself sets
- *   jobMs       with --job: fork → the result of the seeded flow sent at `ready` (fake app,
- *               SANDBOX_CODE_ONLY): what a cold, not prewarmed engine adds to a request
- *   firstRunMs  with --job: `execute` → result on a fresh engine: its first run
- *   preloadedRunMs  with --job: the same on a fresh engine that preloaded the flow's pieces
- *               first, as a prewarmed spare does (alternating with firstRunMs)
- * The engine and the baseline forks alternate, so machine load hits both alike.
+ * One fresh engine's life, phase by phase, against the floor: a bare `node` fork that only
+ * answers `ready` over IPC and exits when the channel closes. Engines are installed the way the
+ * worker installs them (`<cache>/engine/<sha256>/engine.mjs` beside `node_modules/isolated-vm`)
+ * and started the way the worker starts them; engine and floor forks alternate, so machine
+ * load hits both alike. Per phase it reports wall ms and CPU ms (user+sys of the child from
+ * /proc/<pid>/schedstat; the whole life, exit and reaping included, from this process's
+ * reaped-children times in /proc/self/stat, a mean), each as a median and as a ratio to the floor's
+ * fork → ready of the same run:
+ *   ready      fork → `ready` (Node bootstrap, the engine runtime, isolated-vm): the worker's bootMs
+ *   pieces     `preload` → `preloaded pieces` (what a prewarmed spare does before its job)
+ *   firstRun   `execute` → result of the seeded flow (fake app, SANDBOX_CODE_ONLY): callbacks,
+ *              the code step's first isolate, the log upload, all with a cold JIT
+ *   warmRun    the same flow again in the same engine, twice more: the warm run phase
+ *   exit       `disconnect` → the parent's `exit` event (the process ends and is reaped)
+ *   life       CPU of the whole process, fork to reaped (floor: fork, ready, exit)
  *
  *   node apps/engine/scripts/measure-boot.ts [--runs 20] [--entry dist/engine.mjs] [--no-compile-cache]
  *     [--in-place]   fork the entry where it is (a source main.ts), without installing it
- *     [--job]        also run the seeded flow once per engine
+ *     [--snapshot]   start engines from a V8 startup snapshot of dist/engine-snapshot.cjs, built
+ *                    into the install folder first, as the worker does (`node --snapshot-blob <blob>`)
+ *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { EngineJob } from '@flowbox/protocol';
 import { makeEngineJob, prepareEngineArtifacts, startFakeAppServer } from '../src/testing/index.ts';
 
-interface Sample {
-  readyMs: number;
-  runtimeMs: number;
-}
+type Phase = 'ready' | 'pieces' | 'firstRun' | 'warmRun' | 'exit' | 'life';
+/** One life's figures: wall and CPU ms per phase (absent where a phase does not apply). */
+type Life = Partial<Record<Phase, { wallMs: number; cpuMs: number }>>;
 
-/** Sends one job at `ready` and resolves with fork → its result. */
-type JobProbe = (child: ChildProcess, started: number) => Promise<number>;
+interface Launch {
+  start(execArgv?: string[]): ChildProcess;
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -42,82 +48,87 @@ async function main(): Promise<void> {
       entry: { type: 'string', default: resolve(import.meta.dirname, '../dist/engine.mjs') },
       'no-compile-cache': { type: 'boolean', default: false },
       'in-place': { type: 'boolean', default: false },
-      job: { type: 'boolean', default: false },
+      snapshot: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
     },
   });
   const runs = Number(values.runs);
   const root = await mkdtemp(join(tmpdir(), 'flowbox-measure-boot-'));
+  const app = await startFakeAppServer();
   try {
-    const entry = values['in-place'] ? resolve(values.entry) : await install(resolve(values.entry), root);
-    const baseline = join(root, 'baseline.mjs');
-    await writeFile(baseline, "process.send({ version: 1, type: 'ready', pid: process.pid });\n");
     const env: Record<string, string> = values['no-compile-cache']
       ? {}
       : { NODE_COMPILE_CACHE: join(root, 'compile-cache') };
+    const entry = values['in-place'] ? resolve(values.entry) : await install(resolve(values.entry), root);
+    let engine: Launch = { start: (execArgv = []) => forkJson(entry, env, execArgv) };
+    let snapshotBuildMs: number | undefined;
+    if (values.snapshot) {
+      const script = join(dirname(resolve(values.entry)), 'engine-snapshot.cjs');
+      const blob = join(dirname(entry), 'engine.blob');
+      await copyFile(script, join(dirname(entry), 'engine-snapshot.cjs'));
+      const at = performance.now();
+      await buildSnapshot(join(dirname(entry), 'engine-snapshot.cjs'), blob);
+      snapshotBuildMs = round(performance.now() - at);
+      engine = { start: (execArgv = []) => spawnJson(['--snapshot-blob', blob, ...execArgv], env) };
+    }
+    const baseline = join(root, 'baseline.mjs');
+    await writeFile(
+      baseline,
+      "process.send({ version: 1, type: 'ready', pid: process.pid });\nprocess.on('disconnect', () => {});\n",
+    );
+    const floor: Launch = { start: () => forkJson(baseline, env, []) };
+    const artifacts = await prepareEngineArtifacts(join(root, 'artifacts'));
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
 
-    const first = await bootOnce(entry, env);
-    const engine: Sample[] = [];
-    const floor: number[] = [];
+    // The first life fills the compile cache, as a worker's first engine does.
+    const firstLife = await engineLife(engine, job);
+    const engineLives: Life[] = [];
+    const floorLives: Life[] = [];
     for (let i = 0; i < runs; i += 1) {
-      engine.push(await bootOnce(entry, env));
-      floor.push((await bootOnce(baseline, env, false)).readyMs);
+      engineLives.push(await engineLife(engine, job));
+      floorLives.push(await floorLife(floor));
     }
-    const jobs: number[] = [];
-    const firstRuns: number[] = [];
-    const preloadedRuns: number[] = [];
-    if (values.job) {
-      const app = await startFakeAppServer();
-      try {
-        const artifacts = await prepareEngineArtifacts(join(root, 'artifacts'));
-        const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
-        const probe: JobProbe = async (child, started) => {
-          child.send({ version: 1, type: 'execute', requestId: 'measure', job });
-          await new Promise<void>((resolveResult) => {
-            child.on('message', (frame: { type?: string }) => {
-              if (frame.type === 'execute-result') resolveResult();
-            });
-          });
-          return performance.now() - started;
-        };
-        for (let i = 0; i < runs; i += 1) jobs.push(await forkWithJob(entry, env, probe));
-        const runOnce = async (child: ChildProcess) => {
-          const sent = performance.now();
-          await probe(child, sent);
-          return performance.now() - sent;
-        };
-        for (let i = 0; i < runs; i += 1) {
-          firstRuns.push(await forkWithJob(entry, env, (child) => runOnce(child)));
-          preloadedRuns.push(
-            await forkWithJob(entry, env, async (child) => {
-              child.send({ version: 1, type: 'preload', pieces: job.pieces });
-              await new Promise<void>((resolvePreload) => {
-                child.on('message', (frame: { msg?: string }) => {
-                  if (frame.msg === 'preloaded pieces') resolvePreload();
-                });
-              });
-              return runOnce(child);
-            }),
-          );
-        }
-      } finally {
-        await app.close();
-      }
+    if (values['cpu-prof'] !== undefined) {
+      const dir = resolve(values['cpu-prof']);
+      await engineLife({ start: () => engine.start(['--cpu-prof', `--cpu-prof-dir=${dir}`]) }, job);
     }
+    const floorReadyCpu = median(floorLives.map((life) => life.ready?.cpuMs ?? Number.NaN));
+    const floorReadyWall = median(floorLives.map((life) => life.ready?.wallMs ?? Number.NaN));
+    const table = (lives: Life[]) =>
+      Object.fromEntries(
+        (['ready', 'pieces', 'firstRun', 'warmRun', 'exit', 'life'] as const)
+          .filter((phase) => lives.some((life) => life[phase] !== undefined))
+          .map((phase) => {
+            const wall = median(lives.map((life) => life[phase]?.wallMs ?? Number.NaN));
+            // A whole life's CPU is counted in 10 ms ticks: its mean over the runs is exact, a median is not.
+            const cpus = lives.map((life) => life[phase]?.cpuMs ?? Number.NaN);
+            const cpu = phase === 'life' ? mean(cpus) : median(cpus);
+            return [
+              phase,
+              {
+                wallMs: round(wall),
+                cpuMs: round(cpu),
+                wallX: round(wall / floorReadyWall, 100),
+                cpuX: round(cpu / floorReadyCpu, 100),
+              },
+            ];
+          }),
+      );
     const report = {
       runs,
       entry: values.entry,
       compileCache: !values['no-compile-cache'],
-      firstBoot: first,
-      readyMs: summary(engine.map((s) => s.readyMs)),
-      runtimeMs: summary(engine.map((s) => s.runtimeMs)),
-      baselineMs: summary(floor),
-      ...(values.job
-        ? { jobMs: summary(jobs), firstRunMs: summary(firstRuns), preloadedRunMs: summary(preloadedRuns) }
-        : {}),
+      snapshot: values.snapshot,
+      snapshotBuildMs,
+      firstLife,
+      note: 'medians; wallX/cpuX are ratios to the floor’s fork → ready (wall, CPU) of the same run',
+      floor: table(floorLives),
+      engine: table(engineLives),
       node: process.version,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
+    await app.close();
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -133,74 +144,153 @@ async function install(bundle: string, root: string): Promise<string> {
   return join(dir, 'engine.mjs');
 }
 
-/** One fork; for the engine, also sends a bad frame and waits for the log line that drops it. */
-async function bootOnce(entry: string, env: Record<string, string>, probe = true): Promise<Sample> {
-  const started = performance.now();
-  const child = fork(entry, [], {
-    execArgv: [],
+function forkJson(file: string, env: Record<string, string>, execArgv: string[]): ChildProcess {
+  return fork(file, [], {
+    execArgv,
     env,
     serialization: 'json',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+}
+
+function spawnJson(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, {
+    env,
+    serialization: 'json',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+async function buildSnapshot(script: string, blob: string): Promise<void> {
+  const child = spawn(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', script], {
+    cwd: dirname(script),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`--build-snapshot exited with ${code}: ${stderr.slice(-2000)}`);
+}
+
+/** A fresh engine: ready, preload the flow's pieces, run the flow three times, exit. */
+async function engineLife(launch: Launch, job: EngineJob): Promise<Life> {
+  const life: Life = {};
+  const lifeCpu = reapedChildrenCpuMs();
+  const started = performance.now();
+  const child = launch.start();
   const exited = once(child, 'exit');
-  const frames: { type?: string; msg?: string }[] = [];
-  const waitFor = (match: (frame: { type?: string; msg?: string }) => boolean) =>
-    new Promise<number>((resolveWait, reject) => {
-      const check = (frame: { type?: string; msg?: string }) => {
-        if (!match(frame)) return;
-        child.off('message', check);
-        resolveWait(performance.now() - started);
-      };
-      child.on('message', check);
-      child.once('exit', (code) =>
-        reject(new Error(`engine exited with ${code} before it answered (${JSON.stringify(frames)})`)),
-      );
-    });
-  const ready = waitFor((frame) => frame.type === 'ready');
-  const parsed = waitFor((frame) => frame.msg === 'dropped a bad IPC frame');
-  child.on('message', (frame: { type?: string; msg?: string }) => frames.push(frame));
-  const readyMs = await ready;
-  let runtimeMs = readyMs;
-  if (probe) {
-    child.send({ version: 1, type: 'probe' });
-    runtimeMs = await parsed;
-  } else {
-    parsed.catch(() => {});
+  const pid = child.pid ?? -1;
+  const frames = frameWaiter(child);
+  await frames.next((frame) => frame.type === 'ready');
+  life.ready = { wallMs: performance.now() - started, cpuMs: cpuMsOf(pid) };
+
+  const phase = async (send: () => void, done: (frame: Frame) => boolean) => {
+    const cpu = cpuMsOf(pid);
+    const at = performance.now();
+    send();
+    await frames.next(done);
+    return { wallMs: performance.now() - at, cpuMs: cpuMsOf(pid) - cpu };
+  };
+  life.pieces = await phase(
+    () => child.send({ version: 1, type: 'preload', pieces: job.pieces }),
+    (frame) => frame.msg === 'preloaded pieces',
+  );
+  const run = () =>
+    phase(
+      () => child.send({ version: 1, type: 'execute', requestId: 'measure', job }),
+      (frame) => frame.type === 'execute-result',
+    );
+  life.firstRun = await run();
+  await run();
+  life.warmRun = await run();
+  const exitAt = performance.now();
+  child.disconnect();
+  await exited;
+  life.exit = { wallMs: performance.now() - exitAt, cpuMs: Number.NaN };
+  life.life = { wallMs: performance.now() - started, cpuMs: reapedChildrenCpuMs() - lifeCpu };
+  return life;
+}
+
+/** The bare fork: ready, then exit on disconnect. */
+async function floorLife(launch: Launch): Promise<Life> {
+  const lifeCpu = reapedChildrenCpuMs();
+  const started = performance.now();
+  const child = launch.start();
+  const exited = once(child, 'exit');
+  await frameWaiter(child).next((frame) => frame.type === 'ready');
+  const ready = { wallMs: performance.now() - started, cpuMs: cpuMsOf(child.pid ?? -1) };
+  const exitAt = performance.now();
+  child.disconnect();
+  await exited;
+  return {
+    ready,
+    exit: { wallMs: performance.now() - exitAt, cpuMs: Number.NaN },
+    life: { wallMs: performance.now() - started, cpuMs: reapedChildrenCpuMs() - lifeCpu },
+  };
+}
+
+interface Frame {
+  type?: string;
+  msg?: string;
+}
+
+/** Waits for the next frame that matches; rejects if the child exits first. */
+function frameWaiter(child: ChildProcess) {
+  const seen: Frame[] = [];
+  child.on('message', (frame: Frame) => seen.push(frame));
+  return {
+    next: (match: (frame: Frame) => boolean) =>
+      new Promise<Frame>((resolveFrame, reject) => {
+        const check = (frame: Frame) => {
+          if (!match(frame)) return;
+          child.off('message', check);
+          child.off('exit', early);
+          resolveFrame(frame);
+        };
+        const early = (code: number | null) =>
+          reject(new Error(`child exited with ${code} before it answered (${JSON.stringify(seen)})`));
+        child.on('message', check);
+        child.once('exit', early);
+      }),
+  };
+}
+
+/** A live process's CPU so far in ms, all its threads (GC, compiler, libuv): schedstat's first field is ns. */
+function cpuMsOf(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read: its time is lost (tiny).
+    }
   }
-  child.disconnect();
-  await exited;
-  return { readyMs: round(readyMs), runtimeMs: round(runtimeMs) };
+  return ns / 1e6;
 }
 
-async function forkWithJob(entry: string, env: Record<string, string>, probe: JobProbe): Promise<number> {
-  const started = performance.now();
-  const child = fork(entry, [], {
-    execArgv: [],
-    env,
-    serialization: 'json',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = once(child, 'exit');
-  await new Promise<void>((resolveReady) => {
-    child.on('message', (frame: { type?: string }) => {
-      if (frame.type === 'ready') resolveReady();
-    });
-  });
-  const ms = await probe(child, started);
-  child.disconnect();
-  await exited;
-  return round(ms);
+/** CPU of this process's reaped children (cutime + cstime of /proc/self/stat), in ms. */
+function reapedChildrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  // Fields after the command name (which may hold spaces), numbered from 3: cutime is 16, cstime 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[13]) + Number(fields[14]);
+  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
-function summary(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
-  return { min: round(sorted[0] ?? Number.NaN), median: round(at(0.5)), p95: round(at(0.95)) };
+function median(values: number[]): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
 }
 
-function round(ms: number): number {
-  return Math.round(ms * 10) / 10;
+function mean(values: number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function round(value: number, scale = 10): number {
+  return Math.round(value * scale) / scale;
 }
 
 main().catch((error: unknown) => {

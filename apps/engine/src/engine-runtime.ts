@@ -5,7 +5,7 @@ import { createFlowExecutor } from './flow-executor.ts';
 import { createHttpClient } from './http-client.ts';
 import { createIpcChannel } from './ipc-channel.ts';
 import type { IpcPort } from './ipc-port.ts';
-import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
+import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './isolated-vm-runner.ts';
 import { createNodeVmRunner } from './node-vm-runner.ts';
 import { createPieceLoader } from './piece-loader.ts';
 import { createRelayEgressFetch } from './relay-fetch.ts';
@@ -18,6 +18,11 @@ export interface EngineRuntimeOptions {
    * upload and code steps' fetch go through it, since the engine has no network.
    */
   relaySocket?: string | undefined;
+  /**
+   * How isolated-vm loads. A snapshotted engine (snapshot-main.ts) has no dynamic `import()`
+   * for its own code, so it requires it from its install folder instead.
+   */
+  loadIsolatedVm?: IsolatedVmRunnerOptions['loadIsolatedVm'];
 }
 
 export interface EngineRuntime {
@@ -35,7 +40,10 @@ export interface EngineRuntime {
 export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime {
   const channel = createIpcChannel(options.port);
   const http = createHttpClient({ socketPath: options.relaySocket });
-  const isolated = createIsolatedVmRunner({ onCatastrophicError: options.onCatastrophicError });
+  const isolated = createIsolatedVmRunner({
+    onCatastrophicError: options.onCatastrophicError,
+    ...(options.loadIsolatedVm === undefined ? {} : { loadIsolatedVm: options.loadIsolatedVm }),
+  });
   const codeRunners: CodeRunners = {
     SANDBOX_CODE_ONLY: isolated,
     SANDBOXED: isolated,

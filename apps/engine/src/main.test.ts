@@ -1,8 +1,9 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type EngineToWorker, EngineToWorkerSchema, type ExecutionMode } from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,13 +14,19 @@ import {
   startFakeAppServer,
 } from './testing/index.ts';
 
-/** What the worker forks (the built bundle), and the source it is built from. */
+/**
+ * What the worker starts (the built bundle, or the startup snapshot built from
+ * dist/engine-snapshot.cjs), and the source they are built from.
+ */
 const ENTRIES = {
   bundle: fileURLToPath(new URL('../dist/engine.mjs', import.meta.url)),
+  snapshot: fileURLToPath(new URL('../dist/engine-snapshot.cjs', import.meta.url)),
   source: fileURLToPath(new URL('./main.ts', import.meta.url)),
 };
 
 let dir: string;
+/** The snapshot of the real engine, in a folder laid out like the worker's install. */
+let blob: string;
 let app: FakeAppServer;
 let child: ChildProcess | undefined;
 
@@ -29,7 +36,29 @@ beforeAll(async () => {
   });
   dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-main-'));
   app = await startFakeAppServer();
+  blob = await buildSnapshot(join(dir, 'engine'));
 });
+
+/** `node --build-snapshot` of the built snapshot script, beside a link to isolated-vm. */
+async function buildSnapshot(engineDir: string): Promise<string> {
+  await mkdir(join(engineDir, 'node_modules'), { recursive: true });
+  const isolatedVm = dirname(createRequire(import.meta.url).resolve('isolated-vm/package.json'));
+  await symlink(isolatedVm, join(engineDir, 'node_modules/isolated-vm'), 'dir');
+  await copyFile(ENTRIES.snapshot, join(engineDir, 'engine-snapshot.cjs'));
+  const built = join(engineDir, 'engine.blob');
+  const builder = spawn(
+    process.execPath,
+    ['--snapshot-blob', built, '--build-snapshot', 'engine-snapshot.cjs'],
+    {
+      cwd: engineDir,
+      env: {},
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
+  );
+  const [code] = await once(builder, 'exit');
+  expect(code, 'node --build-snapshot of dist/engine-snapshot.cjs').toBe(0);
+  return built;
+}
 
 afterAll(async () => {
   await app.close();
@@ -44,14 +73,17 @@ afterEach(async () => {
   }
 });
 
-/** Forks an engine the way the worker does (README.md) and reads its frames with the protocol. */
-function start(entry: string) {
-  const forked = fork(entry, [], {
-    execArgv: [],
+/** Starts an engine the way the worker does (README.md) and reads its frames with the protocol. */
+function start(entry: keyof typeof ENTRIES) {
+  const options = {
     env: {},
-    serialization: 'json',
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+    serialization: 'json' as const,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[],
+  };
+  const forked =
+    entry === 'snapshot'
+      ? spawn(process.execPath, ['--snapshot-blob', blob], options)
+      : fork(ENTRIES[entry], [], { ...options, execArgv: [] });
   child = forked;
   const nextMessage = (type?: EngineToWorker['type']): Promise<EngineToWorker> =>
     new Promise((resolve) => {
@@ -68,7 +100,7 @@ function start(entry: string) {
 
 describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s)', (entry) => {
   it('says ready, drops a bad frame with a log line, and exits when its worker goes away', async () => {
-    const engine = start(ENTRIES[entry]);
+    const engine = start(entry);
     expect(await engine.nextMessage()).toEqual({ version: 1, type: 'ready', pid: engine.child.pid });
 
     engine.child.send({ version: 1, type: 'execute', requestId: 'r' });
@@ -88,7 +120,7 @@ describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s
     'runs the seeded flow in %s, sent the moment it is ready',
     async (executionMode) => {
       const artifacts = await prepareEngineArtifacts(dir);
-      const engine = start(ENTRIES[entry]);
+      const engine = start(entry);
       await engine.nextMessage('ready');
       const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), {
         ...artifacts,

@@ -1,54 +1,13 @@
-import { type IpcPort, processIpcPort } from './ipc-port.ts';
 import { loadEngineRuntime } from './load-runtime.ts';
+import { startEngine } from './start-engine.ts';
 
 /**
- * The engine child process. It has no configuration of its own beyond the relay socket of a
- * sandboxed engine: everything a run needs arrives with each `execute` message from the worker
- * that started it.
+ * The engine child process as an ES module (`engine.mjs`). It has no configuration of its own
+ * beyond the relay socket of a sandboxed engine: everything a run needs arrives with each
+ * `execute` message from the worker that started it.
  *
- * `ready` means ready: it goes out once the runtime (zod and the protocol schemas that parse
- * every frame, HTTP, the code runners, isolated-vm) is loaded, so the worker's `bootMs` is the
- * whole cost of a fresh engine. This file imports only the raw IPC port, so the runtime's load
- * is the first thing the process does. How the bundle carries the runtime cheaply:
- * load-bundled-runtime.ts.
+ * This file imports only the raw IPC port, so the runtime's load is the first thing the
+ * process does. How the bundle carries the runtime cheaply: load-bundled-runtime.ts. A worker
+ * that could build a V8 startup snapshot starts engines from it instead (snapshot-main.ts).
  */
-function main(): void {
-  const port = processIpcPort(process);
-  // Set only by a worker that started this engine in a sandbox (EXECUTION_MODE=SANDBOXED).
-  const relaySocket = process.env.FLOWBOX_RELAY_SOCKET || undefined;
-
-  // The IPC channel closes when the worker dies: an engine without a worker must not linger,
-  // not even to finish its job (the worker's side reports it; the app's sweeper ends the run).
-  port.onDisconnect(() => process.exit(0));
-
-  loadEngineRuntime()
-    .then(async (loaded) => {
-      const runtime = loaded.startEngineRuntime({
-        port,
-        relaySocket,
-        onCatastrophicError: (msg) => abort(port, msg),
-      });
-      await runtime.warm;
-      port.send({ version: 1, type: 'ready', pid: process.pid }, () => {});
-    })
-    .catch((error: unknown) => {
-      fatal(port, 'the engine runtime failed to start', error, () => process.exit(1));
-    });
-}
-
-/** isolated-vm lost control of an isolate: this process can no longer be trusted. */
-function abort(port: IpcPort, message: string): void {
-  fatal(port, 'isolated-vm catastrophic error', message, () => process.abort());
-}
-
-/** Tells the worker why the engine is about to end, then ends it (`then`). */
-function fatal(port: IpcPort, msg: string, error: unknown, then: () => void): void {
-  const data = error instanceof Error ? { message: error.message, stack: error.stack } : { message: error };
-  if (!port.connected) {
-    then();
-    return;
-  }
-  port.send({ version: 1, type: 'log', level: 'fatal', msg, data }, then);
-}
-
-main();
+startEngine(loadEngineRuntime);

@@ -11,9 +11,6 @@ interface Outcome {
   error: unknown;
 }
 
-/** Evaluating anything in the context runs its pending microtasks (`afterEvaluate`). */
-const REENTER = new vm.Script('undefined');
-
 /**
  * UNSANDBOXED: code steps run in the engine process itself, in a fresh node:vm context per run.
  * That is a separate global scope, not a security boundary (`this.constructor.constructor`
@@ -24,10 +21,13 @@ const REENTER = new vm.Script('undefined');
  * waits on something that never comes.
  */
 export function createNodeVmRunner(): CodeRunner {
-  return { run: runInFreshContext, warmUp: async () => {}, close() {} };
+  // Evaluating anything in the context runs its pending microtasks (`afterEvaluate`). Made here,
+  // not at import: a compiled script is a native handle, which a startup snapshot cannot hold.
+  const reenterScript = new vm.Script('undefined');
+  return { run: (request) => runInFreshContext(request, reenterScript), warmUp: async () => {}, close() {} };
 }
 
-async function runInFreshContext(request: CodeRunRequest): Promise<unknown> {
+async function runInFreshContext(request: CodeRunRequest, reenterScript: vm.Script): Promise<unknown> {
   const deadline = performance.now() + request.timeoutMs;
   const timeLeft = () => Math.max(1, Math.ceil(deadline - performance.now()));
   let stop: CodeStepStop | undefined;
@@ -46,7 +46,7 @@ async function runInFreshContext(request: CodeRunRequest): Promise<unknown> {
   const reenter = () => {
     if (finished || stop !== undefined || context === undefined) return;
     try {
-      REENTER.runInContext(context, { timeout: timeLeft() });
+      reenterScript.runInContext(context, { timeout: timeLeft() });
     } catch (error) {
       end(isTimeout(error) ? { kind: 'timeout' } : { kind: 'failed', error });
       return;

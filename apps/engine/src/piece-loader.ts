@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Piece } from '@flowbox/pieces-framework';
 import {
   type EngineJob,
@@ -9,6 +8,7 @@ import {
   PieceManifestSchema,
   parseMessage,
 } from '@flowbox/protocol';
+import { shareModulesWithPieces } from './shared-piece-modules.ts';
 
 /** A piece the worker unpacked into its cache: `<dir>/manifest.json` and `<dir>/index.mjs`. */
 export type ProvisionedPiece = EngineJob['pieces'][number];
@@ -19,10 +19,21 @@ export interface PieceLoader {
 }
 
 /**
+ * A piece's ES module, loaded with `require()`: a snapshotted engine's code has no dynamic
+ * `import()` (snapshot-main.ts), and Node's own loader resolves the piece's shared imports
+ * (shared-piece-modules.ts) where a test runner's `import()` would not. Pieces are esbuild
+ * bundles without top-level await, which `require()` loads like `import()` does.
+ */
+function requirePiece(file: string): { default?: unknown } {
+  return process.getBuiltinModule('node:module').createRequire(file)(file) as { default?: unknown };
+}
+
+/**
  * A piece directory holds one immutable version, and an imported module stays in Node's module
  * map anyway, so each directory is loaded once per engine and kept.
  */
 export function createPieceLoader(): PieceLoader {
+  shareModulesWithPieces();
   const cache = new Map<string, Promise<Piece>>();
   return {
     load(piece) {
@@ -49,7 +60,7 @@ async function loadPiece(dir: string): Promise<Piece> {
   const manifest = await readManifest(dir);
   let exported: unknown;
   try {
-    const module = (await import(pathToFileURL(join(dir, manifest.entry)).href)) as { default?: unknown };
+    const module = requirePiece(join(dir, manifest.entry));
     exported = module.default;
   } catch (error) {
     throw provisionFailed(dir, `cannot import ${manifest.entry}: ${messageOf(error)}`, error);

@@ -18,6 +18,14 @@ class FakeEngine implements EngineProcess {
   execute(): never {
     throw new Error('not used');
   }
+  /** How often the supply put this engine back at the worker's priority. */
+  restored = 0;
+  /** False: the kernel refuses to raise it (no CAP_SYS_NICE). */
+  canRestore = true;
+  restorePriority(): boolean {
+    this.restored += 1;
+    return this.canRestore;
+  }
   preload(pieces: Array<{ name: string }>): void {
     this.preloads.push(pieces.map((p) => p.name));
   }
@@ -36,8 +44,11 @@ function fakeStarts() {
   const starts = {
     /** How many boots the supply has asked for. */
     count: 0,
-    start: () => {
+    /** Which of them were spares (booted at a lower priority). */
+    spares: [] as boolean[],
+    start: (options?: { spare?: boolean }) => {
       starts.count += 1;
+      starts.spares.push(options?.spare === true);
       return boot(starts.count - 1).promise;
     },
     finish(n: number): FakeEngine {
@@ -139,5 +150,63 @@ describe('cold engine supply', () => {
     await supply.release(spare, { reusable: true });
     await new Promise(setImmediate);
     expect(starts.count).toBe(1);
+  });
+
+  it('does not wait for a released engine to exit, and close waits for it', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: false });
+    const acquiring = supply.acquire();
+    const engine = starts.finish(0);
+    await acquiring;
+    // The process takes its time to exit; kill() has already made it unusable.
+    const exited = defer<void>();
+    let killed = false;
+    engine.kill = async () => {
+      engine.alive = false;
+      killed = true;
+      await exited.promise;
+    };
+    await supply.release(engine, { reusable: true });
+    expect({ killed, alive: engine.alive }).toEqual({ killed: true, alive: false });
+    let closed = false;
+    const closing = supply.close().then(() => {
+      closed = true;
+    });
+    await new Promise(setImmediate);
+    expect(closed).toBe(false);
+    exited.resolve();
+    await closing;
+    expect(closed).toBe(true);
+  });
+
+  it('boots spares at a lower priority and raises the one a job takes back', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const spare = starts.finish(0);
+    await new Promise(setImmediate);
+    expect(spare.restored).toBe(0);
+    const acquired = await supply.acquire();
+    expect(acquired.engine).toBe(spare);
+    expect(spare.restored).toBe(1);
+    await new Promise(setImmediate);
+    // The job's own boot (none here) would be at normal priority; every prewarm is a spare.
+    expect(starts.spares).toEqual([true, true]);
+    starts.finish(1);
+    await supply.close();
+  });
+
+  it('boots later spares at the worker priority once raising one back was refused', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: true });
+    supply.start();
+    const spare = starts.finish(0);
+    spare.canRestore = false;
+    await new Promise(setImmediate);
+    await supply.acquire();
+    await new Promise(setImmediate);
+    expect(starts.spares).toEqual([true, false]);
+    starts.finish(1);
+    await supply.close();
   });
 });

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { FlowboxError } from '@flowbox/protocol';
 import { sha256Hex } from './artifact-download.ts';
-import { type CacheLayout, renameDirIntoPlace } from './cache-layout.ts';
+import { type CacheLayout, renameDirIntoPlace, writeFileAtomic } from './cache-layout.ts';
+import { ensureEngineSnapshot, SNAPSHOT_ENTRY } from './engine-snapshot.ts';
 
 export const ENGINE_FILE = 'engine.mjs';
 
@@ -14,6 +15,11 @@ export interface InstalledEngine {
   compileCacheDir: string;
   sha256: string;
   outcome: 'hit' | 'miss';
+  /**
+   * With `snapshot`: the startup snapshot engines start from (engine-snapshot.ts), or why there
+   * is none (engines then start from `entry`).
+   */
+  snapshot?: { blob: string } | { error: string };
 }
 
 export interface EngineInstallOptions {
@@ -22,6 +28,8 @@ export interface EngineInstallOptions {
   bundlePath: string;
   /** The isolated-vm package the engine's external `isolated-vm` import must resolve to. */
   isolatedVmDir: string;
+  /** Also install `engine-snapshot.cjs` from beside the bundle and build its startup snapshot. */
+  snapshot?: boolean;
 }
 
 /**
@@ -52,7 +60,9 @@ export async function installEngine(options: EngineInstallOptions): Promise<Inst
   const entry = path.join(dir, ENGINE_FILE);
   const { compileCacheDir } = layout;
   await mkdir(compileCacheDir, { recursive: true });
-  if (await holds(dir, sha256, isolatedVmDir)) return { entry, compileCacheDir, sha256, outcome: 'hit' };
+  if (await holds(dir, sha256, isolatedVmDir)) {
+    return { entry, compileCacheDir, sha256, outcome: 'hit', ...(await snapshotOf(options, dir)) };
+  }
 
   const tmpDir = await layout.tmpPath(`engine-${sha256}`);
   try {
@@ -67,7 +77,35 @@ export async function installEngine(options: EngineInstallOptions): Promise<Inst
   } finally {
     await rm(tmpDir, { recursive: true, force: true });
   }
-  return { entry, compileCacheDir, sha256, outcome: 'miss' };
+  return { entry, compileCacheDir, sha256, outcome: 'miss', ...(await snapshotOf(options, dir)) };
+}
+
+/**
+ * Copies the snapshot script beside the installed bundle (verified against its `.sha256` when
+ * the build wrote one) and builds the blob. A build without the script, or a Node that cannot
+ * build the snapshot, is not an error: engines start from engine.mjs.
+ */
+async function snapshotOf(
+  options: EngineInstallOptions,
+  dir: string,
+): Promise<Pick<InstalledEngine, 'snapshot'>> {
+  if (options.snapshot !== true) return {};
+  const source = path.join(path.dirname(options.bundlePath), SNAPSHOT_ENTRY);
+  try {
+    const bytes = await readFile(source);
+    const recorded = await readRecordedHash(`${source}.sha256`);
+    if (recorded !== undefined && recorded !== sha256Hex(bytes)) {
+      throw new Error(`${source}: sha256 mismatch with ${source}.sha256`);
+    }
+    const installed = path.join(dir, SNAPSHOT_ENTRY);
+    const current = await readFile(installed).catch(() => undefined);
+    if (current === undefined || !current.equals(bytes)) {
+      await writeFileAtomic(options.layout, installed, bytes);
+    }
+    return { snapshot: { blob: await ensureEngineSnapshot(dir) } };
+  } catch (error) {
+    return { snapshot: { error: error instanceof Error ? error.message : String(error) } };
+  }
 }
 
 async function holds(dir: string, sha256: string, isolatedVmDir: string): Promise<boolean> {

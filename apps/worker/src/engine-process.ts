@@ -1,5 +1,6 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
 import {
@@ -10,6 +11,7 @@ import {
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { setProcessNiceness } from './engine-priority.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -24,12 +26,22 @@ export interface EngineProcess {
   execute(job: EngineJob): Promise<ExecuteResult>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
   preload(pieces: EngineJob['pieces']): void;
+  /**
+   * Puts an engine that booted at `niceness` back at the worker's priority, before its job.
+   * False when the kernel refuses (engine-priority.ts) or the engine runs in a sandbox.
+   */
+  restorePriority(): boolean;
   /** SIGKILLs the process and resolves once it has exited. */
   kill(): Promise<void>;
 }
 
 export interface EngineProcessOptions {
   entry: string;
+  /**
+   * A startup snapshot of the engine (engine-snapshot.ts): the process starts from it
+   * (`node --snapshot-blob <blob>`) instead of loading `entry`.
+   */
+  snapshotBlob?: string | undefined;
   logger: Logger;
   /** Node flags for the engine; the worker's own flags are not inherited. */
   execArgv?: string[];
@@ -41,6 +53,11 @@ export interface EngineProcessOptions {
    * SIGKILL, so that exit-time work such as writing a `--cpu-prof` profile happens.
    */
   endGracefully?: boolean;
+  /**
+   * Boots the process at this nice value (a prewarmed spare), until restorePriority(). Not for
+   * a sandboxed engine, whose node process is not the one started here.
+   */
+  niceness?: number;
   /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
   sandbox?: EngineSandbox;
 }
@@ -65,21 +82,33 @@ const GRACEFUL_END_MS = 5_000;
 export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
   const forkedAt = performance.now();
   const { sandbox } = options;
+  const { snapshotBlob } = options;
   const child =
-    sandbox === undefined
-      ? fork(options.entry, [], {
-          execArgv: options.execArgv ?? [],
-          env: options.env ?? {},
-          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-          serialization: 'json',
-        })
-      : spawn(sandbox.command, sandbox.args, {
+    sandbox !== undefined
+      ? spawn(sandbox.command, sandbox.args, {
           env: options.env ?? {},
           stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...sandbox.extraFds],
           serialization: 'json',
-        });
+        })
+      : snapshotBlob !== undefined
+        ? // What fork() does, with Node's arguments in place of a script to load.
+          spawn(process.execPath, [...(options.execArgv ?? []), '--snapshot-blob', snapshotBlob], {
+            env: options.env ?? {},
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            serialization: 'json',
+          })
+        : fork(options.entry, [], {
+            execArgv: options.execArgv ?? [],
+            env: options.env ?? {},
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            serialization: 'json',
+          });
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
+  let niced = false;
+  if (options.niceness !== undefined && sandbox === undefined && child.pid !== undefined) {
+    niced = setProcessNiceness(child.pid, options.niceness);
+  }
 
   const ready = defer<void>();
   const exited = defer<void>();
@@ -187,6 +216,11 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       child.send(message, (error) => {
         if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
       });
+    },
+    restorePriority() {
+      if (!niced) return true;
+      niced = !setProcessNiceness(pid, getPriority());
+      return !niced;
     },
     async kill() {
       if (alive) {

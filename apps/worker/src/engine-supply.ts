@@ -30,4 +30,5 @@ export interface AcquiredEngine {
 }
 
 /** Forks a fresh engine and resolves once it is ready for a job. */
-export type StartEngine = () => Promise<EngineProcess>;
+/** `spare`: a cold supply's prewarmed engine, which boots at a lower priority (engine-priority.ts). */
+export type StartEngine = (options?: { spare?: boolean }) => Promise<EngineProcess>;

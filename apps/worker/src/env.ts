@@ -23,6 +23,7 @@ import { z } from 'zod';
  *   ENGINE_MAX_JOBS    1000; warm only: an engine is recycled after this many jobs
  *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
  *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
+ *   ENGINE_SNAPSHOT    true; start engines from a V8 startup snapshot the worker builds into its cache
  *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm), SANDBOXED (the same, the engine in
  *                      bubblewrap) or UNSANDBOXED (code steps in the engine, for comparison)
  *   CODE_STEP_EGRESS   public; which hosts code steps may `fetch` (see @flowbox/egress)
@@ -74,6 +75,11 @@ export const WorkerEnvSchema = z.object({
   PREWARM: envFields
     .boolean(true)
     .describe('Cold only: boot the next fresh engine ahead of its job, while the current job runs.'),
+  ENGINE_SNAPSHOT: envFields
+    .boolean(true)
+    .describe(
+      'Start engines from a V8 startup snapshot of the engine runtime, which the worker builds into its cache on first use (once per engine build and Node version): a fresh engine then deserializes the runtime instead of loading it. `false`, or a snapshot that cannot be built, starts them from `engine.mjs`.',
+    ),
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `SANDBOXED`: the same, with the whole engine in a bubblewrap sandbox (no network, read-only files, no process of its own; needs `bwrap` and user namespaces, and the worker refuses to start without them); `UNSANDBOXED`: code steps in the engine itself (for comparison only).',
   ),
@@ -141,6 +147,8 @@ export interface WorkerConfig {
   logLevel: string;
   cacheDir: string;
   engineBundle: string;
+  /** Start engines from a startup snapshot (ENGINE_SNAPSHOT). */
+  engineSnapshot: boolean;
   sandbox: SandboxConfig;
   executionMode: ExecutionMode;
   /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
@@ -165,6 +173,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     logLevel: env.LOG_LEVEL,
     cacheDir: path.resolve(env.CACHE_DIR ?? path.join(tmpdir(), `flowbox-worker-${workerId}`)),
     engineBundle: env.ENGINE_BUNDLE === undefined ? defaultEngineBundle() : path.resolve(env.ENGINE_BUNDLE),
+    engineSnapshot: env.ENGINE_SNAPSHOT,
     sandbox: env.REUSE_SANDBOX
       ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
       : { reuse: false, prewarm: env.PREWARM },

@@ -38,6 +38,8 @@ export interface ProvisionerOptions {
   cacheDir: string;
   engineBundle: string;
   isolatedVmDir: string;
+  /** Build and use the engine's startup snapshot (ENGINE_SNAPSHOT); on unless false. */
+  engineSnapshot?: boolean;
   /** Defaults to the global fetch; tests pass one that counts requests. */
   fetch?: FetchFn;
   fetchTimeoutMs?: number;
@@ -57,6 +59,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
         layout,
         bundlePath: options.engineBundle,
         isolatedVmDir: options.isolatedVmDir,
+        snapshot: options.engineSnapshot ?? true,
       });
       installing = attempt;
       attempt.catch(() => {

@@ -4,7 +4,8 @@ import type { ExecutionMode } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
-import { isolatedVmPackageDir } from './engine-install.ts';
+import { type InstalledEngine, isolatedVmPackageDir } from './engine-install.ts';
+import { SPARE_NICENESS } from './engine-priority.ts';
 import { startEngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
@@ -26,8 +27,9 @@ export interface Worker {
 
 /**
  * Every engine is started from the copy installed in the cache, never from the build output,
- * with the recipe of apps/engine/README.md: no flags, and an environment holding only the
- * compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
+ * with the recipe of apps/engine/README.md: from the startup snapshot built there when there
+ * is one (`node --snapshot-blob`), else `engine.mjs`; no other flags, and an environment
+ * holding only the compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
  * (sandbox/), with their relay as their whole environment.
  */
 export function engineStarter(
@@ -36,12 +38,25 @@ export function engineStarter(
   mode: ExecutionMode,
   cpuProfDir: string | null = null,
 ): StartEngine {
-  return async () => {
+  let reported: InstalledEngine | undefined;
+  return async (options = {}) => {
     const installed = await provisioner.engine();
+    const { snapshot } = installed;
+    if (snapshot !== undefined && reported !== installed) {
+      reported = installed;
+      if ('error' in snapshot) {
+        logger.warn({ reason: snapshot.error }, 'no engine startup snapshot; engines start from engine.mjs');
+      } else {
+        logger.info({ blob: snapshot.blob }, 'engines start from a startup snapshot');
+      }
+    }
+    const snapshotBlob = snapshot !== undefined && 'blob' in snapshot ? snapshot.blob : undefined;
     if (mode !== 'SANDBOXED') {
       return startEngineProcess({
         entry: installed.entry,
+        snapshotBlob,
         logger,
+        ...(options.spare === true ? { niceness: SPARE_NICENESS } : {}),
         execArgv: cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
         // A profile is written only by an engine that exits on its own.
@@ -50,6 +65,7 @@ export function engineStarter(
     }
     const { sandbox, env } = await prepareSandboxedEngine({
       entry: installed.entry,
+      snapshotBlob,
       isolatedVmDir: provisioner.isolatedVmDir,
       readOnlyDirs: provisioner.artifactDirs,
       egressFetch: (policy) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS }),
@@ -57,7 +73,7 @@ export function engineStarter(
       logger,
     });
     try {
-      return await startEngineProcess({ entry: installed.entry, logger, env, sandbox });
+      return await startEngineProcess({ entry: installed.entry, snapshotBlob, logger, env, sandbox });
     } catch (error) {
       await sandbox.dispose();
       throw error;
@@ -79,14 +95,15 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
   const provisioner = createProvisioner({
     cacheDir: config.cacheDir,
     engineBundle: config.engineBundle,
+    engineSnapshot: config.engineSnapshot,
     isolatedVmDir: isolatedVmPackageDir(),
   });
   const metrics = new WorkerMetrics();
   const startEngine = engineStarter(provisioner, logger, config.executionMode, config.engineCpuProfDir);
   const engines = createEngineSupply(
     config.sandbox,
-    async () => {
-      const engine = await startEngine();
+    async (options) => {
+      const engine = await startEngine(options);
       metrics.engineBooted(engine.bootMs);
       return engine;
     },

@@ -18,7 +18,7 @@ import { expect } from 'vitest';
 import { createColdEngineSupply } from '../src/cold-engine-supply.ts';
 import { isolatedVmPackageDir } from '../src/engine-install.ts';
 import type { EngineProcess } from '../src/engine-process.ts';
-import type { EngineSupply } from '../src/engine-supply.ts';
+import type { EngineSupply, StartEngine } from '../src/engine-supply.ts';
 import { defaultEngineBundle, type SandboxConfig } from '../src/env.ts';
 import { createJobRunner, type JobRunner } from '../src/job-runner.ts';
 import { createProvisioner, type Provisioner } from '../src/provisioner.ts';
@@ -90,8 +90,8 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     return bootWaiters[index] as Deferred<EngineProcess>;
   };
   const start = engineStarter(provisioner, logger, options.executionMode ?? 'SANDBOX_CODE_ONLY');
-  const recordingStart = async () => {
-    const engine = await start();
+  const recordingStart: StartEngine = async (startOptions) => {
+    const engine = await start(startOptions);
     waiter(booted.length).resolve(engine);
     booted.push(engine);
     return engine;

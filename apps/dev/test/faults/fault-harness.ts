@@ -182,7 +182,7 @@ const RESPOND = (body: string) =>
 
 /** One faults-piece step (inputs from the webhook body: `{{trigger.url}}` and the like), then a response. */
 export function faultsFlow(
-  action: 'checkpoint' | 'exit' | 'throw_uncaught' | 'attempt',
+  action: 'checkpoint' | 'exit' | 'throw_uncaught' | 'attempt' | 'remember',
   input: Record<string, unknown>,
 ) {
   return {

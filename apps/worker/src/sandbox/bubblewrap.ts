@@ -50,8 +50,14 @@ export interface SandboxLayout {
 const SYSTEM_DIRS = ['/usr', '/lib', '/lib64', '/lib32', '/libx32'];
 const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf'];
 
-/** `prlimit` and its arguments, then bwrap's, then node and the engine entry. */
-export function sandboxCommand(layout: SandboxLayout, entry: string): { command: string; args: string[] } {
+/**
+ * `prlimit` and its arguments, then bwrap's, then node and its arguments: the engine entry, or
+ * `--snapshot-blob <blob>` for an engine started from its snapshot.
+ */
+export function sandboxCommand(
+  layout: SandboxLayout,
+  nodeArgs: string[],
+): { command: string; args: string[] } {
   const node = realpathSync(process.execPath);
   const bind = (kind: '--ro-bind' | '--bind', source: string, target = source) => [kind, source, target];
   const roBinds = [
@@ -90,7 +96,7 @@ export function sandboxCommand(layout: SandboxLayout, entry: string): { command:
     String(layout.seccompFd),
     '--',
     node,
-    entry,
+    ...nodeArgs,
   ];
   const limits = [
     `--nofile=${layout.limits.openFiles}`,

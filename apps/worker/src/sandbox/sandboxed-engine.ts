@@ -13,6 +13,8 @@ import { noNewProcessesFilter } from './seccomp-filter.ts';
 export interface SandboxedEngineOptions {
   /** The installed engine (`<cache>/engine/<sha256>/engine.mjs`). */
   entry: string;
+  /** Its startup snapshot in the same folder, to start from instead of `entry`. */
+  snapshotBlob?: string | undefined;
   isolatedVmDir: string;
   /** The cache's flow bundles and pieces directories, bound read-only. */
   readOnlyDirs: string[];
@@ -56,7 +58,8 @@ export async function prepareSandboxedEngine(
       seccompFd: SECCOMP_FD,
       limits: options.limits,
     },
-    options.entry,
+    // The blob is in the engine's folder, which the sandbox binds read-only like the entry.
+    options.snapshotBlob === undefined ? [options.entry] : ['--snapshot-blob', options.snapshotBlob],
   );
 
   let disposed: Promise<void> | undefined;

@@ -1,0 +1,58 @@
+import type { EngineRuntimeOptions } from './engine-runtime.ts';
+import { type IpcPort, processIpcPort } from './ipc-port.ts';
+import type { EngineRuntimeModule } from './load-runtime.ts';
+
+/** What the two ways of starting an engine (main.ts, snapshot-main.ts) add to the runtime. */
+export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm'>;
+
+/**
+ * The engine process's start, shared by the ES module entry (main.ts, which loads the runtime
+ * first) and the snapshotted one (snapshot-main.ts, whose runtime is already in the heap).
+ *
+ * `ready` means ready: it goes out once the runtime (zod and the protocol schemas that parse
+ * every frame, HTTP, the code runners, isolated-vm) is loaded, so the worker's `bootMs` is the
+ * whole cost of a fresh engine.
+ */
+export function startEngine(
+  loadRuntime: () => Promise<EngineRuntimeModule> | EngineRuntimeModule,
+  loadOptions: EngineLoadOptions = {},
+): void {
+  const port = processIpcPort(process);
+  // Set only by a worker that started this engine in a sandbox (EXECUTION_MODE=SANDBOXED).
+  const relaySocket = process.env.FLOWBOX_RELAY_SOCKET || undefined;
+
+  // The IPC channel closes when the worker dies: an engine without a worker must not linger,
+  // not even to finish its job (the worker's side reports it; the app's sweeper ends the run).
+  port.onDisconnect(() => process.exit(0));
+
+  Promise.resolve()
+    .then(loadRuntime)
+    .then(async (loaded) => {
+      const runtime = loaded.startEngineRuntime({
+        port,
+        relaySocket,
+        onCatastrophicError: (msg) => abort(port, msg),
+        ...loadOptions,
+      });
+      await runtime.warm;
+      port.send({ version: 1, type: 'ready', pid: process.pid }, () => {});
+    })
+    .catch((error: unknown) => {
+      fatal(port, 'the engine runtime failed to start', error, () => process.exit(1));
+    });
+}
+
+/** isolated-vm lost control of an isolate: this process can no longer be trusted. */
+function abort(port: IpcPort, message: string): void {
+  fatal(port, 'isolated-vm catastrophic error', message, () => process.abort());
+}
+
+/** Tells the worker why the engine is about to end, then ends it (`then`). */
+function fatal(port: IpcPort, msg: string, error: unknown, then: () => void): void {
+  const data = error instanceof Error ? { message: error.message, stack: error.stack } : { message: error };
+  if (!port.connected) {
+    then();
+    return;
+  }
+  port.send({ version: 1, type: 'log', level: 'fatal', msg, data }, then);
+}
