@@ -55,7 +55,7 @@ describe.skipIf(chromiumPath === null && !required)(
 
       await page.locator('input[name=apiKey]').fill(fault.stack.apiKey);
       await page.locator('form.key-form button[type=submit]').click();
-      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+      await page.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
     });
 
     it('shows a new run appear in the list by itself, then its four steps and its waterfall', async () => {

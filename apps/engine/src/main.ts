@@ -10,4 +10,4 @@ import { startEngine } from './start-engine.ts';
  * process does. How the bundle carries the runtime cheaply: load-bundled-runtime.ts. A worker
  * that could build a V8 startup snapshot starts engines from it instead (snapshot-main.ts).
  */
-startEngine(loadEngineRuntime);
+startEngine(loadEngineRuntime, { relaySocket: process.env.FLOWBOX_RELAY_SOCKET || undefined });

@@ -25,7 +25,9 @@ function main(): void {
   // Started from a blob, the folder is the blob's; run as a plain script, the script's.
   const beside = snapshotBlobPath() ?? process.argv[1] ?? join(process.cwd(), 'engine-snapshot.cjs');
   const requireHere = createRequire(resolve(beside));
+  // Read when the engine starts from the blob, never while the blob is built.
   startEngine(() => runtime, {
+    relaySocket: process.env.FLOWBOX_RELAY_SOCKET || undefined,
     loadIsolatedVm: async () => ({ default: requireHere('isolated-vm') }),
   });
 }

@@ -2,8 +2,12 @@ import type { EngineRuntimeOptions } from './engine-runtime.ts';
 import { type IpcPort, processIpcPort } from './ipc-port.ts';
 import type { EngineRuntimeModule } from './load-runtime.ts';
 
-/** What the two ways of starting an engine (main.ts, snapshot-main.ts) add to the runtime. */
-export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm'>;
+/**
+ * What the two ways of starting an engine (main.ts, snapshot-main.ts) give the runtime: the
+ * relay socket their environment names (set only by a worker that started this engine in a
+ * sandbox, EXECUTION_MODE=SANDBOXED), and how to load isolated-vm.
+ */
+export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm' | 'relaySocket'>;
 
 /**
  * The engine process's start, shared by the ES module entry (main.ts, which loads the runtime
@@ -15,11 +19,9 @@ export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm'>;
  */
 export function startEngine(
   loadRuntime: () => Promise<EngineRuntimeModule> | EngineRuntimeModule,
-  loadOptions: EngineLoadOptions = {},
+  loadOptions: EngineLoadOptions,
 ): void {
   const port = processIpcPort(process);
-  // Set only by a worker that started this engine in a sandbox (EXECUTION_MODE=SANDBOXED).
-  const relaySocket = process.env.FLOWBOX_RELAY_SOCKET || undefined;
 
   // The IPC channel closes when the worker dies: an engine without a worker must not linger,
   // not even to finish its job (the worker's side reports it; the app's sweeper ends the run).
@@ -30,7 +32,6 @@ export function startEngine(
     .then(async (loaded) => {
       const runtime = loaded.startEngineRuntime({
         port,
-        relaySocket,
         onCatastrophicError: (msg) => abort(port, msg),
         ...loadOptions,
       });
