@@ -126,7 +126,7 @@ function filePath(url: string): string {
 
 /** The engine bundle and piece archives run from a worker's cache directory, not the repository. */
 function cachedArtifact(path: string): string | null {
-  if (/\/engine\/[0-9a-f]{64}\/engine\.mjs$/.test(path)) return 'apps/engine (bundle)';
+  if (/\/engine\/[0-9a-f]{64}\/engine(-snapshot)?\.[cm]js$/.test(path)) return 'apps/engine (bundle)';
   const piece = /\/pieces\/([^/@]+)@[^/]+\//.exec(path);
   return piece === null ? null : `piece ${piece[1]}`;
 }
