@@ -56,8 +56,10 @@ export function createEngine(deps: EngineDeps): Engine {
       channel.onMessage((message) => {
         // A preload does not hold up a job that comes meanwhile: the job's own piece loads join
         // the ones in progress (the piece loader shares them) instead of waiting for all of them.
-        if (message.type === 'preload') void executor.preload(message.pieces);
-        else queue = queue.then(() => handle(message));
+        if (message.type === 'preload') {
+          const { version: _version, type: _type, ...preload } = message;
+          void executor.preload(preload);
+        } else queue = queue.then(() => handle(message));
       });
     },
     close: () => queue,

@@ -74,7 +74,7 @@ describe('flow executor: what the worker provisioned', () => {
 
   it('preloads pieces: a job finds them loaded though their directories are gone', async () => {
     const job = await h.job();
-    await h.executor.preload(job.pieces);
+    await h.executor.preload({ pieces: job.pieces });
     for (const piece of job.pieces) await rm(piece.dir, { recursive: true });
     expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
   });
@@ -82,8 +82,24 @@ describe('flow executor: what the worker provisioned', () => {
   it('preloads what it can and never fails: a broken piece fails only the job that needs it', async () => {
     const job = await h.job();
     const missing = job.pieces.map((piece) => ({ ...piece, dir: `${piece.dir}-missing` }));
-    await expect(h.executor.preload(missing)).resolves.toBeUndefined();
+    await expect(h.executor.preload({ pieces: missing })).resolves.toBeUndefined();
     const outcome = await h.executor.execute({ ...job, pieces: missing });
     expect(outcome.error?.code).toBe('PROVISION_FAILED');
+  });
+
+  it("primes before a job: one GET of the app's liveness route, no job data, and the job still runs", async () => {
+    const job = await h.job();
+    await h.executor.preload({ pieces: job.pieces, codeStepMemoryMb: 64, appUrl: h.app.url });
+    expect(h.app.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /health/live']);
+    expect(h.app.requests[0]?.headers.authorization).toBeUndefined();
+    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
+  });
+
+  it('priming never fails the engine: an unreachable app only costs the primed connection', async () => {
+    const job = await h.job();
+    await expect(
+      h.executor.preload({ pieces: job.pieces, codeStepMemoryMb: 64, appUrl: 'http://127.0.0.1:1' }),
+    ).resolves.toBeUndefined();
+    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
   });
 });

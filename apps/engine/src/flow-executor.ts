@@ -12,9 +12,12 @@ import {
   type SerializedError,
   type StepResult,
   serializeError,
+  type WorkerToEngine,
+  wrapCodeStep,
 } from '@flowbox/protocol';
 import { type AppClient, createAppClient } from './app-client.ts';
 import type { CodeRunners } from './code-runner.ts';
+import { openCodeStepSession } from './code-step-host.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import type { HttpClient } from './http-client.ts';
 import type { EngineLog } from './ipc-channel.ts';
@@ -39,6 +42,9 @@ export interface FlowExecutorDeps {
   egressFetch?: (policy: EgressPolicy) => EgressFetch;
 }
 
+/** What a prewarmed engine does before its job (the IPC `preload` message without its envelope). */
+export type EnginePreload = Omit<Extract<WorkerToEngine, { type: 'preload' }>, 'version' | 'type'>;
+
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
 export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings' | 'spans'>;
 
@@ -48,7 +54,7 @@ export interface FlowExecutor {
    * Imports pieces ahead of the job that will use them (a prewarmed engine). Never fails: a
    * piece that cannot load now fails the job that needs it, with the reason.
    */
-  preload(pieces: EngineJob['pieces']): Promise<void>;
+  preload(preload: EnginePreload): Promise<void>;
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -58,7 +64,7 @@ const UPLOAD_DEADLINE_MARGIN_MS = 1_000;
 export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
   const timeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   return {
-    async preload(pieces) {
+    async preload({ pieces, codeStepMemoryMb, appUrl }) {
       const started = performance.now();
       const settled = await Promise.allSettled(pieces.map((piece) => deps.pieces.load(piece)));
       for (const outcome of settled) {
@@ -66,6 +72,8 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           deps.log('warn', 'could not preload a piece', { error: serializeError(outcome.reason) });
         }
       }
+      if (codeStepMemoryMb !== undefined) await primeCodeRunner(deps, codeStepMemoryMb);
+      if (appUrl !== undefined) await primeAppConnection(deps, appUrl);
       const ms = Math.round(performance.now() - started);
       deps.log('debug', 'preloaded pieces', { pieces: pieces.map((p) => p.name), ms });
     },
@@ -166,6 +174,49 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
     },
   };
 }
+
+/**
+ * Runs a trivial code step in isolated-vm (the runner of both sandbox modes) before any job: the
+ * isolate of the job's size is made and the runner's path compiled, which a fresh engine's first
+ * code step would otherwise pay for. The step sees no job's data, and its context is released.
+ */
+async function primeCodeRunner(deps: FlowExecutorDeps, memoryMb: number): Promise<void> {
+  const session = openCodeStepSession(() => Promise.reject(new Error('no fetch while priming')));
+  try {
+    await deps.codeRunners.SANDBOX_CODE_ONLY.run({
+      source: wrapCodeStep('return null;'),
+      inputs: null,
+      timeoutMs: PRIME_TIMEOUT_MS,
+      memoryMb,
+      host: session.host,
+    });
+  } catch (error) {
+    deps.log('warn', 'could not prime the code runner', { error: serializeError(error) });
+  } finally {
+    session.close();
+  }
+}
+
+/**
+ * One request to the app before any job (its liveness route: no credentials, nothing recorded),
+ * so the keep-alive connection the job's callbacks use is open and the HTTP client's code,
+ * which a startup snapshot cannot hold, is compiled.
+ */
+async function primeAppConnection(deps: FlowExecutorDeps, appUrl: string): Promise<void> {
+  try {
+    await deps.http.request({
+      method: 'GET',
+      url: `${appUrl.replace(/\/+$/, '')}/health/live`,
+      headers: {},
+      body: '',
+      timeoutMs: PRIME_TIMEOUT_MS,
+    });
+  } catch (error) {
+    deps.log('debug', 'could not prime the connection to the app', { error: serializeError(error) });
+  }
+}
+
+const PRIME_TIMEOUT_MS = 5_000;
 
 /** Room in the run log for what surrounds the steps (ids, dates, a run error). */
 const LOG_ENVELOPE_BYTES = 4_096;

@@ -2,7 +2,7 @@ import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 
 export interface HttpRequest {
-  method: 'POST';
+  method: 'POST' | 'GET';
   url: string;
   headers: Record<string, string>;
   body: string;

@@ -2,6 +2,7 @@ import { type Deferred, defer } from '@flowbox/node-kit';
 import { describe, expect, it } from 'vitest';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import type { EngineProcess } from './engine-process.ts';
+import type { SparePreload } from './engine-supply.ts';
 import { silentLogger } from './test-helpers.ts';
 
 /** An engine that boots when the test says so; the real process is covered in test/. */
@@ -15,6 +16,8 @@ class FakeEngine implements EngineProcess {
   }
   /** What the supply asked this engine to preload, in order. */
   readonly preloads: string[][] = [];
+  /** The isolate sizes and app URLs it was asked to prime with, in order. */
+  readonly primes: Array<{ codeStepMemoryMb?: number | undefined; appUrl?: string | undefined }> = [];
   execute(): never {
     throw new Error('not used');
   }
@@ -26,8 +29,9 @@ class FakeEngine implements EngineProcess {
     this.restored += 1;
     return this.canRestore;
   }
-  preload(pieces: Array<{ name: string }>): void {
-    this.preloads.push(pieces.map((p) => p.name));
+  preload(preload: SparePreload): void {
+    this.preloads.push(preload.pieces.map((p) => p.name));
+    this.primes.push({ codeStepMemoryMb: preload.codeStepMemoryMb, appUrl: preload.appUrl });
   }
   async kill(): Promise<void> {
     this.alive = false;
@@ -90,7 +94,7 @@ describe('cold engine supply', () => {
       version: '1.0.0',
       dir: `/cache/${name}`,
     }));
-    const acquired = await supply.acquire({ pieces });
+    const acquired = await supply.acquire({ pieces, codeStepMemoryMb: 64, appUrl: 'http://app:3000' });
     expect(acquired).toEqual({ engine: first, bootMs: 0, preBooted: true });
     // Booted before any job, the first spare had nothing to preload.
     expect(first.preloads).toEqual([[]]);
@@ -113,6 +117,8 @@ describe('cold engine supply', () => {
     expect(second).not.toBe(first);
     // The spare booted during the first job preloaded that job's pieces.
     expect(second.preloads).toEqual([['webhook', 'math-helper']]);
+    // ...and was asked to make that job's isolate and open its connection to the app.
+    expect(second.primes).toEqual([{ codeStepMemoryMb: 64, appUrl: 'http://app:3000' }]);
   });
 
   it('discards a spare that died while idle and boots a fresh one for the job', async () => {

@@ -1,7 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
-import { type EngineJob, serializeError } from '@flowbox/protocol';
+import { serializeError } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
-import type { EngineSupply, StartEngine } from './engine-supply.ts';
+import type { EngineSupply, SparePreload, StartEngine } from './engine-supply.ts';
 
 export interface ColdEngineSupplyOptions {
   start: StartEngine;
@@ -38,7 +38,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let spare: Spare | undefined;
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
-  let preload: EngineJob['pieces'] = [];
+  let preload: SparePreload = { pieces: [] };
   let lowPrioritySpares = true;
   // Used engines being killed: release() does not wait for them, close() does.
   const ending = new Set<Promise<void>>();
@@ -102,7 +102,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
       bootSpare();
     },
     async acquire(job) {
-      if (job !== undefined) preload = job.pieces;
+      if (job !== undefined) preload = job;
       const prewarmed = await takeSpare();
       const acquired =
         prewarmed === undefined

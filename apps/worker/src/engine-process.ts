@@ -12,6 +12,7 @@ import {
   type WorkerToEngine,
 } from '@flowbox/protocol';
 import { setProcessNiceness } from './engine-priority.ts';
+import type { SparePreload } from './engine-supply.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -25,7 +26,7 @@ export interface EngineProcess {
   /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
   execute(job: EngineJob): Promise<ExecuteResult>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
-  preload(pieces: EngineJob['pieces']): void;
+  preload(preload: SparePreload): void;
   /**
    * Puts an engine that booted at `niceness` back at the worker's priority, before its job.
    * False when the kernel refuses (engine-priority.ts) or the engine runs in a sandbox.
@@ -210,9 +211,15 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       if (sandbox === undefined) return result.promise;
       return result.promise.finally(() => sandbox.release());
     },
-    preload(pieces) {
-      if (!alive || pieces.length === 0) return;
-      const message: WorkerToEngine = { version: 1, type: 'preload', pieces };
+    preload({ pieces, codeStepMemoryMb, appUrl }) {
+      if (!alive) return;
+      const message: WorkerToEngine = {
+        version: 1,
+        type: 'preload',
+        pieces,
+        ...(codeStepMemoryMb === undefined ? {} : { codeStepMemoryMb }),
+        ...(appUrl === undefined || sandbox !== undefined ? {} : { appUrl }),
+      };
       child.send(message, (error) => {
         if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
       });

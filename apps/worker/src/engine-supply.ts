@@ -11,14 +11,27 @@ import type { EngineProcess } from './engine-process.ts';
 export interface EngineSupply {
   /** Begins background work (a cold supply's first prewarm); acquire works without it. */
   start(): void;
-  /** `job.pieces`: what the job will load, which a cold supply's next spare preloads. */
-  acquire(job?: { pieces: EngineJob['pieces'] }): Promise<AcquiredEngine>;
+  /**
+   * `job.pieces`: what the job will load, which a cold supply's next spare preloads; with its
+   * code-step memory limit, the spare also makes its isolate of that size ahead.
+   */
+  acquire(job?: SparePreload): Promise<AcquiredEngine>;
   /** Hands the engine back after a job; `reusable` is false after a timeout or crash. */
   release(engine: EngineProcess, outcome: { reusable: boolean }): Promise<void>;
   /** The engine held or kept right now, if any (for logs and tests). */
   readonly currentPid: number | undefined;
   /** Kills every engine it holds, spares included. */
   close(): Promise<void>;
+}
+
+/**
+ * What a prewarmed engine does before its job: load the last job's pieces, make an isolate of
+ * its size, open its connection to the app (not in a sandbox, whose way out is its relay).
+ */
+export interface SparePreload {
+  pieces: EngineJob['pieces'];
+  codeStepMemoryMb?: number | undefined;
+  appUrl?: string | undefined;
 }
 
 export interface AcquiredEngine {

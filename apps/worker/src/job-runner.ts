@@ -137,7 +137,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     let acquired: AcquiredEngine;
     const acquireStartedMs = trace === null ? 0 : epochMs();
     try {
-      acquired = await engines.acquire({ pieces: provisioned.pieces });
+      acquired = await engines.acquire({
+        pieces: provisioned.pieces,
+        codeStepMemoryMb: job.limits.codeStepMemoryMb,
+        appUrl: options.appUrl,
+      });
     } catch (error) {
       const failure = serializeError(error, 'ENGINE_CRASHED');
       const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });

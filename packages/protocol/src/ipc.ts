@@ -9,7 +9,7 @@ import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.t
  * worker ⇄ engine over the child-process IPC channel.
  *
  *   engine ── 'ready' ──────────▶ worker   once, when it can take a job
- *   worker ── 'preload' ────────▶ engine   optional, before any job: import these pieces now
+ *   worker ── 'preload' ────────▶ engine   optional, before any job: import these pieces, make the isolate
  *   worker ── 'execute' ────────▶ engine   one job (requestId correlates the result)
  *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
  *   engine ── 'execute-result' ─▶ worker   once per execute
@@ -53,7 +53,22 @@ export const WorkerToEngineSchema = z.discriminatedUnion('type', [
    * A prewarmed engine loads the pieces the worker's jobs have been using while it waits, so
    * its first job does not. Only code from the worker's verified piece cache: no job's data.
    */
-  z.object({ version: z.literal(1), type: z.literal('preload'), pieces: EngineJobSchema.shape.pieces }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('preload'),
+    pieces: EngineJobSchema.shape.pieces,
+    /**
+     * The code-step memory limit of the job the pieces came from: the engine makes its isolate
+     * of that size ahead and runs a trivial step in it, so its job finds both done.
+     */
+    codeStepMemoryMb: EngineJobSchema.shape.limits.shape.codeStepMemoryMb.optional(),
+    /**
+     * The app's base URL: the engine opens its keep-alive connection and runs its HTTP client
+     * once with `GET /health/live`, so its job's first callback pays for neither. Never sent to
+     * a sandboxed engine, whose only way out is its relay.
+     */
+    appUrl: EngineJobSchema.shape.appUrl.optional(),
+  }),
   z.object({
     version: z.literal(1),
     type: z.literal('execute'),
