@@ -25,7 +25,7 @@ export async function writeProfileReport(dir: string, repoRoot: string): Promise
       const tree = await mergedTree(join(dir, scenario, kind), repoRoot);
       if (tree === null) continue;
       await writeFile(join(dir, scenario, `${kind}.svg`), flameGraphSvg(tree, `${scenario} ${kind}`));
-      lines.push(...kindSection(kind, tree), '');
+      lines.push(...kindSection(`${scenario}/${kind}`, tree), '');
     }
   }
   const summary = join(dir, 'profile.md');
@@ -41,13 +41,15 @@ async function mergedTree(dir: string, repoRoot: string): Promise<FrameNode | nu
   return tree;
 }
 
-function kindSection(kind: string, tree: FrameNode): string[] {
+/** `path`: `<scenario>/<kind>`, where its flame graph is, relative to profile.md. */
+function kindSection(path: string, tree: FrameNode): string[] {
+  const kind = path.split('/').pop() ?? path;
   const share = (ms: number) => `${((100 * ms) / tree.totalMs).toFixed(1)} %`;
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
   const origins = selfTimeBy(tree, (frame) => frame.origin).slice(0, TOP);
   const functions = selfTimeBy(tree, (frame) => frame.name).slice(0, TOP);
   return [
-    `### ${kind}: ${tree.totalMs.toFixed(0)} ms on CPU ([flame graph](${kind}.svg))`,
+    `### ${kind}: ${tree.totalMs.toFixed(0)} ms on CPU ([flame graph](${path}.svg))`,
     '',
     row(['self time by package', 'share', 'top functions (self time)', 'share']),
     row(['---', '---:', '---', '---:']),
