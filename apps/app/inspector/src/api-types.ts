@@ -73,22 +73,8 @@ export interface RunPage {
   nextCursor: string | null;
 }
 
-export interface StatsFigures {
-  succeeded: number;
-  failed: number;
-  inFlight: number;
-  p50Ms: number | null;
-  p95Ms: number | null;
-  p99Ms: number | null;
-}
-
-export interface RunStats {
-  now: string;
-  windowSeconds: number;
-  bucketSeconds: number;
-  buckets: Array<StatsFigures & { start: string }>;
-  total: StatsFigures;
-}
+/** GET /v1/runs/stats: the app's own type (a type-only import: nothing of the app is bundled). */
+export type { RunStats } from '../../src/runs/run-stats.ts';
 
 export interface FlowView {
   id: string;
