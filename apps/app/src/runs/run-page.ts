@@ -1,6 +1,6 @@
 import { FlowboxError, type RunStatus } from '@flowbox/protocol';
 import type { Pool } from '../db/pool.ts';
-import { type RunRecord, type RunRow, toRunRecord } from './runs-repository.ts';
+import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
 
 /** A run in a list: everything but its steps (read one run for those). */
 export type RunSummaryRecord = Omit<RunRecord, 'steps'>;

@@ -1,34 +1,10 @@
-import type {
-  JobProvisioning,
-  JobTimings,
-  RunOutcome,
-  RunStatus,
-  SerializedError,
-  StepResult,
-} from '@flowbox/protocol';
+import type { JobProvisioning, JobTimings, RunOutcome, SerializedError } from '@flowbox/protocol';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
+import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
-export interface RunRecord {
-  id: string;
-  flowId: string;
-  flowVersionId: string;
-  status: RunStatus;
-  sync: boolean;
-  steps: StepResult[];
-  error: SerializedError | null;
-  logKey: string | null;
-  logError: SerializedError | null;
-  timings: (JobTimings & { totalMs: number }) | null;
-  provisioning: JobProvisioning | null;
-  workerId: string | null;
-  /** How many times the run was started (more than 1 after a retry). */
-  attempts: number;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
+export type { RunRecord } from './run-record.ts';
 
 /**
  * What the final write records: a run's outcome (its steps and log key kept from before when
@@ -71,25 +47,6 @@ export interface RunsRepository {
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
-
-export interface RunRow {
-  id: string;
-  flow_id: string;
-  flow_version_id: string;
-  status: RunStatus;
-  sync: boolean;
-  steps: StepResult[];
-  error: SerializedError | null;
-  log_key: string | null;
-  log_error: SerializedError | null;
-  timings: (JobTimings & { totalMs: number }) | null;
-  provisioning: JobProvisioning | null;
-  worker_id: string | null;
-  attempts: number;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
 
 /**
  * With `preparedStatements` (the default), the statements every run makes (create, mark
@@ -185,25 +142,4 @@ export function createRunsRepository(
 
 function json(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
-}
-
-export function toRunRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    flowId: row.flow_id,
-    flowVersionId: row.flow_version_id,
-    status: row.status,
-    sync: row.sync,
-    steps: row.steps,
-    error: row.error,
-    logKey: row.log_key,
-    logError: row.log_error,
-    timings: row.timings,
-    provisioning: row.provisioning,
-    workerId: row.worker_id,
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-  };
 }
