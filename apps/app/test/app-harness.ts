@@ -1,4 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger } from '@flowbox/node-kit';
+import { FINAL_RUN_STATUSES } from '@flowbox/protocol';
 import { inject } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
 import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
@@ -87,4 +89,29 @@ export async function getRun(baseUrl: string, runId: string, apiKey = TEST_API_K
   if (response.status !== 200)
     throw new Error(`GET run ${runId}: ${response.status} ${await response.text()}`);
   return (await response.json()) as RunView;
+}
+
+/**
+ * Reads a run (`read`, e.g. `() => getRun(url, runId)`) every 50 ms until it is final; a read
+ * that fails counts as not final yet (an app may be restarting). Throws past `deadlineMs`,
+ * saying what it last saw.
+ */
+export async function waitForFinalRun(
+  read: () => Promise<RunView>,
+  runId: string,
+  deadlineMs = 20_000,
+): Promise<RunView> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    let last: string;
+    try {
+      const run = await read();
+      if ((FINAL_RUN_STATUSES as readonly string[]).includes(run.status)) return run;
+      last = run.status;
+    } catch (error) {
+      last = `unreadable (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${last} after ${deadlineMs} ms`);
+    await delay(50);
+  }
 }

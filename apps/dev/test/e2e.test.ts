@@ -6,27 +6,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
 import { ANSWERS_THEN_WORKS } from '../../../test/flows.ts';
 import { RUN_ID_HEADER } from '../../app/src/http/webhook-routes.ts';
-import { getRun, manage, postJson, type RunView } from '../../app/test/app-harness.ts';
+import { getRun, manage, postJson, type RunView, waitForFinalRun } from '../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../src/stack.ts';
 
-const FINAL = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
-
 /** Waits for a run to reach a final state, reading it the way a user would. */
-async function waitForFinalRun(
-  stack: RunningStack,
-  baseUrl: string,
-  runId: string,
-  deadlineMs = 20_000,
-): Promise<RunView> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const run = await getRun(baseUrl, runId, stack.apiKey);
-    if (FINAL.includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function codeFlow(code: string): FlowDefinition {
   return {
     trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
@@ -107,7 +90,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const runId = response.headers.get(RUN_ID_HEADER) ?? '';
     expect(runId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const run = await waitForFinalRun(stack, url, runId);
+    const run = await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
       ['trigger', 'SUCCEEDED', {}],
@@ -149,7 +132,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const response = await postJson(`${url}/v1/webhooks/benchmark`, { any: 'thing' });
     expect(response.status).toBe(202);
     const { runId } = (await response.json()) as { runId: string };
-    expect((await waitForFinalRun(stack, url, runId)).status).toBe('SUCCEEDED');
+    expect((await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId)).status).toBe('SUCCEEDED');
   });
 
   it('answers 500 naming the run when a code step throws, and records the failure', async () => {
@@ -165,7 +148,7 @@ describe('end to end: one app and one worker as real processes', () => {
     expect(body.error.message).toContain('boom: alice');
     expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
 
-    const run = await waitForFinalRun(stack, url, body.runId);
+    const run = await waitForFinalRun(() => getRun(url, body.runId, stack.apiKey), body.runId);
     expect(run.status).toBe('FAILED');
     expect(run.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_1' });
     expect(run.steps.at(-1)).toMatchObject({ name: 'step_1', status: 'FAILED' });
@@ -179,7 +162,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const body = (await response.json()) as { runId: string; error: { code: string } };
     // The 2 s webhook timeout may answer first; either way the run id is there and the run fails.
     expect([500, 504]).toContain(response.status);
-    const run = await waitForFinalRun(stack, url, body.runId);
+    const run = await waitForFinalRun(() => getRun(url, body.runId, stack.apiKey), body.runId);
     expect(run.status).toBe('FAILED');
     expect(run.error?.code).toBe('CODE_STEP_TIMEOUT');
   });
@@ -190,7 +173,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const body = (await response.json()) as { runId: string; error: { code: string } };
     expect(body.error.code).toBe('WEBHOOK_TIMEOUT');
     expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
-    const run = await waitForFinalRun(stack, url, body.runId);
+    const run = await waitForFinalRun(() => getRun(url, body.runId, stack.apiKey), body.runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(run.steps.find((s) => s.name === 'step_1')?.output).toEqual({ done: true });
   });
@@ -252,7 +235,8 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
       (await (await fetch(`${base}/health/ready`)).json()) as { workers: number };
     expect((await health(entry)).workers).toBe(0);
     expect((await health(workerApp)).workers).toBe(1);
-    const run = await waitForFinalRun(stack, entry, response.headers.get(RUN_ID_HEADER) ?? '');
+    const runId = response.headers.get(RUN_ID_HEADER) ?? '';
+    const run = await waitForFinalRun(() => getRun(entry, runId, stack.apiKey), runId);
     expect(run.status).toBe('SUCCEEDED');
   });
 
@@ -277,7 +261,7 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
       ]);
       expect(run.response, base).toEqual({ status: 200, headers: {}, body: { n: 1 } });
     }
-    const run = await waitForFinalRun(stack, entry, runId);
+    const run = await waitForFinalRun(() => getRun(entry, runId, stack.apiKey), runId);
     expect(run).toMatchObject({ status: 'FAILED', error: { code: 'CODE_STEP_TIMEOUT', step: 'step_3' } });
     expect(run.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
   });
@@ -289,7 +273,7 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
     const runId = response.headers.get(RUN_ID_HEADER) ?? '';
 
     process.kill(stack.workers[0]?.pid ?? -1, 'SIGKILL');
-    const run = await waitForFinalRun(stack, entry, runId);
+    const run = await waitForFinalRun(() => getRun(entry, runId, stack.apiKey), runId);
     expect(run).toMatchObject({ status: 'FAILED', error: { code: 'WORKER_LOST' } });
     // The steps before the response came with it; the response step's own record follows in a
     // progress report once the 250 ms interval has passed, which a slow (busy) machine reaches

@@ -20,12 +20,11 @@ import {
 import { buildPieceArchive } from '../../../../scripts/build/piece-archive.ts';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
 import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
-import { getRun, manage, type RunView } from '../../../app/test/app-harness.ts';
+import { getRun, manage, type RunView, waitForFinalRun } from '../../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
 import { type Beacon, startBeacon } from './beacon.ts';
 import { killQuietly, processesUnder } from './processes.ts';
 
-export const FINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
 const FIXTURE_PIECE_DIR = join(import.meta.dirname, 'fixtures', 'piece-faults');
 
 export interface FaultStackOptions {
@@ -235,15 +234,8 @@ export async function postWebhook(
 }
 
 /** Polls `GET /v1/runs/:id` until the run is final; throws past `deadlineMs`. */
-export async function waitForFinal(fault: FaultStack, runId: string, deadlineMs = 30_000): Promise<RunView> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const run = await fault.getRun(runId).catch(() => null);
-    if (run !== null && FINAL_STATUSES.includes(run.status)) return run;
-    if (Date.now() > deadline)
-      throw new Error(`run ${runId} still ${run?.status ?? 'unreadable'} after ${deadlineMs} ms`);
-    await delay(100);
-  }
+export function waitForFinal(fault: FaultStack, runId: string, deadlineMs = 30_000): Promise<RunView> {
+  return waitForFinalRun(() => fault.getRun(runId), runId, deadlineMs);
 }
 
 /** Waits for every run to be final; returns them by id. */

@@ -23,6 +23,7 @@ import {
   type RunView,
   startTestApp,
   TEST_TOKEN_SECRET,
+  waitForFinalRun,
 } from '../../../app/test/app-harness.ts';
 import {
   decodePayload,
@@ -35,8 +36,6 @@ import {
   workerClaims,
 } from './jwt-mint.ts';
 import { RawSocketIo } from './socket-io-wire.ts';
-
-const FINAL = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR'];
 
 function step(name: string, output: unknown): StepResult {
   return {
@@ -129,15 +128,7 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     throw new Error(`no job for ${tag}`);
   }
 
-  async function waitForFinal(runId: string): Promise<RunView> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const run = await getRun(url, runId);
-      if (FINAL.includes(run.status)) return run;
-      if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const waitForFinal = (runId: string) => waitForFinalRun(() => getRun(url, runId), runId, 10_000);
 
   /** Ends a run the way its worker does: with its job result, which the app records. */
   async function endAsWorker(
