@@ -47,7 +47,7 @@ export async function buildPieceArchive(packageDir: string, outDir = join(packag
     minifySyntax: true,
     legalComments: 'none',
     plugins: [zodEnglishOnly],
-    // Taken from the engine that loads the piece (apps/engine/src/shared-piece-modules.ts).
+    // Taken from the engine that loads the piece (apps/engine/src/pieces/shared-piece-modules.ts).
     external: [...SHARED_PIECE_MODULES],
     write: false,
     logLevel: 'warning',

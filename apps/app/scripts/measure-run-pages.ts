@@ -9,12 +9,12 @@
 import { loadavg } from 'node:os';
 import { startPostgresServer } from '@flowbox/local-services';
 import { createLogger } from '@flowbox/node-kit';
-import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import type { RunPageQuery } from '../src/runs/run-page.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
-import { BENCHMARK_FLOW } from '../src/seed.ts';
 
 const INSERT = (n: number) => `
   INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, timings, steps)

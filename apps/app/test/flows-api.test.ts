@@ -1,7 +1,7 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
-import { BENCHMARK_FLOW } from '../src/seed.ts';
+import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { manage, postJson, startTestApp } from './app-harness.ts';
 
 const GREETING: FlowDefinition = {

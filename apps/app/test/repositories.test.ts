@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
-import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { createPiecesRepository } from '../src/db/pieces-repository.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
+import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
-import { BENCHMARK_FLOW } from '../src/seed.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHA = 'a'.repeat(64);

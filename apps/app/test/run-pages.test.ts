@@ -1,12 +1,12 @@
 import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
-import { createFlowsRepository } from '../src/db/flows-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import type { RunPageQuery } from '../src/runs/run-page.ts';
 import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
-import { BENCHMARK_FLOW } from '../src/seed.ts';
 
 const RUNS = 30_000;
 

@@ -4,8 +4,8 @@ import { ENGINE_CALLBACK_PATHS, FlowBundleSchema, wrapCodeStep } from '@flowbox/
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
+import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
-import { BENCHMARK_FLOW } from '../src/seed.ts';
 import { getRun, postJson, startTestApp } from './app-harness.ts';
 
 /**

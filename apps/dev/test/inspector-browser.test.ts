@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BENCHMARK_FLOW } from '../../app/src/seed.ts';
+import { BENCHMARK_FLOW } from '../../app/src/flows/seed.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { type Browser, CHROMIUM_MISSING, findChromium, launchChromium } from './browser/chromium.ts';
 import {

@@ -11,11 +11,11 @@
 import { parseArgs } from 'node:util';
 import { wrapCodeStep } from '@flowbox/protocol';
 import ivm from 'isolated-vm';
-import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunRequest } from '../src/code-runner.ts';
-import { openCodeStepSession } from '../src/code-step-host.ts';
-import { isolateClosureBody } from '../src/code-step-script.ts';
-import { createIsolatedVmRunner } from '../src/isolated-vm-runner.ts';
-import { createNodeVmRunner } from '../src/node-vm-runner.ts';
+import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunRequest } from '../src/code-steps/code-runner.ts';
+import { openCodeStepSession } from '../src/code-steps/code-step-host.ts';
+import { isolateClosureBody } from '../src/code-steps/code-step-script.ts';
+import { createIsolatedVmRunner } from '../src/code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from '../src/code-steps/node-vm-runner.ts';
 
 const REQUEST: CodeRunRequest = {
   source: wrapCodeStep('return { result: Number(inputs.sum) + 1 };'),

@@ -1,14 +1,14 @@
-import type { CodeRunners } from './code-runner.ts';
+import type { CodeRunners } from './code-steps/code-runner.ts';
+import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from './code-steps/node-vm-runner.ts';
 import { createEngine } from './engine.ts';
-import { createFlowBundleLoader } from './flow-bundle-loader.ts';
-import { createFlowExecutor } from './flow-executor.ts';
-import { createHttpClient } from './http-client.ts';
-import { createIpcChannel } from './ipc-channel.ts';
-import type { IpcPort } from './ipc-port.ts';
-import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './isolated-vm-runner.ts';
-import { createNodeVmRunner } from './node-vm-runner.ts';
-import { createPieceLoader } from './piece-loader.ts';
-import { createRelayEgressFetch } from './relay-fetch.ts';
+import { createFlowBundleLoader } from './flows/flow-bundle-loader.ts';
+import { createFlowExecutor } from './flows/flow-executor.ts';
+import { createHttpClient } from './host/http-client.ts';
+import { createIpcChannel } from './host/ipc-channel.ts';
+import type { IpcPort } from './host/ipc-port.ts';
+import { createRelayEgressFetch } from './host/relay-fetch.ts';
+import { createPieceLoader } from './pieces/piece-loader.ts';
 
 export interface EngineRuntimeOptions {
   port: IpcPort;

@@ -1,6 +1,6 @@
 import { type ExecuteResult, serializeError, type WorkerToEngine } from '@flowbox/protocol';
-import type { FlowExecutor } from './flow-executor.ts';
-import type { EngineIpcChannel } from './ipc-channel.ts';
+import type { FlowExecutor } from './flows/flow-executor.ts';
+import type { EngineIpcChannel } from './host/ipc-channel.ts';
 
 export interface Engine {
   /** Listens for jobs (main.ts tells the worker it is ready once the runtime is warm). */

@@ -7,7 +7,7 @@ import { startEngine } from './start-engine.ts';
 
 /**
  * The engine as a V8 startup snapshot (`engine-snapshot.cjs`, built into a blob by the worker:
- * apps/worker/src/engine-snapshot.ts). `node --snapshot-blob … --build-snapshot` runs this file
+ * apps/worker/src/engines/engine-snapshot.ts). `node --snapshot-blob … --build-snapshot` runs this file
  * once: it evaluates the whole runtime (zod, the protocol schemas, the executor, the code
  * runners' JavaScript) and V8 writes the resulting heap to the blob. An engine started with
  * `node --snapshot-blob <blob>` deserializes that heap instead of loading and compiling the

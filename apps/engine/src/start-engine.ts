@@ -1,5 +1,5 @@
 import type { EngineRuntimeOptions } from './engine-runtime.ts';
-import { type IpcPort, processIpcPort } from './ipc-port.ts';
+import { type IpcPort, processIpcPort } from './host/ipc-port.ts';
 import type { EngineRuntimeModule } from './load-runtime.ts';
 
 /**

@@ -3,14 +3,15 @@
  * each job from its disk cache, runs it on a warm or cold engine and reports the result with
  * its latency anatomy.
  */
-export * from './app-connection.ts';
-export * from './cache-layout.ts';
-export * from './cold-engine-supply.ts';
-export * from './engine-install.ts';
-export * from './engine-process.ts';
-export * from './engine-supply.ts';
+
+export * from './cache/cache-layout.ts';
+export * from './cache/provisioner.ts';
+export * from './connection/app-connection.ts';
+export * from './engines/cold-engine-supply.ts';
+export * from './engines/engine-install.ts';
+export * from './engines/engine-process.ts';
+export * from './engines/engine-supply.ts';
+export * from './engines/warm-engine-supply.ts';
 export * from './env.ts';
-export * from './job-runner.ts';
-export * from './provisioner.ts';
-export * from './warm-engine-supply.ts';
+export * from './jobs/job-runner.ts';
 export * from './worker.ts';

@@ -2,21 +2,21 @@ import { CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
-import { type AppConnection, createAppConnection } from './app-connection.ts';
-import { createColdEngineSupply } from './cold-engine-supply.ts';
-import { type InstalledEngine, isolatedVmPackageDir } from './engine-install.ts';
-import { SPARE_NICENESS } from './engine-priority.ts';
-import { startEngineProcess } from './engine-process.ts';
-import type { EngineSupply, StartEngine } from './engine-supply.ts';
+import { createProvisioner, type Provisioner } from './cache/provisioner.ts';
+import { type AppConnection, createAppConnection } from './connection/app-connection.ts';
+import { createColdEngineSupply } from './engines/cold-engine-supply.ts';
+import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-install.ts';
+import { SPARE_NICENESS } from './engines/engine-priority.ts';
+import { startEngineProcess } from './engines/engine-process.ts';
+import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
+import { readRssBytes } from './engines/process-rss.ts';
+import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
-import { createJobRunner, type JobRunner } from './job-runner.ts';
+import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.ts';
 import { WorkerMetrics } from './metrics/worker-metrics.ts';
-import { readRssBytes } from './process-rss.ts';
-import { createProvisioner, type Provisioner } from './provisioner.ts';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/bubblewrap.ts';
 import { prepareSandboxedEngine } from './sandbox/sandboxed-engine.ts';
-import { createWarmEngineSupply } from './warm-engine-supply.ts';
 
 export interface Worker {
   /** Starts the metrics server (when configured), the engine supply and the app connection. */

@@ -12,7 +12,7 @@ import {
 } from '@flowbox/protocol';
 import { inject } from 'vitest';
 import { createTestBucket } from '../../../test/fixtures.ts';
-import type { FetchFn } from '../src/artifact-download.ts';
+import type { FetchFn } from '../src/cache/artifact-download.ts';
 import type { PieceArchive } from './piece-archives.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { getPriority } from 'node:os';
 import type { JobResult } from '@flowbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SPARE_NICENESS } from '../src/engine-priority.ts';
+import { SPARE_NICENESS } from '../src/engines/engine-priority.ts';
 import { processExists } from '../src/test-helpers.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
 import { create as tarCreate } from 'tar';
-import { extractArchive } from '../src/tar-extract.ts';
+import { extractArchive } from '../src/cache/tar-extract.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
 

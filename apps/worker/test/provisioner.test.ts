@@ -4,9 +4,9 @@ import path from 'node:path';
 import { SEEDED_FLOW } from '@flowbox/engine/testing';
 import type { DispatchedJob, PieceDownload } from '@flowbox/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isolatedVmPackageDir } from '../src/engine-install.ts';
-import { PIECE_MARKER } from '../src/piece-cache.ts';
-import { createProvisioner, type Provisioner } from '../src/provisioner.ts';
+import { PIECE_MARKER } from '../src/cache/piece-cache.ts';
+import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
+import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
 import {
   buildFlowBundle,
   countingFetch,

@@ -15,15 +15,15 @@ import type {
 } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { expect } from 'vitest';
-import { createColdEngineSupply } from '../src/cold-engine-supply.ts';
-import { isolatedVmPackageDir } from '../src/engine-install.ts';
-import type { EngineProcess } from '../src/engine-process.ts';
-import type { EngineSupply, StartEngine } from '../src/engine-supply.ts';
+import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
+import { createColdEngineSupply } from '../src/engines/cold-engine-supply.ts';
+import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
+import type { EngineProcess } from '../src/engines/engine-process.ts';
+import type { EngineSupply, StartEngine } from '../src/engines/engine-supply.ts';
+import { createWarmEngineSupply } from '../src/engines/warm-engine-supply.ts';
 import { defaultEngineBundle, type SandboxConfig } from '../src/env.ts';
-import { createJobRunner, type JobRunner } from '../src/job-runner.ts';
-import { createProvisioner, type Provisioner } from '../src/provisioner.ts';
+import { createJobRunner, type JobRunner } from '../src/jobs/job-runner.ts';
 import { processExists, silentLogger } from '../src/test-helpers.ts';
-import { createWarmEngineSupply } from '../src/warm-engine-supply.ts';
 import { engineStarter } from '../src/worker.ts';
 import {
   buildFlowBundle,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type FlowBundle, FlowboxError, type PieceRef, wrapCodeStep } from '@flowbox/protocol';
-import type { FlowsRepository, FlowVersionRecord } from '../db/flows-repository.ts';
-import { type ObjectStorage, objectKeys } from '../object-storage.ts';
-import type { PieceCatalog } from './piece-catalog.ts';
+import type { PieceCatalog } from '../pieces/piece-catalog.ts';
+import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
+import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
 
 /**
  * Publishing builds a version's flow bundle (definition plus compiled code steps, pinned to the

@@ -1,8 +1,8 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { BENCHMARK_FLOW } from '../seed.ts';
+import { PieceCatalog } from '../pieces/piece-catalog.ts';
 import { validateFlowDefinition } from './flow-validator.ts';
-import { PieceCatalog } from './piece-catalog.ts';
+import { BENCHMARK_FLOW } from './seed.ts';
 
 const catalog = new PieceCatalog([
   {

@@ -8,7 +8,7 @@ import {
   formatIssues,
   wrapCodeStep,
 } from '@flowbox/protocol';
-import type { PieceCatalog } from './piece-catalog.ts';
+import type { PieceCatalog } from '../pieces/piece-catalog.ts';
 
 /**
  * Checks a flow definition before it is stored: its shape, that every piece, action and

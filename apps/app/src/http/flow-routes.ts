@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../db/flows-repository.ts';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
-import type { PieceCatalog } from '../flows/piece-catalog.ts';
+import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
+import type { PieceCatalog } from '../pieces/piece-catalog.ts';
 import { ROUTE_SCHEMAS } from './api-schemas.ts';
 
 const FLOW_ID = /^[a-z0-9][a-z0-9-]{2,62}$/;

@@ -1,9 +1,9 @@
 import { FlowboxError, formatIssues, RunStatusSchema } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ObjectStorage } from '../object-storage.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 import type { RunsRepository } from '../runs/runs-repository.ts';
+import type { ObjectStorage } from '../storage/object-storage.ts';
 import { ROUTE_SCHEMAS } from './api-schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -9,7 +9,7 @@ import {
 } from '@flowbox/protocol';
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { FlowsRepository } from '../db/flows-repository.ts';
+import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';

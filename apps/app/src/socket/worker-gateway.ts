@@ -12,7 +12,7 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
-import type { Dispatcher } from '../dispatcher.ts';
+import type { Dispatcher } from '../queue/dispatcher.ts';
 import type { JobBroker, LeasedJob } from '../queue/job-broker.ts';
 import type { TokenService } from '../tokens.ts';
 

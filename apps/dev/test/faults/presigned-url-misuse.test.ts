@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import type { FlowDefinition, RunLog } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
-import { ObjectStorage, objectKeys, type PresignedPost } from '../../../app/src/object-storage.ts';
+import { ObjectStorage, objectKeys, type PresignedPost } from '../../../app/src/storage/object-storage.ts';
 import { getRun, manage, postJson, type RunView } from '../../../app/test/app-harness.ts';
-import { createHttpClient } from '../../../engine/src/http-client.ts';
-import { uploadRunLog } from '../../../engine/src/log-uploader.ts';
+import { createHttpClient } from '../../../engine/src/host/http-client.ts';
+import { uploadRunLog } from '../../../engine/src/host/log-uploader.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
 
 const MiB = 1024 * 1024;

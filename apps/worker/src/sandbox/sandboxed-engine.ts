@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { EgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
-import type { EngineSandbox } from '../engine-process.ts';
+import type { EngineSandbox } from '../engines/engine-process.ts';
 import { type SandboxLimits, sandboxCommand } from './bubblewrap.ts';
 import { startEngineRelay } from './engine-relay.ts';
 import { noNewProcessesFilter } from './seccomp-filter.ts';

@@ -1,8 +1,8 @@
 import type { DispatchedJob, EngineJob } from '@flowbox/protocol';
+import { type InstalledEngine, installEngine } from '../engines/engine-install.ts';
 import type { FetchFn } from './artifact-download.ts';
 import { createBundleCache } from './bundle-cache.ts';
 import { createCacheLayout } from './cache-layout.ts';
-import { type InstalledEngine, installEngine } from './engine-install.ts';
 import { createPieceCache } from './piece-cache.ts';
 
 /** What provisioning a job produced: paths for the engine, and what the cache did. */

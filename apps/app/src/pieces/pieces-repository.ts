@@ -1,5 +1,5 @@
 import { type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
-import type { Pool } from './pool.ts';
+import type { Pool } from '../db/pool.ts';
 
 export interface PieceRecord {
   name: string;

@@ -1,6 +1,6 @@
 import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
-import type { FlowsRepository } from './db/flows-repository.ts';
-import type { FlowPublisher } from './flows/flow-publisher.ts';
+import type { FlowPublisher } from './flow-publisher.ts';
+import type { FlowsRepository } from './flows-repository.ts';
 
 export { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 

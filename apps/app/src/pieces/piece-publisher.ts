@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { PieceRecord, PiecesRepository } from '../db/pieces-repository.ts';
-import { type ObjectStorage, objectKeys } from '../object-storage.ts';
+import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import type { PieceCatalog } from './piece-catalog.ts';
+import type { PieceRecord, PiecesRepository } from './pieces-repository.ts';
 
 /**
  * Uploads every catalog piece's archive to S3 under its sha256 and records it, so workers can

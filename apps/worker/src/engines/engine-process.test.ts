@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { defaultEngineBundle } from '../env.ts';
+import { processExists, silentLogger } from '../test-helpers.ts';
 import { startEngineProcess } from './engine-process.ts';
-import { defaultEngineBundle } from './env.ts';
-import { processExists, silentLogger } from './test-helpers.ts';
 
 // Running jobs on an engine is covered end to end in test/job-runner.test.ts.
 describe('engine process', () => {

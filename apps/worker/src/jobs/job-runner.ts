@@ -15,10 +15,10 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
-import type { EngineProcess } from './engine-process.ts';
-import type { AcquiredEngine, EngineSupply } from './engine-supply.ts';
+import type { Provisioned, Provisioner } from '../cache/provisioner.ts';
+import type { EngineProcess } from '../engines/engine-process.ts';
+import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
 import { epochMs, type JobTrace, startJobTrace } from './job-trace.ts';
-import type { Provisioned, Provisioner } from './provisioner.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
 export interface JobRunner {

@@ -15,15 +15,15 @@ import {
   type WorkerToEngine,
   wrapCodeStep,
 } from '@flowbox/protocol';
-import { type AppClient, createAppClient } from './app-client.ts';
-import type { CodeRunners } from './code-runner.ts';
-import { openCodeStepSession } from './code-step-host.ts';
+import type { CodeRunners } from '../code-steps/code-runner.ts';
+import { openCodeStepSession } from '../code-steps/code-step-host.ts';
+import { type AppClient, createAppClient } from '../host/app-client.ts';
+import type { HttpClient } from '../host/http-client.ts';
+import type { EngineLog } from '../host/ipc-channel.ts';
+import { uploadRunLog } from '../host/log-uploader.ts';
+import type { PieceLoader } from '../pieces/piece-loader.ts';
+import { createPieceRegistry } from '../pieces/piece-registry.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
-import type { HttpClient } from './http-client.ts';
-import type { EngineLog } from './ipc-channel.ts';
-import { uploadRunLog } from './log-uploader.ts';
-import type { PieceLoader } from './piece-loader.ts';
-import { createPieceRegistry } from './piece-registry.ts';
 import { startRunTrace } from './run-trace.ts';
 import { createStepRunner, type StepRunnerDeps } from './step-runner.ts';
 

@@ -5,8 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CODE_STEP_FETCH_LIMITS, createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
 import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeRunnersByKind, type RunnerKind } from '../testing/code-runners.ts';
 import { CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
-import { codeRunnersByKind, type RunnerKind } from './testing/code-runners.ts';
 
 /**
  * The code-step API (console, timers, fetch) in each execution mode, with the real egress

@@ -2,8 +2,8 @@ import { mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promi
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { FlowboxError } from '@flowbox/protocol';
-import { sha256Hex } from './artifact-download.ts';
-import { type CacheLayout, renameDirIntoPlace, writeFileAtomic } from './cache-layout.ts';
+import { sha256Hex } from '../cache/artifact-download.ts';
+import { type CacheLayout, renameDirIntoPlace, writeFileAtomic } from '../cache/cache-layout.ts';
 import { ensureEngineSnapshot, SNAPSHOT_ENTRY } from './engine-snapshot.ts';
 
 export const ENGINE_FILE = 'engine.mjs';

@@ -1,13 +1,13 @@
 import { type DispatchedJob, FlowboxError, type PieceDownload, type PieceRef } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
-import type { FlowBundleRecord, FlowsRepository } from './db/flows-repository.ts';
-import type { PieceRecord, PiecesRepository } from './db/pieces-repository.ts';
-import type { AppConfig } from './env.ts';
-import { type ObjectStorage, objectKeys } from './object-storage.ts';
-import { PresignedDownloads } from './presigned-downloads.ts';
-import type { LeasedJob } from './queue/job-broker.ts';
-import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from './runs/run-lifecycle.ts';
-import type { TokenService } from './tokens.ts';
+import type { AppConfig } from '../env.ts';
+import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
+import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
+import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '../runs/run-lifecycle.ts';
+import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
+import { PresignedDownloads } from '../storage/presigned-downloads.ts';
+import type { TokenService } from '../tokens.ts';
+import type { LeasedJob } from './job-broker.ts';
 
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 export const ENGINE_TOKEN_GRACE_SECONDS = 60;

@@ -12,8 +12,8 @@ import {
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeDispatchedJob, silentLogger } from '../test-helpers.ts';
 import { type AppConnection, createAppConnection } from './app-connection.ts';
-import { makeDispatchedJob, silentLogger } from './test-helpers.ts';
 
 /** A socket.io "app" whose poll answers the test scripts one at a time. */
 interface FakeBroker {

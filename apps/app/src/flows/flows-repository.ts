@@ -1,5 +1,5 @@
 import { type FlowDefinition, FlowDefinitionSchema, type PieceRef } from '@flowbox/protocol';
-import type { Pool } from './pool.ts';
+import type { Pool } from '../db/pool.ts';
 
 export interface PublishedFlow {
   flowId: string;

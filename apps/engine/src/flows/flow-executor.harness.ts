@@ -9,13 +9,11 @@ import {
   type StepResult,
 } from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { CodeRunners } from './code-runner.ts';
-import { createFlowBundleLoader } from './flow-bundle-loader.ts';
-import { createFlowExecutor, type FlowExecutor } from './flow-executor.ts';
-import { createHttpClient, type HttpClient } from './http-client.ts';
-import { createIsolatedVmRunner } from './isolated-vm-runner.ts';
-import { createNodeVmRunner } from './node-vm-runner.ts';
-import { createPieceLoader } from './piece-loader.ts';
+import type { CodeRunners } from '../code-steps/code-runner.ts';
+import { createIsolatedVmRunner } from '../code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from '../code-steps/node-vm-runner.ts';
+import { createHttpClient, type HttpClient } from '../host/http-client.ts';
+import { createPieceLoader } from '../pieces/piece-loader.ts';
 import {
   type FakeAppServer,
   makeEngineJob,
@@ -23,7 +21,9 @@ import {
   type RecordedRequest,
   SEEDED_FLOW,
   startFakeAppServer,
-} from './testing/index.ts';
+} from '../testing/index.ts';
+import { createFlowBundleLoader } from './flow-bundle-loader.ts';
+import { createFlowExecutor, type FlowExecutor } from './flow-executor.ts';
 
 /**
  * The flow executor's tests' setup: a temp folder for what a worker would provision, and per

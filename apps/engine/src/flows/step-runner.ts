@@ -9,10 +9,10 @@ import {
   type StepResult,
   serializeError,
 } from '@flowbox/protocol';
-import type { CodeRunner } from './code-runner.ts';
-import { openCodeStepSession } from './code-step-host.ts';
-import type { EngineLog } from './ipc-channel.ts';
-import type { PieceRegistry } from './piece-registry.ts';
+import type { CodeRunner } from '../code-steps/code-runner.ts';
+import { openCodeStepSession } from '../code-steps/code-step-host.ts';
+import type { EngineLog } from '../host/ipc-channel.ts';
+import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { resolveTemplates, type TemplateScope } from './template.ts';
 
 /** What one run's steps run with: its bundle, its pieces and the code runner of its mode. */

@@ -1,9 +1,9 @@
 import { type Deferred, defer } from '@flowbox/node-kit';
 import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../test-helpers.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import type { EngineProcess } from './engine-process.ts';
 import type { SparePreload } from './engine-supply.ts';
-import { silentLogger } from './test-helpers.ts';
 
 /** An engine that boots when the test says so; the real process is covered in test/. */
 class FakeEngine implements EngineProcess {

@@ -1,8 +1,8 @@
 import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
+import { codeRunnersByKind, type RunnerKind } from '../testing/code-runners.ts';
 import type { CodeRunner, CodeRunRequest } from './code-runner.ts';
 import { openCodeStepSession } from './code-step-host.ts';
-import { codeRunnersByKind, type RunnerKind } from './testing/code-runners.ts';
 
 /** One runner per execution mode, held to the same suite below. */
 const RUNNERS = codeRunnersByKind();
