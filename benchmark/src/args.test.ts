@@ -90,3 +90,15 @@ describe('parseBenchArgs', () => {
     expect(() => parse(['--target', 'not a url'])).toThrow(/not a URL/);
   });
 });
+
+describe('--baseline', () => {
+  it('takes a git ref and refuses it with --target, --cpu-prof or a ref that looks like a flag', () => {
+    expect(parse([]).baseline).toBeUndefined();
+    expect(parse(['--baseline', '55a97c9']).baseline).toBe('55a97c9');
+    expect(parse(['--baseline', 'origin/main~2']).baseline).toBe('origin/main~2');
+    expect(() => parse(['--baseline', 'main', '--target', 'http://127.0.0.1:3000'])).toThrow(/--target/);
+    expect(() => parse(['--baseline', 'main', '--cpu-prof', 'p'])).toThrow(/--cpu-prof/);
+    expect(() => parse(['--baseline=--help'])).toThrow(/not a git ref/);
+    expect(() => parse(['--baseline', 'a b'])).toThrow(/not a git ref/);
+  });
+});

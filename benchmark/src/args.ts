@@ -24,6 +24,8 @@ export interface BenchOptions {
   executionMode: ExecutionMode;
   /** --cpu-prof: where app, worker and engine processes write V8 CPU profiles (local stacks only). */
   cpuProfDir: string | undefined;
+  /** --baseline: a git ref whose build runs every scenario alternately with this tree's. */
+  baseline: string | undefined;
   help: boolean;
 }
 
@@ -49,6 +51,9 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
   --execution-mode <m>    the workers' EXECUTION_MODE: SANDBOX_CODE_ONLY (default) | SANDBOXED | UNSANDBOXED
   --cpu-prof <dir>        profile every app, worker and engine process (V8 --cpu-prof) and write a
                           flame graph and a top-functions table per process kind and scenario into <dir>
+  --baseline <git-ref>    also run every scenario on <git-ref> (checked out and built in a worktree
+                          under ~/.cache/flowbox/baselines), alternating with this tree repeat by repeat
+                          on the same stores, and report both with their ratio
   -h, --help              this text
 `;
 
@@ -78,6 +83,7 @@ export function parseBenchArgs(
       'skip-build': { type: 'boolean', default: false },
       'execution-mode': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      baseline: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -115,6 +121,7 @@ export function parseBenchArgs(
     build: values['skip-build'] !== true,
     executionMode: executionMode(values['execution-mode'], target),
     cpuProfDir: cpuProfDir(values['cpu-prof'], target, paths.cwd),
+    baseline: baselineRef(values.baseline, target, values['cpu-prof']),
     help: values.help === true,
   };
 }
@@ -124,6 +131,17 @@ function cpuProfDir(raw: string | undefined, target: string | undefined, cwd: st
   if (target !== undefined)
     throw new Error('--cpu-prof: with --target the processes are not ours to profile');
   return resolve(cwd, raw);
+}
+
+function baselineRef(raw: string | undefined, target: string | undefined, cpuProf: string | undefined) {
+  if (raw === undefined) return undefined;
+  if (target !== undefined)
+    throw new Error('--baseline: with --target there is only the deployment to measure');
+  if (cpuProf !== undefined)
+    throw new Error('--baseline: profile one side at a time (--cpu-prof without --baseline)');
+  if (!/^[\w./~^@{}-]+$/.test(raw) || raw.startsWith('-'))
+    throw new Error(`--baseline: "${raw}" is not a git ref`);
+  return raw;
 }
 
 function executionMode(raw: string | undefined, target: string | undefined): ExecutionMode {

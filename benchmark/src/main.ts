@@ -4,13 +4,16 @@
  * See benchmark/README.md.
  */
 import { spawn } from 'node:child_process';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type BenchOptions, parseBenchArgs, USAGE } from './args.ts';
+import { type BaselineCheckout, prepareBaseline, treeIdentity } from './baseline-checkout.ts';
 import { killProcessTrees } from './force-stop.ts';
 import { textTable } from './format.ts';
 import { collectMachineInfo } from './machine-info.ts';
 import { writeProfileReport } from './profile-report.ts';
 import { Progress } from './progress.ts';
+import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
 import { SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport } from './result-types.ts';
 import { writeResults } from './results-files.ts';
@@ -34,9 +37,10 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const env = {
+  const toolsDir = process.env.FLOWBOX_TOOLS_DIR;
+  const env: Parameters<typeof runLocalSuite>[2] = {
     pathEnv: process.env.PATH,
-    toolsDir: process.env.FLOWBOX_TOOLS_DIR,
+    toolsDir,
     baseEnv: { ...process.env },
     cpuProfDir: options.cpuProfDir,
   };
@@ -66,6 +70,7 @@ async function main(): Promise<number> {
   };
   let outcome: SuiteOutcome;
   let suite: BenchReport['suite'];
+  let baseline: BaselineCheckout | undefined;
   try {
     if (options.target !== undefined) {
       const workers =
@@ -78,6 +83,14 @@ async function main(): Promise<number> {
       });
     } else {
       if (options.build) await build(progress, controller.signal);
+      if (options.baseline !== undefined) {
+        const cacheDir = join(toolsDir ?? join(homedir(), '.cache', 'flowbox'), 'baselines');
+        baseline = await prepareBaseline(REPO_ROOT, options.baseline, cacheDir, {
+          signal: controller.signal,
+          say: (line) => progress.log(line),
+        });
+        env.baseline = baseline;
+      }
       const scenarios = withConnections(
         options.scenarios ?? (options.quick ? quickSuite() : standardSuite()),
         options.connections,
@@ -117,10 +130,25 @@ async function main(): Promise<number> {
     machine,
     services: outcome.services,
     scenarios: outcome.scenarios,
+    ...(baseline === undefined || outcome.baselineScenarios === undefined
+      ? {}
+      : {
+          baseline: {
+            ref: baseline.ref,
+            sha: baseline.sha,
+            tree: await treeIdentity(REPO_ROOT, new AbortController().signal),
+            scenarios: outcome.baselineScenarios,
+          },
+        }),
     aborted: controller.signal.aborted,
   };
   const files = await writeResults(report, options.outDir);
   process.stdout.write(`\n${textTable(SUMMARY_HEADERS, report.scenarios.map(summaryRow))}\n\n`);
+  if (report.baseline !== undefined) {
+    process.stdout.write(
+      `Against ${report.baseline.ref} (${report.baseline.sha.slice(0, 7)}), this tree / baseline:\n${textTable(RATIO_HEADERS, ratioRows(report.baseline.scenarios, report.scenarios))}\n\n`,
+    );
+  }
   process.stdout.write(
     `Medians of ${settings.repeats} repeat(s), (min–max). Results:\n  ${files.md}\n  ${files.json}\n  ${files.svg}\n`,
   );

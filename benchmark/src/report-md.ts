@@ -2,6 +2,7 @@ import { cpuBudgetSection } from './cpu-budget.ts';
 import { fmt, fmtMedian, mdTable } from './format.ts';
 import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
+import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
 import { COST_HEADERS, costRow, SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport, RepeatResult, ScenarioResult } from './result-types.ts';
 import { TIMING_FIELDS } from './runs-api.ts';
@@ -41,6 +42,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     '',
     `![throughput and latency anatomy](${svgFileName})`,
     '',
+    ...baselineSection(report),
     '## Cost per request',
     '',
     "Counters read before and after each repeat, divided by the runs that succeeded in that window (requests cut off at the end of the load still ran and are counted). Redis commands include those BullMQ runs inside its Lua scripts; round trips are the server's socket reads (a pipeline counts once). Postgres statements are top-level statements of the app's role from pg_stat_statements, BEGIN/COMMIT included; transactions come from pg_stat_database, whose counters backends flush lazily, hence approximate. The idle columns are the rates with no load at all (BullMQ's blocking polls and periodic checks), measured for 2 s after the warm-up: every window includes some of that background.",
@@ -186,6 +188,25 @@ function failures(results: readonly ScenarioResult[]): string[] {
     '## Scenarios that did not finish',
     '',
     ...failed.map((r) => `- \`${r.scenario.name}\` (${r.status}): ${(r.error ?? '').split('\n')[0]}`),
+    '',
+  ];
+}
+
+/** `--baseline`: both sides' figures and their ratio, then the baseline's own summary. */
+function baselineSection(report: BenchReport): string[] {
+  const b = report.baseline;
+  if (b === undefined) return [];
+  const tree = `${b.tree.sha.slice(0, 7)}${b.tree.dirty ? ' with uncommitted changes' : ''}`;
+  return [
+    `## Against the baseline: ${b.ref} (${b.sha.slice(0, 7)})`,
+    '',
+    `This tree is ${tree}. Each repeat ran once on the baseline's processes (its own worktree and build) and then once on this tree's, on the same stores, so drift in the machine's speed falls on both sides alike. Ratio = this tree / baseline: above 1 is better for req/s, below 1 is better for latency and cost.`,
+    '',
+    mdTable(RATIO_HEADERS, ratioRows(b.scenarios, report.scenarios)),
+    '',
+    "The baseline's summary:",
+    '',
+    mdTable(SUMMARY_HEADERS, b.scenarios.map(summaryRow)),
     '',
   ];
 }

@@ -1,4 +1,5 @@
 import { SEGMENT_NAMES } from './anatomy.ts';
+import { FIGURES, ratio } from './report-ratios.ts';
 import type { BenchReport, ScenarioResult } from './result-types.ts';
 import type { Mode } from './scenarios.ts';
 
@@ -191,6 +192,62 @@ function anatomyChart(results: readonly ScenarioResult[], top: number): { svg: s
   return { svg: parts.join('\n'), height: bottom + 44 - top };
 }
 
+/** The figures the ratio chart draws for each scenario (the full list is in the Markdown). */
+const RATIO_FIGURES = ['req/s', 'p50 ms', 'CPU ms/req, all processes'];
+const RATIO_COLORS = ['#e4572e', '#4c78a8', '#72b7b2'];
+
+/** `--baseline`: this tree / baseline per scenario for the headline figures, with 1× marked. */
+function ratioChart(
+  baseline: NonNullable<BenchReport['baseline']>,
+  tree: readonly ScenarioResult[],
+  top: number,
+): { svg: string; height: number } {
+  const figures = FIGURES.filter((f) => RATIO_FIGURES.includes(f.name));
+  const rows = tree.flatMap((ours) => {
+    const theirs = baseline.scenarios.find((r) => r.scenario.name === ours.scenario.name);
+    if (theirs === undefined) return [];
+    return [{ name: ours.scenario.name, ratios: figures.map((f) => ratio(f.read(theirs), f.read(ours))) }];
+  });
+  const parts = [
+    text(
+      20,
+      top + 20,
+      `This tree / ${baseline.ref} (${baseline.sha.slice(0, 7)}), alternating runs (req/s: higher is better; latency, CPU: lower)`,
+      'font-weight="bold"',
+    ),
+  ];
+  const rowHeight = 14 * figures.length + 10;
+  const plot = { left: 190, right: WIDTH - 60, top: top + 60 };
+  const bottom = plot.top + rows.length * rowHeight;
+  const all = rows.flatMap((r) => r.ratios).filter((v): v is number => v !== null);
+  const ticks = niceTicks(Math.max(2, ...all), 4);
+  const xMax = ticks[ticks.length - 1] ?? 2;
+  const x = (v: number) => plot.left + (v / xMax) * (plot.right - plot.left);
+  figures.forEach((figure, i) => {
+    const lx = 20 + i * 200;
+    parts.push(`<rect x="${lx}" y="${top + 32}" width="12" height="12" fill="${RATIO_COLORS[i]}"/>`);
+    parts.push(text(lx + 16, top + 42, figure.name));
+  });
+  for (const tick of ticks) {
+    parts.push(`<line x1="${n(x(tick))}" x2="${n(x(tick))}" y1="${plot.top}" y2="${bottom}" stroke="#ddd"/>`);
+    parts.push(text(x(tick), bottom + 16, `${tick}×`, 'text-anchor="middle"'));
+  }
+  parts.push(`<line x1="${n(x(1))}" x2="${n(x(1))}" y1="${plot.top}" y2="${bottom}" stroke="#222"/>`);
+  rows.forEach((row, i) => {
+    const ry = plot.top + i * rowHeight;
+    parts.push(text(plot.left - 8, ry + rowHeight / 2 + 4, row.name, 'text-anchor="end"'));
+    row.ratios.forEach((value, fi) => {
+      if (value === null) return;
+      const by = ry + 5 + fi * 14;
+      parts.push(
+        `<rect x="${plot.left}" y="${by}" width="${n(x(value) - plot.left)}" height="11" fill="${RATIO_COLORS[fi]}"><title>${escapeXml(`${row.name} ${figures[fi]?.name}: ${value.toFixed(2)}×`)}</title></rect>`,
+      );
+      parts.push(text(x(value) + 4, by + 10, `${value.toFixed(2)}×`, 'font-size="10"'));
+    });
+  });
+  return { svg: parts.join('\n'), height: bottom + 30 - top };
+}
+
 export function renderSvg(report: BenchReport): string {
   const header = text(
     20,
@@ -200,13 +257,17 @@ export function renderSvg(report: BenchReport): string {
   );
   const throughput = throughputChart(report.scenarios, 40);
   const anatomy = anatomyChart(report.scenarios, 40 + throughput.height + 20);
-  const height = 40 + throughput.height + 20 + anatomy.height + 10;
+  const ratiosTop = 40 + throughput.height + 20 + anatomy.height + 20;
+  const ratios =
+    report.baseline === undefined ? null : ratioChart(report.baseline, report.scenarios, ratiosTop);
+  const height = ratiosTop + (ratios === null ? -10 : ratios.height + 10);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${n(height)}" viewBox="0 0 ${WIDTH} ${n(height)}" ${FONT}>`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     header,
     throughput.svg,
     anatomy.svg,
+    ratios?.svg ?? '',
     '</svg>',
     '',
   ].join('\n');

@@ -123,5 +123,16 @@ export interface BenchReport {
   machine: MachineInfo;
   services: { postgres: string; redis: string; s3: string; measured: string[]; notMeasured: string[] };
   scenarios: ScenarioResult[];
+  /**
+   * `--baseline`: the same scenarios run by another commit's processes, each repeat alternating
+   * with this tree's (baseline first) on the same stores. `scenarios` above are this tree's.
+   */
+  baseline?: {
+    ref: string;
+    sha: string;
+    /** What the measured side was: HEAD, and whether the work tree had changes on top of it. */
+    tree: { sha: string; dirty: boolean };
+    scenarios: ScenarioResult[];
+  };
   aborted: boolean;
 }

@@ -6,12 +6,16 @@ import type { BenchReport } from './result-types.ts';
 
 /**
  * `<YYYY-MM-DD>-<host>.{json,md,svg}` for the standard suite; other suites add a suffix
- * (`-quick`, `-custom`, `-target`) so a quick run never overwrites a committed full result.
+ * (`-quick`, `-custom`, `-target`) so a quick run never overwrites a committed full result, and a
+ * run against a baseline adds `-vs-<sha>`.
  */
-export function resultBaseName(report: Pick<BenchReport, 'startedAt' | 'suite' | 'machine'>): string {
+export function resultBaseName(
+  report: Pick<BenchReport, 'startedAt' | 'suite' | 'machine' | 'baseline'>,
+): string {
   const host = report.machine.hostname.replaceAll(/[^A-Za-z0-9.-]/g, '_') || 'host';
   const suffix = report.suite === 'standard' ? '' : `-${report.suite}`;
-  return `${report.startedAt.slice(0, 10)}-${host}${suffix}`;
+  const versus = report.baseline === undefined ? '' : `-vs-${report.baseline.sha.slice(0, 7)}`;
+  return `${report.startedAt.slice(0, 10)}-${host}${suffix}${versus}`;
 }
 
 export async function writeResults(

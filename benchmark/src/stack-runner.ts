@@ -35,6 +35,8 @@ export async function startScenarioStack(options: {
   executionMode: ExecutionMode;
   /** Profile the app, worker and engine processes into `<cpuProfDir>/<kind>` (--cpu-prof). */
   cpuProfDir?: string | undefined;
+  /** Another checkout's app and worker (`--baseline`); default this one's. */
+  entries?: { app: string; worker: string } | undefined;
   signal: AbortSignal;
 }): Promise<ScenarioStack> {
   const { services, scenario } = options;
@@ -77,6 +79,7 @@ export async function startScenarioStack(options: {
       ...profiling.worker,
     },
     baseEnv: options.baseEnv,
+    entries: options.entries,
     onLine,
   });
   const recentLines = () => recent.join('\n');

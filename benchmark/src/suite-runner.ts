@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeScenario } from './aggregate.ts';
+import type { BaselineCheckout } from './baseline-checkout.ts';
 import {
   OBSERVER_ROLE,
   openPostgresProbe,
@@ -20,6 +21,8 @@ import { startScenarioStack } from './stack-runner.ts';
 
 export interface SuiteOutcome {
   scenarios: ScenarioResult[];
+  /** With `--baseline`: the same scenarios run by the baseline's processes, alternating with ours. */
+  baselineScenarios?: ScenarioResult[];
   services: BenchReport['services'];
 }
 
@@ -41,6 +44,8 @@ export async function runLocalSuite(
     baseEnv: Record<string, string | undefined>;
     /** --cpu-prof: each scenario's processes write their profiles into `<cpuProfDir>/<scenario>`. */
     cpuProfDir?: string | undefined;
+    /** --baseline: each repeat runs once on the baseline's processes, then once on ours (A B A B …). */
+    baseline?: BaselineCheckout | undefined;
   },
   deps: SuiteDeps,
 ): Promise<SuiteOutcome> {
@@ -66,23 +71,41 @@ export async function runLocalSuite(
         services.database.kind,
       ),
     };
+    const baselineResults: ScenarioResult[] = [];
     try {
+      // Every stack gets its own database, whichever side it runs.
+      let stackIndex = 0;
+      const runOne = (scenario: Scenario, runSettings: RunSettings, side: 'baseline' | 'tree' | null) => {
+        const label = side === 'baseline' ? `${scenario.name} (baseline)` : scenario.name;
+        progress.phase({ scenario: label, phase: 'starting stack' });
+        return runOneLocal(scenario, stackIndex++, {
+          services,
+          redis,
+          root,
+          settings: runSettings,
+          env,
+          entries: side === 'baseline' ? env.baseline?.entries : undefined,
+          deps,
+          ticksPerSecond,
+          onProgress: progressReporter(progress),
+        });
+      };
       for (const [index, scenario] of scenarios.entries()) {
         if (signal.aborted) break;
-        const onProgress = progressReporter(progress);
-        progress.phase({ scenarioIndex: index + 1, scenario: scenario.name, phase: 'starting stack' });
-        results.push(
-          await runOneLocal(scenario, index, {
-            services,
-            redis,
-            root,
-            settings,
-            env,
-            deps,
-            ticksPerSecond,
-            onProgress,
-          }),
-        );
+        progress.phase({ scenarioIndex: index + 1, scenario: scenario.name, phase: 'starting' });
+        if (env.baseline === undefined) {
+          results.push(await runOne(scenario, settings, null));
+          continue;
+        }
+        // One repeat per stack, alternating, so drift in the machine's speed falls on both sides.
+        const once = { ...settings, repeats: 1 };
+        const runs: Record<'baseline' | 'tree', ScenarioResult[]> = { baseline: [], tree: [] };
+        for (let repeat = 0; repeat < settings.repeats && !signal.aborted; repeat++) {
+          runs.baseline.push(await runOne(scenario, once, 'baseline'));
+          runs.tree.push(await runOne(scenario, once, 'tree'));
+        }
+        baselineResults.push(mergeRuns(scenario, runs.baseline));
+        results.push(mergeRuns(scenario, runs.tree));
       }
     } finally {
       progress.phase({ scenario: 'stores', phase: 'stopping' });
@@ -90,7 +113,11 @@ export async function runLocalSuite(
       await services.close();
       deps.untrack(servicePids);
     }
-    return { scenarios: results, services: description };
+    return {
+      scenarios: results,
+      ...(env.baseline === undefined ? {} : { baselineScenarios: baselineResults }),
+      services: description,
+    };
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -105,6 +132,7 @@ async function runOneLocal(
     root: string;
     settings: RunSettings;
     env: { baseEnv: Record<string, string | undefined>; cpuProfDir?: string | undefined };
+    entries: { app: string; worker: string } | undefined;
     deps: SuiteDeps;
     ticksPerSecond: number;
     onProgress: MeasureContext['onProgress'];
@@ -123,6 +151,7 @@ async function runOneLocal(
       baseEnv: c.env.baseEnv,
       executionMode: c.settings.executionMode,
       cpuProfDir: c.env.cpuProfDir === undefined ? undefined : join(c.env.cpuProfDir, scenario.name),
+      entries: c.entries,
       signal,
     });
     stackPids = [...(stack.roots.app ?? []), ...(stack.roots.worker ?? [])];
@@ -180,6 +209,22 @@ async function runOneLocal(
     // The next scenario starts from empty queues.
     await c.redis.flushAll().catch(() => {});
   }
+}
+
+/** Single-repeat runs of one scenario as one result: repeats in order, the first run's warm-up and idle rates. */
+export function mergeRuns(scenario: Scenario, runs: readonly ScenarioResult[]): ScenarioResult {
+  const repeats = runs.flatMap((r) => r.repeats).map((r, index) => ({ ...r, index }));
+  const notOk = runs.find((r) => r.status !== 'ok');
+  const first = runs[0];
+  return {
+    scenario,
+    status: notOk?.status ?? (first === undefined ? 'aborted' : 'ok'),
+    ...(notOk?.error === undefined ? {} : { error: notOk.error }),
+    warmup: first?.warmup ?? null,
+    idle: first?.idle ?? null,
+    repeats,
+    summary: summarizeScenario(scenario, repeats),
+  };
 }
 
 function measuredLists(hasStatements: boolean, database: 'postgres' | 'pglite') {

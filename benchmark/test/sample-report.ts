@@ -98,7 +98,7 @@ export function sampleRepeat(index: number, reqPerSec: number, bootMs: number): 
   };
 }
 
-function sampleScenario(
+export function sampleScenario(
   mode: Mode,
   apps: number,
   workers: number,

@@ -46,6 +46,8 @@ export interface StackOptions {
    * the fault tests need. An app comes back on the port it had.
    */
   supervise?: SupervisionOptions | undefined;
+  /** The app and worker entry files; default this checkout's (`pnpm bench --baseline` runs another's). */
+  entries?: { app: string; worker: string } | undefined;
 }
 
 export interface SupervisionOptions {
@@ -78,8 +80,8 @@ const READY_TIMEOUT_MS = 60_000;
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   // createRequire rather than import.meta.resolve: vitest's module runner lacks the latter.
   const require = createRequire(import.meta.url);
-  const appEntry = require.resolve('@flowbox/app/main');
-  const workerEntry = require.resolve('@flowbox/worker/main');
+  const appEntry = options.entries?.app ?? require.resolve('@flowbox/app/main');
+  const workerEntry = options.entries?.worker ?? require.resolve('@flowbox/worker/main');
   const services: LocalService[] = [];
   const processes: SupervisedProcess[] = [];
   const embedded: string[] = [];
