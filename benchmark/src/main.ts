@@ -84,7 +84,9 @@ async function main(): Promise<number> {
     } else {
       if (options.build) await build(progress, controller.signal);
       if (options.baseline !== undefined) {
-        const cacheDir = join(toolsDir ?? join(homedir(), '.cache', 'flowbox'), 'baselines');
+        const cacheDir =
+          process.env.FLOWBOX_BASELINES_DIR ??
+          join(toolsDir ?? join(homedir(), '.cache', 'flowbox'), 'baselines');
         baseline = await prepareBaseline(REPO_ROOT, options.baseline, cacheDir, {
           signal: controller.signal,
           say: (line) => progress.log(line),

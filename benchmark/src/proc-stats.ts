@@ -12,7 +12,16 @@ import { Worker } from 'node:worker_threads';
  * RSS peaks come from VmHWM (each process's own high-water mark) read by a periodic sampler,
  * and from the largest per-sample sum of VmRSS over a kind.
  */
-export const PROCESS_KINDS = ['app', 'worker', 'engine', 'redis', 'postgres', 's3', 'loadgen'] as const;
+export const PROCESS_KINDS = [
+  'app',
+  'worker',
+  'engine',
+  'redis',
+  'postgres',
+  's3',
+  'sim',
+  'loadgen',
+] as const;
 export type ProcessKind = (typeof PROCESS_KINDS)[number];
 
 export interface ProcStat {
@@ -71,6 +80,7 @@ const CHILD_KIND: Record<ProcessKind, ProcessKind | null> = {
   redis: 'redis',
   postgres: 'postgres',
   s3: 's3',
+  sim: 'sim',
   loadgen: null,
 };
 

@@ -98,6 +98,9 @@ function effectiveMode(r: ScenarioResult): 'warm' | 'cold' | null {
       const fresh = r.summary?.engines?.freshShare;
       return fresh === null || fresh === undefined ? null : fresh < 0.5 ? 'warm' : 'cold';
     }
+    case 'sim':
+      // No engine ran: a simulated fleet measures the shared tiers, not warm or cold engines.
+      return null;
   }
 }
 

@@ -15,6 +15,7 @@ const MODE_COLORS: Record<Mode, string> = {
   'cold-prewarm': '#4c78a8',
   cold: '#72b7b2',
   target: '#9d755d',
+  sim: '#b279a2',
 };
 const SEGMENT_COLORS: Record<(typeof SEGMENT_NAMES)[number], string> = {
   queue: '#bab0ac',

@@ -63,3 +63,21 @@ describe('scenarios', () => {
     expect(workerEnvFor('target')).toEqual({});
   });
 });
+
+describe('simulated fleet scenarios', () => {
+  it('reads sim-<apps>a<workers>w-t<ms>, with connections = workers unless -c follows', () => {
+    expect(parseScenarioName('sim-16a160w-t200')).toEqual({
+      name: 'sim-16a160w-t200',
+      mode: 'sim',
+      apps: 16,
+      workers: 160,
+      connections: 160,
+      serviceMs: 200,
+    });
+    expect(parseScenarioName('sim-1a1000w-t200-c10')).toMatchObject({ workers: 1000, connections: 10 });
+    expect(parseScenarioName('sim-1a1000w-t200-c10').name).toBe('sim-1a1000w-t200-c10');
+    expect(() => parseScenarioName('sim-1a3000w-t200')).toThrow(/simulated workers must be between/);
+    expect(() => parseScenarioName('sim-1a10w-t70000')).toThrow(/service time/);
+    expect(() => parseScenarioName('sim-1a10w')).toThrow(/sim-<apps>a<workers>w-t<ms>/);
+  });
+});

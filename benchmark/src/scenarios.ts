@@ -10,8 +10,12 @@
  * - fixed-rate (open-loop) run: `-r<n>` sends n requests per second in all, evenly spaced, whatever the answers
  *   take, on up to `c` connections, e.g. `cold-prewarm-1a1w-c4-r5`. Back-to-back load (closed
  *   loop) never leaves a prewarmed spare time to boot; a fixed rate shows what prewarm is for.
+ * - simulated fleet: `sim-<apps>a<workers>w-t<ms>` runs real apps, Redis, Postgres and S3 with
+ *   simulated workers (benchmark/src/sim/) that speak the worker protocol but spend a fixed
+ *   service time instead of running an engine, e.g. `sim-16a160w-t200`; connections = workers
+ *   unless `-c<n>` follows.
  */
-export const MODES = ['warm', 'cold-prewarm', 'cold', 'target'] as const;
+export const MODES = ['warm', 'cold-prewarm', 'cold', 'target', 'sim'] as const;
 export type Mode = (typeof MODES)[number];
 
 export interface Scenario {
@@ -22,15 +26,37 @@ export interface Scenario {
   connections: number;
   /** Requests per second in all (open loop); undefined: each connection sends back to back. */
   rate?: number;
+  /** `sim`: each simulated job's fixed service time in ms. */
+  serviceMs?: number;
 }
 
 const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
+const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?$/;
 const MAX_RATE = 10_000;
 const MAX_PROCESSES = 32;
-const MAX_CONNECTIONS = 1024;
+/** Simulated workers are sockets in one process, not processes. */
+const MAX_SIMULATED_WORKERS = 2_000;
+const MAX_SERVICE_MS = 60_000;
+const MAX_CONNECTIONS = 2_048;
 
 export function scenarioName(s: Omit<Scenario, 'name'>): string {
-  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${s.rate === undefined ? '' : `-r${s.rate}`}`;
+  const rate = s.rate === undefined ? '' : `-r${s.rate}`;
+  if (s.mode === 'sim') {
+    const connections = s.connections === s.workers ? '' : `-c${s.connections}`;
+    return `sim-${s.apps}a${s.workers}w-t${s.serviceMs ?? 0}${connections}${rate}`;
+  }
+  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${rate}`;
+}
+
+/** A simulated-fleet scenario: `apps` real apps, `workers` simulated workers of `serviceMs` each. */
+export function simScenario(
+  apps: number,
+  workers: number,
+  serviceMs: number,
+  connections = workers,
+): Scenario {
+  const shape = { mode: 'sim' as const, apps, workers, connections, serviceMs };
+  return { name: scenarioName(shape), ...shape };
 }
 
 export function scenario(
@@ -46,10 +72,12 @@ export function scenario(
 
 /** Reads a scenario from its name; any shape is allowed, not only the suite's. */
 export function parseScenarioName(name: string): Scenario {
+  const sim = SIM_NAME.exec(name);
+  if (sim !== null) return parseSimName(name, sim);
   const match = NAME.exec(name);
   if (match === null) {
     throw new Error(
-      `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.join(' | ')}, e.g. warm-1a2w-c2`,
+      `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.filter((m) => m !== 'sim').join(' | ')}, e.g. warm-1a2w-c2, or sim-<apps>a<workers>w-t<ms>, e.g. sim-16a160w-t200`,
     );
   }
   const [, mode, apps, workers, connections, rate] = match;
@@ -75,6 +103,29 @@ export function parseScenarioName(name: string): Scenario {
     throw new Error(`scenario "${name}": the rate must be between 1 and ${MAX_RATE} requests per second`);
   }
   return parsed;
+}
+
+function parseSimName(name: string, match: RegExpExecArray): Scenario {
+  const [, apps, workers, serviceMs, connections, rate] = match;
+  const parsed = simScenario(
+    Number(apps),
+    Number(workers),
+    Number(serviceMs),
+    connections === undefined ? Number(workers) : Number(connections),
+  );
+  const withRate = rate === undefined ? parsed : { ...parsed, rate: Number(rate) };
+  const named = { ...withRate, name: scenarioName(withRate) };
+  if (named.apps < 1 || named.apps > MAX_PROCESSES)
+    throw new Error(`scenario "${name}": apps must be between 1 and ${MAX_PROCESSES}`);
+  if (named.workers < 1 || named.workers > MAX_SIMULATED_WORKERS)
+    throw new Error(`scenario "${name}": simulated workers must be between 1 and ${MAX_SIMULATED_WORKERS}`);
+  if ((named.serviceMs ?? 0) > MAX_SERVICE_MS)
+    throw new Error(`scenario "${name}": the service time must be at most ${MAX_SERVICE_MS} ms`);
+  if (named.connections < 1 || named.connections > MAX_CONNECTIONS)
+    throw new Error(`scenario "${name}": connections must be between 1 and ${MAX_CONNECTIONS}`);
+  if (named.rate !== undefined && (named.rate < 1 || named.rate > MAX_RATE))
+    throw new Error(`scenario "${name}": the rate must be between 1 and ${MAX_RATE} requests per second`);
+  return named;
 }
 
 /** Saturation runs use this many connections per worker. */
@@ -132,7 +183,8 @@ export function withConnections(list: readonly Scenario[], connections: number |
   if (connections === undefined) return [...list];
   const byName = new Map<string, Scenario>();
   for (const s of list) {
-    const renamed = scenario(s.mode, s.apps, s.workers, connections, s.rate);
+    const shape = { ...s, connections };
+    const renamed = { ...shape, name: scenarioName(shape) };
     if (!byName.has(renamed.name)) byName.set(renamed.name, renamed);
   }
   return [...byName.values()];
@@ -148,6 +200,7 @@ export function workerEnvFor(mode: Mode): Record<string, string> {
     case 'cold':
       return { REUSE_SANDBOX: 'false', PREWARM: 'false' };
     case 'target':
+    case 'sim':
       return {};
   }
 }

@@ -1,12 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
-import { describeExit } from '@flowbox/local-services';
+import { describeExit, type ManagedProcess } from '@flowbox/local-services';
 import type { ExecutionMode } from '@flowbox/protocol';
 import type { KindRoots } from './proc-stats.ts';
 import { connectedWorkers } from './runs-api.ts';
 import { type Scenario, workerEnvFor } from './scenarios.ts';
 import type { Services } from './services.ts';
+import { startFleetProcess } from './sim/fleet-process.ts';
 
 /** The app and worker processes of one scenario, on the shared stores, with a fresh database. */
 export interface ScenarioStack {
@@ -48,6 +50,9 @@ export async function startScenarioStack(options: {
   const database = await services.createDatabase(`bench_${options.index}_${scenario.mode.replace('-', '_')}`);
   const profiling = profilingEnv(options.cpuProfDir);
   const counts = { warn: 0, error: 0 };
+  const simulated = scenario.mode === 'sim';
+  // A simulated fleet's tokens are minted here, so the runner knows the stack's secret.
+  const tokenSecret = randomBytes(32).toString('base64url');
   const recent: string[] = [];
   const onLine = (name: string, line: LogLine) => {
     const level = typeof line.json?.level === 'number' ? line.json.level : null;
@@ -59,7 +64,9 @@ export async function startScenarioStack(options: {
   const stack: RunningStack = await startStack({
     dataDir,
     apps: scenario.apps,
-    workers: scenario.workers,
+    // Simulated workers are one process of the runner's, started below.
+    workers: simulated ? 0 : scenario.workers,
+    tokenSecret,
     port: 0,
     logLevel: LOG_LEVEL,
     databaseUrl: database.url,
@@ -83,12 +90,25 @@ export async function startScenarioStack(options: {
     onLine,
   });
   const recentLines = () => recent.join('\n');
+  let fleet: ManagedProcess | null = null;
   try {
     const remote = stack.appUrls.find((url) => !isLoopback(url));
     if (remote !== undefined)
       throw new Error(`app listens on ${remote}, not on loopback: refusing to load it`);
-    await waitForWorkers(stack, scenario.workers, options.signal, recentLines);
+    if (simulated) {
+      fleet = await startFleetProcess({
+        dir: dataDir,
+        appUrls: stack.appUrls,
+        workers: scenario.workers,
+        serviceMs: scenario.serviceMs ?? 0,
+        tokenSecret,
+        baseEnv: options.baseEnv,
+        onLine: (line) => onLine('sim', line),
+      });
+    }
+    await waitForWorkers(stack, scenario.workers, options.signal, recentLines, fleet);
   } catch (error) {
+    await fleet?.stop('SIGTERM', 10_000);
     await stack.close();
     throw error;
   }
@@ -99,12 +119,17 @@ export async function startScenarioStack(options: {
     roots: {
       app: stack.apps.map((p) => p.pid),
       worker: stack.workers.map((p) => p.pid),
+      ...(fleet === null ? {} : { sim: [fleet.pid] }),
       ...services.roots,
       loadgen: [process.pid],
     },
     logCounts: () => ({ ...counts }),
     recentLines,
-    close: () => stack.close(),
+    close: async () => {
+      // Workers first, as startStack does, while their apps can still take their last results.
+      await fleet?.stop('SIGTERM', 10_000);
+      await stack.close();
+    },
   };
 }
 
@@ -130,10 +155,11 @@ async function waitForWorkers(
   workers: number,
   signal: AbortSignal,
   recentLines: () => string,
+  fleet: ManagedProcess | null,
 ): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let exited: string | null = null;
-  for (const p of [...stack.apps, ...stack.workers]) {
+  for (const p of [...stack.apps, ...stack.workers, ...(fleet === null ? [] : [fleet])]) {
     void p.exited.then((exit) => {
       exited ??= `${p.name} exited (${describeExit(exit)})`;
     });

@@ -20,13 +20,17 @@ afterEach(async () => {
   await Promise.all(outDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-function startRunner(args: string[]): {
+function startRunner(
+  args: string[],
+  env: Record<string, string> = {},
+): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 } {
   const child = spawn(process.execPath, [MAIN, '--skip-build', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -37,6 +41,20 @@ function startRunner(args: string[]): {
   });
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
   return { child, output: () => output, exited };
+}
+
+/** Removes the git worktrees a `--baseline` run made under `dir`, and `dir`. */
+async function removeWorktrees(dir: string): Promise<void> {
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    await new Promise((done) =>
+      spawn('git', ['worktree', 'remove', '--force', join(dir, name)], { stdio: 'ignore' }).once(
+        'close',
+        done,
+      ),
+    );
+  }
+  await rm(dir, { recursive: true, force: true });
+  await new Promise((done) => spawn('git', ['worktree', 'prune'], { stdio: 'ignore' }).once('close', done));
 }
 
 /** Every live descendant of `root`, from /proc. */
@@ -121,6 +139,91 @@ describe('pnpm bench', () => {
       expect(runner.output()).toContain('warm-1a1w-c1');
     },
     RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'runs a simulated fleet against real apps and counts its CPU apart from theirs',
+    async () => {
+      const out = await mkdtemp(join(tmpdir(), 'flowbox-bench-test-'));
+      outDirs.push(out);
+      const runner = startRunner([
+        '--scenario',
+        'sim-2a6w-t20',
+        '--repeats',
+        '1',
+        '--duration',
+        '2',
+        '--warmup',
+        '2',
+        '--out',
+        out,
+      ]);
+      const code = await runner.exited;
+      expect(code, runner.output()).toBe(0);
+      const [json] = readdirSync(out).filter((f) => f.endsWith('.json'));
+      const report = JSON.parse(await readFile(join(out, json ?? ''), 'utf8')) as BenchReport;
+      const [result] = report.scenarios;
+      expect(result?.status, result?.error).toBe('ok');
+      expect(result?.scenario).toMatchObject({
+        mode: 'sim',
+        apps: 2,
+        workers: 6,
+        serviceMs: 20,
+        connections: 6,
+      });
+      const repeat = result?.repeats[0];
+      expect(repeat?.load.ok).toBeGreaterThan(0);
+      expect(repeat?.load.non2xx).toBe(0);
+      // Every simulated job reported its timings through the real job result.
+      expect(repeat?.anatomy?.withTimings).toBeGreaterThan(0);
+      const kinds = Object.keys(repeat?.processes ?? {});
+      expect(kinds).toEqual(expect.arrayContaining(['app', 'sim', 'redis', 'postgres']));
+      expect(kinds).not.toContain('engine');
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'runs a scenario on a baseline commit and on this tree, alternating, and reports their ratio',
+    async () => {
+      const out = await mkdtemp(join(tmpdir(), 'flowbox-bench-test-'));
+      const baselines = await mkdtemp(join(tmpdir(), 'flowbox-baselines-test-'));
+      outDirs.push(out);
+      const runner = startRunner(
+        [
+          '--baseline',
+          'HEAD',
+          '--scenario',
+          'warm-1a1w-c1',
+          '--repeats',
+          '1',
+          '--duration',
+          '1',
+          '--warmup',
+          '2',
+          '--out',
+          out,
+        ],
+        { FLOWBOX_BASELINES_DIR: baselines },
+      );
+      try {
+        const code = await runner.exited;
+        expect(code, runner.output()).toBe(0);
+        const [json] = readdirSync(out).filter((f) => f.endsWith('.json'));
+        expect(json).toMatch(/-vs-[0-9a-f]{7}\.json$/);
+        const report = JSON.parse(await readFile(join(out, json ?? ''), 'utf8')) as BenchReport;
+        expect(report.baseline?.ref).toBe('HEAD');
+        expect(report.baseline?.scenarios[0]?.status).toBe('ok');
+        expect(report.baseline?.scenarios[0]?.repeats[0]?.load.ok).toBeGreaterThan(0);
+        expect(report.scenarios[0]?.repeats[0]?.load.ok).toBeGreaterThan(0);
+        expect(await readFile(join(out, json?.replace(/json$/, 'md') ?? ''), 'utf8')).toContain(
+          '## Against the baseline: HEAD',
+        );
+      } finally {
+        await removeWorktrees(baselines);
+      }
+    },
+    RUN_TIMEOUT_MS * 2,
   );
 
   it(

@@ -1,0 +1,131 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createAppClient, type HttpClient, uploadRunLog } from '@flowbox/engine';
+import {
+  type DispatchedJob,
+  FlowboxError,
+  type FlowResponse,
+  type JobResult,
+  type RunLog,
+  type StepResult,
+  serializeError,
+} from '@flowbox/protocol';
+
+/** What the app and S3 see of a simulated job: the benchmark flow's answer, callbacks and log. */
+export interface SimulatedJobOptions {
+  appUrl: string;
+  workerId: string;
+  /** The flow's fixed service time: what the engine would have spent running it. */
+  serviceMs: number;
+  http: HttpClient;
+  /** Jobs this simulated engine has served, this one included (for the provisioning record). */
+  jobsServed: () => number;
+  callbackTimeoutMs?: number;
+}
+
+const RESPONSE: FlowResponse = {
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: { result: 6 },
+};
+
+/**
+ * Runs one dispatched job the way an engine would be seen from outside, without one: waits the
+ * service time, posts the response callback with the job's engine token, uploads the run log
+ * through its presigned POST, and returns the job result the worker would send.
+ */
+export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobOptions): Promise<JobResult> {
+  const received = performance.now();
+  const timeoutMs = options.callbackTimeoutMs ?? 10_000;
+  const startedAt = new Date();
+  await sleep(options.serviceMs);
+  const steps = benchmarkSteps(startedAt, options.serviceMs);
+  let status: JobResult['status'] = 'SUCCEEDED';
+  let error: JobResult['error'];
+  try {
+    const app = createAppClient({
+      http: options.http,
+      appUrl: options.appUrl,
+      engineToken: job.engineToken,
+      runId: job.runId,
+      timeoutMs,
+    });
+    await app.reportResponse(RESPONSE, steps.slice(0, -1));
+  } catch (caught) {
+    status = 'INTERNAL_ERROR';
+    error = serializeError(caught, 'CALLBACK_FAILED');
+  }
+  const runMs = performance.now() - received;
+  const log: RunLog = {
+    version: 1,
+    runId: job.runId,
+    flowId: job.flowId,
+    flowVersionId: job.flowVersionId,
+    status,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    steps,
+    ...(error === undefined ? {} : { error }),
+  };
+  let logKey: string | null = job.logUpload.key;
+  let logError: JobResult['logError'];
+  const logStarted = performance.now();
+  try {
+    await uploadRunLog(options.http, job.logUpload, log, timeoutMs);
+  } catch (caught) {
+    logKey = null;
+    logError = serializeError(caught instanceof FlowboxError ? caught : caught, 'LOG_UPLOAD_FAILED');
+  }
+  const logPersistMs = performance.now() - logStarted;
+  return {
+    version: 1,
+    type: 'job-result',
+    workerId: options.workerId,
+    jobId: job.jobId,
+    runId: job.runId,
+    status,
+    ...(error === undefined ? {} : { error }),
+    steps,
+    logKey,
+    ...(logError === undefined ? {} : { logError }),
+    timings: {
+      queueMs: Math.max(0, Date.now() - job.acceptedAt - (performance.now() - received)),
+      provisionMs: 0,
+      bootMs: 0,
+      runMs,
+      logPersistMs,
+      workerBusyMs: performance.now() - received,
+    },
+    provisioning: {
+      bundle: 'hit',
+      pieceHits: job.pieces.length,
+      pieceMisses: 0,
+      engine: { pid: process.pid, jobsServed: options.jobsServed(), preBooted: true },
+    },
+  };
+}
+
+/** The four steps of the benchmark flow, as its engine reports them; the service time is the code step's. */
+function benchmarkSteps(startedAt: Date, serviceMs: number): StepResult[] {
+  const at = startedAt.toISOString();
+  const step = (
+    name: string,
+    kind: string,
+    input: unknown,
+    output: unknown,
+    durationMs: number,
+  ): StepResult => ({
+    name,
+    kind,
+    status: 'SUCCEEDED',
+    input,
+    output,
+    startedAt: at,
+    durationMs,
+  });
+  return [
+    step('trigger', 'webhook/catch_webhook', {}, { a: 2, b: 3 }, 0),
+    step('step_1', 'math-helper/addition_math', { a: 2, b: 3 }, { sum: 5 }, 0),
+    step('step_2', 'code', { sum: 5 }, { result: 6 }, serviceMs),
+    step('step_3', 'webhook/return_response', RESPONSE, RESPONSE, 0),
+  ];
+}
