@@ -7,12 +7,12 @@ import {
   type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
+  type PreloadRequest,
   type RunLog,
   type RunOutcome,
   type SerializedError,
   type StepResult,
   serializeError,
-  type WorkerToEngine,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { CodeRunners } from '../code-steps/code-runner.ts';
@@ -42,9 +42,6 @@ export interface FlowExecutorDeps {
   egressFetch?: (policy: EgressPolicy) => EgressFetch;
 }
 
-/** What a prewarmed engine does before its job (the IPC `preload` message without its envelope). */
-export type EnginePreload = Omit<Extract<WorkerToEngine, { type: 'preload' }>, 'version' | 'type'>;
-
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
 export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings' | 'spans'>;
 
@@ -54,7 +51,7 @@ export interface FlowExecutor {
    * Imports pieces ahead of the job that will use them (a prewarmed engine). Never fails: a
    * piece that cannot load now fails the job that needs it, with the reason.
    */
-  preload(preload: EnginePreload): Promise<void>;
+  preload(preload: PreloadRequest): Promise<void>;
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;

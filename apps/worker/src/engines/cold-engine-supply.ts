@@ -1,7 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
-import { serializeError } from '@flowbox/protocol';
+import { type PreloadRequest, serializeError } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
-import type { EngineSupply, SparePreload, StartEngine } from './engine-supply.ts';
+import type { EngineSupply, StartEngine } from './engine-supply.ts';
 
 export interface ColdEngineSupplyOptions {
   start: StartEngine;
@@ -38,7 +38,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let spare: Spare | undefined;
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
-  let preload: SparePreload = { pieces: [] };
+  let preload: PreloadRequest = { pieces: [] };
   let lowPrioritySpares = true;
   // Used engines being killed: release() does not wait for them, close() does.
   const ending = new Set<Promise<void>>();
