@@ -11,10 +11,7 @@ import type { EngineProcess } from './engine-process.ts';
 export interface EngineSupply {
   /** Begins background work (a cold supply's first prewarm); acquire works without it. */
   start(): void;
-  /**
-   * `job.pieces`: what the job will load, which a cold supply's next spare preloads; with its
-   * code-step memory limit, the spare also makes its isolate of that size ahead.
-   */
+  /** `job`: what a cold supply's next spare preloads (the job's pieces, isolate size, app). */
   acquire(job?: PreloadRequest): Promise<AcquiredEngine>;
   /** Hands the engine back after a job; `reusable` is false after a timeout or crash. */
   release(engine: EngineProcess, outcome: { reusable: boolean }): Promise<void>;
@@ -32,6 +29,8 @@ export interface AcquiredEngine {
   preBooted: boolean;
 }
 
-/** Forks a fresh engine and resolves once it is ready for a job. */
-/** `spare`: a cold supply's prewarmed engine, which boots at a lower priority (engine-priority.ts). */
+/**
+ * Forks a fresh engine and resolves once it is ready for a job. `spare`: a cold supply's
+ * prewarmed engine, which boots at a lower priority (engine-priority.ts).
+ */
 export type StartEngine = (options?: { spare?: boolean }) => Promise<EngineProcess>;
