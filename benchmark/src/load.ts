@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { type LatencySummary, latencySummary } from './stats.ts';
+import { createLoadTally, type LoadResult } from './load-result.ts';
 
 /**
  * One load run with autocannon, in this process: POST {} to the sync webhook on every app URL
@@ -21,28 +21,8 @@ export interface LoadOptions {
   onProgress?: (responses: number, elapsedS: number) => void;
 }
 
-export interface LoadResult {
-  connections: number;
-  durationS: number;
-  /** Responses received (any status). */
-  responses: number;
-  ok: number;
-  non2xx: number;
-  /** Socket errors and timeouts (no response). */
-  errors: number;
-  timeouts: number;
-  statusCodes: Record<string, number>;
-  /** 2xx responses per second. */
-  reqPerSec: number;
-  /** Over 2xx responses, milliseconds. */
-  latencyMs: LatencySummary | null;
-}
-
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const latencies: number[] = [];
-  const statusCodes: Record<string, number> = {};
-  let responses = 0;
-  const started = performance.now();
+  const tally = createLoadTally(options.connections);
   let finish: (error: unknown, result: autocannon.Result | undefined) => void = () => {};
   const finished = new Promise<autocannon.Result>((resolve, reject) => {
     finish = (error, result) => (error || result === undefined ? reject(error) : resolve(result));
@@ -62,35 +42,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     },
     (error, result) => finish(error, result),
   );
-  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-    responses++;
-    statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
-    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-  });
-  const progress = setInterval(
-    () => options.onProgress?.(responses, (performance.now() - started) / 1000),
-    250,
+  instance.on('response', (_client, statusCode, _bytes, responseTime) =>
+    tally.answered(statusCode, responseTime),
   );
+  const stopProgress = tally.reportProgress(options.onProgress);
   const stop = () => instance.stop();
   options.signal.addEventListener('abort', stop, { once: true });
   try {
-    const result = await finished;
-    const durationS = (performance.now() - started) / 1000;
-    const ok = latencies.length;
-    return {
-      connections: options.connections,
-      durationS,
-      responses,
-      ok,
-      non2xx: responses - ok,
-      errors: result.errors,
-      timeouts: result.timeouts,
-      statusCodes,
-      reqPerSec: durationS > 0 ? ok / durationS : 0,
-      latencyMs: latencySummary(latencies),
-    };
+    const { errors, timeouts } = await finished;
+    return tally.result({ errors, timeouts });
   } finally {
-    clearInterval(progress);
+    stopProgress();
     options.signal.removeEventListener('abort', stop);
   }
 }

@@ -1,6 +1,5 @@
 import { Agent, request } from 'node:http';
-import type { LoadResult } from './load.ts';
-import { latencySummary } from './stats.ts';
+import { createLoadTally, type LoadResult } from './load-result.ts';
 
 export interface PacedLoadOptions {
   urls: readonly string[];
@@ -23,9 +22,7 @@ export interface PacedLoadOptions {
  */
 export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
-  const latencies: number[] = [];
-  const statusCodes: Record<string, number> = {};
-  let responses = 0;
+  const tally = createLoadTally(options.connections);
   let errors = 0;
   let timeouts = 0;
   let inFlight = 0;
@@ -56,10 +53,7 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
       req.on('response', (res) => {
         res.resume();
         res.on('end', () => {
-          responses += 1;
-          const status = res.statusCode ?? 0;
-          statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-          if (status >= 200 && status < 300) latencies.push(performance.now() - sentAt);
+          tally.answered(res.statusCode ?? 0, performance.now() - sentAt);
           done();
         });
       });
@@ -69,10 +63,7 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
   const started = performance.now();
   const intervalMs = 1000 / options.rate;
   const total = Math.round(options.durationS * options.rate);
-  const progress = setInterval(
-    () => options.onProgress?.(responses, (performance.now() - started) / 1000),
-    250,
-  );
+  const stopProgress = tally.reportProgress(options.onProgress);
   try {
     for (let i = 0; i < total && !options.signal.aborted; i += 1) {
       // Due times from the start, so a late timer does not push every later request back.
@@ -88,21 +79,8 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
     }
     await Promise.all(pending);
   } finally {
-    clearInterval(progress);
+    stopProgress();
     agent.destroy();
   }
-  const durationS = (performance.now() - started) / 1000;
-  const ok = latencies.length;
-  return {
-    connections: options.connections,
-    durationS,
-    responses,
-    ok,
-    non2xx: responses - ok,
-    errors,
-    timeouts,
-    statusCodes,
-    reqPerSec: durationS > 0 ? ok / durationS : 0,
-    latencyMs: latencySummary(latencies),
-  };
+  return tally.result({ errors, timeouts });
 }

@@ -1,5 +1,5 @@
 import type { Anatomy, AnatomySegments } from './anatomy.ts';
-import type { LoadResult } from './load.ts';
+import type { LoadResult } from './load-result.ts';
 import type { PostgresDelta } from './postgres-stats.ts';
 import type { ProcessKind } from './proc-stats.ts';
 import type { RedisDelta } from './redis-stats.ts';

@@ -1,4 +1,11 @@
-import { BENCHMARK_FLOW_ID } from '@flowbox/protocol';
+import {
+  BENCHMARK_FLOW_ID,
+  type JobProvisioning,
+  JobProvisioningSchema,
+  type JobTimings,
+  JobTimingsSchema,
+} from '@flowbox/protocol';
+import { z } from 'zod';
 
 /**
  * The app's HTTP API as the benchmark uses it: the runs list with their timings (the latency
@@ -8,15 +15,11 @@ import { BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 export { BENCHMARK_FLOW_ID };
 export const WEBHOOK_PATH = `/v1/webhooks/${BENCHMARK_FLOW_ID}/sync`;
 
-export const TIMING_FIELDS = [
-  'queueMs',
-  'provisionMs',
-  'bootMs',
-  'runMs',
-  'logPersistMs',
-  'workerBusyMs',
-  'totalMs',
-] as const;
+/** A run's timings: the worker's latency anatomy and the app's accepted-to-final total. */
+const RunTimingsSchema = JobTimingsSchema.extend({ totalMs: z.number().nonnegative() });
+
+/** The anatomy's parts in the protocol's order, without the provisioning breakdown. */
+export const TIMING_FIELDS = RunTimingsSchema.omit({ provision: true }).keyof().options;
 export type TimingField = (typeof TIMING_FIELDS)[number];
 
 export interface RunSample {
@@ -24,14 +27,29 @@ export interface RunSample {
   status: string;
   createdAt: string;
   timings: Record<TimingField, number> | null;
-  provision: { bundleMs: number; piecesMs: number; engineMs: number } | null;
-  engine: { pid: number; jobsServed: number; preBooted: boolean } | null;
+  provision: NonNullable<JobTimings['provision']> | null;
+  engine: JobProvisioning['engine'] | null;
   pieceMisses: number | null;
   workerId: string | null;
 }
 
 const PAGE = 5_000;
 const MAX_PAGES = 100;
+
+const RunsPageSchema = z.object({ runs: z.array(z.unknown()).catch([]) });
+
+/**
+ * A run of `GET /v1/runs` as far as the benchmark reads it: a part that does not match the
+ * protocol's schema becomes null; a run without an id or a status is dropped.
+ */
+const RunViewSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  createdAt: z.string().catch(new Date(0).toISOString()),
+  timings: RunTimingsSchema.nullable().catch(null),
+  provisioning: JobProvisioningSchema.nullable().catch(null),
+  workerId: z.string().nullable().catch(null),
+});
 
 export async function fetchRuns(
   appUrl: string,
@@ -48,8 +66,8 @@ export async function fetchRuns(
       ...(signal === undefined ? {} : { signal }),
     });
     if (!response.ok) throw new Error(`GET /v1/runs answered ${response.status}: ${await response.text()}`);
-    const body = (await response.json()) as { runs?: unknown };
-    const runs = Array.isArray(body.runs) ? body.runs.map(parseRun).filter((r) => r !== null) : [];
+    const body = RunsPageSchema.parse(await response.json());
+    const runs = body.runs.map(parseRun).filter((r) => r !== null);
     const before = byId.size;
     for (const run of runs) byId.set(run.id, run);
     const last = runs[runs.length - 1];
@@ -61,52 +79,40 @@ export async function fetchRuns(
 }
 
 export function parseRun(value: unknown): RunSample | null {
-  if (!isObject(value) || typeof value.id !== 'string' || typeof value.status !== 'string') return null;
-  const createdAt = value.createdAt;
-  const timings = isObject(value.timings) ? value.timings : null;
-  const provisioning = isObject(value.provisioning) ? value.provisioning : null;
-  const engine = provisioning !== null && isObject(provisioning.engine) ? provisioning.engine : null;
-  const provision = timings !== null && isObject(timings.provision) ? timings.provision : null;
-  const parsedTimings =
-    timings !== null && TIMING_FIELDS.every((f) => typeof timings[f] === 'number')
-      ? (Object.fromEntries(TIMING_FIELDS.map((f) => [f, timings[f]])) as Record<TimingField, number>)
-      : null;
+  const parsed = RunViewSchema.safeParse(value);
+  if (!parsed.success) return null;
+  const run = parsed.data;
+  const { timings, provision } = splitTimings(run.timings);
   return {
-    id: value.id,
-    status: value.status,
-    createdAt: typeof createdAt === 'string' ? createdAt : new Date(0).toISOString(),
-    timings: parsedTimings,
-    provision:
-      provision !== null &&
-      typeof provision.bundleMs === 'number' &&
-      typeof provision.piecesMs === 'number' &&
-      typeof provision.engineMs === 'number'
-        ? { bundleMs: provision.bundleMs, piecesMs: provision.piecesMs, engineMs: provision.engineMs }
-        : null,
-    engine:
-      engine !== null &&
-      typeof engine.pid === 'number' &&
-      typeof engine.jobsServed === 'number' &&
-      typeof engine.preBooted === 'boolean'
-        ? { pid: engine.pid, jobsServed: engine.jobsServed, preBooted: engine.preBooted }
-        : null,
-    pieceMisses:
-      provisioning !== null && typeof provisioning.pieceMisses === 'number' ? provisioning.pieceMisses : null,
-    workerId: typeof value.workerId === 'string' ? value.workerId : null,
+    id: run.id,
+    status: run.status,
+    createdAt: run.createdAt,
+    timings,
+    provision,
+    engine: run.provisioning?.engine ?? null,
+    pieceMisses: run.provisioning?.pieceMisses ?? null,
+    workerId: run.workerId,
   };
 }
+
+/** The timing parts apart from the provisioning breakdown, which a sample keeps on its own. */
+function splitTimings(
+  timings: z.infer<typeof RunTimingsSchema> | null,
+): Pick<RunSample, 'timings' | 'provision'> {
+  if (timings === null) return { timings: null, provision: null };
+  const { provision, ...parts } = timings;
+  return { timings: parts, provision: provision ?? null };
+}
+
+const ReadinessSchema = z.object({ workers: z.number() });
 
 /** Workers connected to this app instance (from /health/ready), or null when it is not ready. */
 export async function connectedWorkers(appUrl: string, signal?: AbortSignal): Promise<number | null> {
   try {
     const response = await fetch(`${appUrl}/health/ready`, signal === undefined ? {} : { signal });
-    const body = (await response.json()) as { workers?: unknown };
-    return response.ok && typeof body.workers === 'number' ? body.workers : null;
+    const body = ReadinessSchema.safeParse(await response.json());
+    return response.ok && body.success ? body.data.workers : null;
   } catch {
     return null;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }

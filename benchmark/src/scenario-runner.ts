@@ -1,6 +1,7 @@
 import type { ExecutionMode } from '@flowbox/protocol';
 import { computeAnatomy } from './anatomy.ts';
-import { type LoadResult, runLoad } from './load.ts';
+import { runLoad } from './load.ts';
+import type { LoadResult } from './load-result.ts';
 import { runPacedLoad } from './paced-load.ts';
 import { diffPostgres, type PostgresProbe } from './postgres-stats.ts';
 import {

@@ -57,8 +57,7 @@ export function createEngine(deps: EngineDeps): Engine {
         // A preload does not hold up a job that comes meanwhile: the job's own piece loads join
         // the ones in progress (the piece loader shares them) instead of waiting for all of them.
         if (message.type === 'preload') {
-          const { version: _version, type: _type, ...preload } = message;
-          void executor.preload(preload);
+          void executor.preload(message);
         } else queue = queue.then(() => handle(message));
       });
     },

@@ -5,13 +5,11 @@ export const RUNTIME_PAYLOAD_START = '/*flowbox-engine-runtime:base64\n';
 export const RUNTIME_PAYLOAD_END = '\n*/\n';
 
 /**
- * The bundle's version of load-runtime.ts. `engine.mjs` is one file: this boot code, then the
- * runtime (its own esbuild bundle: zod, the protocol, HTTP, the code runners) inside a trailing
- * comment. V8 skips a comment almost for free, while even lazily wrapped code costs a parse
- * and ~1,000 export getters at start (README).
- * At start, the runtime is read back from the file and imported as the module
- * `engine.mjs?runtime` through a one-off load hook: it resolves its imports (isolated-vm)
- * from the bundle's folder, stack traces name it, and Node's compile cache covers it.
+ * The bundle's version of load-runtime.ts: the runtime rides in a trailing comment of
+ * `engine.mjs`, which V8 skips almost for free (lazily wrapped code still costs a parse and
+ * ~1,000 export getters at start, README). It is imported back as `engine.mjs?runtime` through
+ * a one-off load hook, so its imports (isolated-vm) resolve from the bundle's folder and Node's
+ * compile cache covers it.
  */
 export async function loadEngineRuntime(): Promise<EngineRuntimeModule> {
   // Not `import` statements: the ESM wrappers of built-in modules cost boot time this avoids.

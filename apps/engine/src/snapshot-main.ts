@@ -6,20 +6,14 @@ import { warmUpSchemas } from './snapshot-warm-up.ts';
 import { startEngine } from './start-engine.ts';
 
 /**
- * The engine as a V8 startup snapshot (`engine-snapshot.cjs`, built into a blob by the worker:
- * apps/worker/src/engines/engine-snapshot.ts). `node --snapshot-blob … --build-snapshot` runs this file
- * once: it evaluates the whole runtime (zod, the protocol schemas, the executor, the code
- * runners' JavaScript) and V8 writes the resulting heap to the blob. An engine started with
- * `node --snapshot-blob <blob>` deserializes that heap instead of loading and compiling the
- * runtime, then runs the function below.
+ * The engine as a V8 startup snapshot (`engine-snapshot.cjs`; the worker builds the blob,
+ * apps/worker/src/engines/engine-snapshot.ts): an engine started from it deserializes the
+ * evaluated runtime instead of loading and compiling it, then runs `main`.
  *
- * What the snapshot holds is code and the objects built at import: no job ever ran in the
- * building process, so no job's data, token or global can be in it. Two things cannot be in a
- * snapshot and load per engine: isolated-vm (a native addon), required from the folder the blob
- * is in since a snapshot's code has no dynamic `import()`, and the pieces (per flow, from the
- * worker's cache; piece-loader.ts requires them too).
- * node:http and node:https cannot be snapshotted either; the build makes them load on first
- * use (scripts/build/engine-bundle.ts).
+ * The snapshot holds code and what was built at import: no job ran in the building process, so
+ * no job's data, token or global can be in it. Not in it, and loaded per engine: isolated-vm (a
+ * native addon, required from the blob's folder: snapshot code has no dynamic `import()`), the
+ * pieces, and node:http/https (on first use).
  */
 function main(): void {
   // Started from a blob, the folder is the blob's; run as a plain script, the script's.

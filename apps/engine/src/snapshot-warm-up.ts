@@ -12,11 +12,9 @@ import {
 } from '@flowbox/protocol';
 
 /**
- * Made-up frames of every shape a run parses (an execute and a preload message, a flow bundle,
- * a piece manifest). zod compiles each object schema into a fast parser on its first parse;
- * parsed once while the startup snapshot is built (snapshot-main.ts), those parsers are in the
- * snapshot and a fresh engine's first run does not compile them. The values are constants of
- * this file: no job's data can be in the snapshot.
+ * Made-up frames of every shape a run parses. zod compiles a schema's parser on its first
+ * parse: parsed while the snapshot is built, the parsers are in it and a fresh engine's first
+ * run does not compile them. Constants only, so no job's data can be in the snapshot.
  */
 export function warmUpSchemaSamples(): {
   execute: WorkerToEngine;

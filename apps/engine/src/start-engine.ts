@@ -3,19 +3,15 @@ import { type IpcPort, processIpcPort } from './host/ipc-port.ts';
 import type { EngineRuntimeModule } from './load-runtime.ts';
 
 /**
- * What the two ways of starting an engine (main.ts, snapshot-main.ts) give the runtime: the
- * relay socket their environment names (set only by a worker that started this engine in a
- * sandbox, EXECUTION_MODE=SANDBOXED), and how to load isolated-vm.
+ * What both entries (main.ts, snapshot-main.ts) give the runtime: the relay socket (set only
+ * for a SANDBOXED engine) and how to load isolated-vm.
  */
 export type EngineLoadOptions = Pick<EngineRuntimeOptions, 'loadIsolatedVm' | 'relaySocket'>;
 
 /**
- * The engine process's start, shared by the ES module entry (main.ts, which loads the runtime
- * first) and the snapshotted one (snapshot-main.ts, whose runtime is already in the heap).
- *
- * `ready` means ready: it goes out once the runtime (zod and the protocol schemas that parse
- * every frame, HTTP, the code runners, isolated-vm) is loaded, so the worker's `bootMs` is the
- * whole cost of a fresh engine.
+ * The engine process's start, for both entries. `ready` goes out only once the whole runtime
+ * (schemas, HTTP, code runners, isolated-vm) is loaded, so the worker's `bootMs` is the whole
+ * cost of a fresh engine.
  */
 export function startEngine(
   loadRuntime: () => Promise<EngineRuntimeModule> | EngineRuntimeModule,

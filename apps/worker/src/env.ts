@@ -8,32 +8,8 @@ import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 
 /**
- * The worker's environment. Every variable, its default and its meaning:
- *
- *   APP_URL            (required) base URL of the app: socket.io for jobs and the engine's callbacks
- *   WORKER_TOKEN       (required) the worker's credential towards the app; never passed to an engine
- *   WORKER_ID          `<hostname>-<pid>`; names the worker in polls, results and logs
- *   LOG_LEVEL          info
- *   CACHE_DIR          `<os tmpdir>/flowbox-worker-<WORKER_ID>`; the provisioning cache (bundles,
- *                      pieces, engine)
- *   ENGINE_BUNDLE      the built engine (`@flowbox/engine/bundle`, apps/engine/dist/engine.mjs);
- *                      installed into the cache once and forked from there
- *   REUSE_SANDBOX      true: warm, one engine serves job after job; false: cold, a fresh engine for
- *                      every job
- *   ENGINE_MAX_JOBS    1000; warm only: an engine is recycled after this many jobs
- *   ENGINE_MAX_RSS_MB  512; warm only: an engine is recycled after a job that leaves its RSS above this
- *   PREWARM            true; cold only: boot the next fresh engine while the current job runs
- *   ENGINE_SNAPSHOT    true; start engines from a V8 startup snapshot the worker builds into its cache
- *   EXECUTION_MODE     SANDBOX_CODE_ONLY (code steps in isolated-vm), SANDBOXED (the same, the engine in
- *                      bubblewrap) or UNSANDBOXED (code steps in the engine, for comparison)
- *   CODE_STEP_EGRESS   public; which hosts code steps may `fetch` (see @flowbox/egress)
- *   METRICS_PORT       unset (off); serves Prometheus metrics at /metrics on this port
- *   METRICS_HOST       0.0.0.0; where that server listens
- *   SHUTDOWN_GRACE_SECONDS  10; on SIGTERM, how long the running flow may take before the worker
- *                      hands its job back to the app and exits
- *   ENGINE_CPU_PROF_DIR  unset (off); profiling: every engine writes a V8 CPU profile here
- *   OTEL_EXPORTER_OTLP_ENDPOINT  unset (off); where the worker exports its and its engines' spans
- *   OTEL_SERVICE_NAME  flowbox-worker; the worker's service.name in them
+ * The worker's environment. Each variable's meaning and default is its `.describe()`, from
+ * which docs/configuration.md is generated.
  */
 export const WorkerEnvSchema = z.object({
   APP_URL: envFields.url().describe("Base URL of the app: socket.io for jobs, and the engine's callbacks."),

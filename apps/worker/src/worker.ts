@@ -26,11 +26,10 @@ export interface Worker {
 }
 
 /**
- * Every engine is started from the copy installed in the cache, never from the build output,
- * with the recipe of apps/engine/README.md: from the startup snapshot built there when there
- * is one (`node --snapshot-blob`), else `engine.mjs`; no other flags, and an environment
- * holding only the compile cache (never the worker's token). SANDBOXED engines start inside bubblewrap instead
- * (sandbox/), with their relay as their whole environment.
+ * Starts engines from the copy installed in the cache, never the build output: from its startup
+ * snapshot when there is one, else `engine.mjs` (apps/engine/README.md), with an environment of
+ * only the compile cache (never the worker's token). SANDBOXED engines start in bubblewrap,
+ * with their relay as their whole environment.
  */
 export function engineStarter(
   provisioner: Provisioner,

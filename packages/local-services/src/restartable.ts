@@ -1,6 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { isPortFree } from './free-port.ts';
+import { freePort, isPortFree } from './free-port.ts';
+import { type LocalService, MissingBinaryError } from './local-service.ts';
 import type { ManagedProcess } from './managed-process.ts';
+import { once } from './once.ts';
 
 /**
  * A local server that fault-injection tests can stop, start again on the same port with the
@@ -20,12 +22,92 @@ export interface Restartable {
   resume(): void;
 }
 
+/** A restartable server on 127.0.0.1: `pid` and `running` follow restarts. */
+export interface RestartableServer extends LocalService, Restartable {
+  port: number;
+}
+
+export interface RestartableLaunch {
+  /** The executable's name and how to install it, for a MissingBinaryError. */
+  binary: string;
+  installHint: string;
+  /** 0 or unset: a free port, and another one (up to 3 tries) when the server finds it taken. */
+  port: number | undefined;
+  /** What the server prints when its port is taken. */
+  portTaken: RegExp;
+  url(port: number): string;
+  /** Starts one server process on `port`; every restart calls it again with the same port. */
+  launch(port: number): ManagedProcess;
+  /** Resolves once the process answers; rejects when it exits or the deadline passes. */
+  ready(child: ManagedProcess, port: number): Promise<unknown>;
+  /** How its operator stops it: this signal, then SIGKILL after `graceMs`. */
+  stopSignal: NodeJS.Signals;
+  graceMs: number;
+  /** After the last stop on close (a temporary directory to remove, say). */
+  afterClose?: () => Promise<void>;
+}
+
+const PORT_ATTEMPTS = 3;
 const PORT_RELEASE_MS = 10_000;
 
-/**
- * Keeps one server process at a time. `spawn` starts a process on the fixed port and resolves
- * once it is ready (it has already been started once by the caller, as `first`).
- */
+/** The server could not bind a port it was given to pick: try another. */
+class PortTakenError extends Error {}
+
+/** Starts a server that fault tests can stop, start again on the same port, and freeze. */
+export async function startRestartable(launch: RestartableLaunch): Promise<RestartableServer> {
+  const pickPort = launch.port === undefined || launch.port === 0;
+  for (let attempt = 1; ; attempt++) {
+    const port = pickPort ? await freePort() : (launch.port ?? 0);
+    let first: ManagedProcess;
+    try {
+      first = await launchReady(launch, port, pickPort && attempt < PORT_ATTEMPTS);
+    } catch (error) {
+      if (error instanceof PortTakenError) continue;
+      throw error;
+    }
+    const server = restartable({
+      first,
+      port,
+      stopSignal: launch.stopSignal,
+      graceMs: launch.graceMs,
+      spawn: () => launchReady(launch, port, false),
+    });
+    return {
+      port,
+      url: launch.url(port),
+      get pid() {
+        return server.pid;
+      },
+      get running() {
+        return server.running;
+      },
+      stop: server.stop,
+      start: server.start,
+      pause: server.pause,
+      resume: server.resume,
+      close: once(async () => {
+        await server.close();
+        await launch.afterClose?.();
+      }),
+    };
+  }
+}
+
+/** One process, ready; killed when it is not. */
+async function launchReady(launch: RestartableLaunch, port: number, mayPickAnotherPort: boolean) {
+  const child = launch.launch(port);
+  try {
+    await launch.ready(child, port);
+    return child;
+  } catch (error) {
+    await child.stop('SIGKILL', 1_000);
+    const exit = await child.exited;
+    if (exit.missingBinary) throw new MissingBinaryError(launch.binary, launch.installHint);
+    if (mayPickAnotherPort && launch.portTaken.test(child.recentOutput())) throw new PortTakenError();
+    throw error;
+  }
+}
+
 export function restartable(options: {
   first: ManagedProcess;
   port: number;

@@ -1,12 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { INSTALL_HINTS } from './find-binary.ts';
-import { freePort } from './free-port.ts';
 import { probeHttp } from './http-probe.ts';
-import { type LocalService, MissingBinaryError, ServiceStartError } from './local-service.ts';
+import { ServiceStartError } from './local-service.ts';
 import { describeExit, type ManagedProcess, spawnManaged } from './managed-process.ts';
-import { once } from './once.ts';
-import { type Restartable, restartable } from './restartable.ts';
+import { type RestartableServer, startRestartable } from './restartable.ts';
 import { createBucket } from './s3-client.ts';
 
 export interface VersitygwOptions {
@@ -24,14 +22,12 @@ export interface VersitygwOptions {
   readyTimeoutMs?: number;
 }
 
-/** `pid` and `running` follow restarts; `stop`, `start`, `pause` and `resume` are for fault tests. */
-export interface VersitygwServer extends LocalService, Restartable {
+/** `stop`, `start`, `pause` and `resume` are for fault tests. */
+export interface VersitygwServer extends RestartableServer {
   endpoint: string;
-  port: number;
   region: string;
 }
 
-const PORT_ATTEMPTS = 3;
 const HEALTH_PATH = '/health';
 const PROBE_INTERVAL_MS = 20;
 
@@ -42,66 +38,36 @@ const PROBE_INTERVAL_MS = 20;
 export async function startVersitygw(options: VersitygwOptions): Promise<VersitygwServer> {
   await mkdir(options.dataDir, { recursive: true });
   const region = options.region ?? 'us-east-1';
-  const pickPort = options.port === undefined || options.port === 0;
-  for (let attempt = 1; ; attempt++) {
-    const port = pickPort ? await freePort() : (options.port ?? 0);
-    const child = spawnVersitygw(options, region, port);
-    const endpoint = `http://127.0.0.1:${port}`;
+  const endpointOf = (port: number) => `http://127.0.0.1:${port}`;
+  // A restart keeps the port and the data directory, so buckets and objects survive it.
+  const server = await startRestartable({
+    binary: 'versitygw',
+    installHint: INSTALL_HINTS.versitygw,
+    port: options.port,
+    portTaken: /address already in use|failed to bind/i,
+    url: endpointOf,
+    launch: (port) => spawnVersitygw(options, region, port),
+    ready: (child, port) =>
+      waitUntilHealthy(child, `${endpointOf(port)}${HEALTH_PATH}`, options.readyTimeoutMs ?? 20_000),
+    stopSignal: 'SIGTERM',
+    graceMs: 10_000,
+  });
+  if (options.bucket !== undefined) {
+    const config = {
+      endpoint: server.url,
+      region,
+      accessKeyId: options.accessKeyId,
+      secretAccessKey: options.secretAccessKey,
+    };
     try {
-      await waitUntilHealthy(child, `${endpoint}${HEALTH_PATH}`, options.readyTimeoutMs ?? 20_000);
+      await createBucket(config, options.bucket);
     } catch (error) {
-      await child.stop('SIGKILL', 1_000);
-      const exit = await child.exited;
-      if (exit.missingBinary) throw new MissingBinaryError('versitygw', INSTALL_HINTS.versitygw);
-      const portTaken = /address already in use|failed to bind/i.test(child.recentOutput());
-      if (pickPort && portTaken && attempt < PORT_ATTEMPTS) continue;
+      await server.close();
       throw error;
     }
-    // A restart keeps the port and the data directory, so buckets and objects survive it.
-    const spawn = async (): Promise<ManagedProcess> => {
-      const next = spawnVersitygw(options, region, port);
-      try {
-        await waitUntilHealthy(next, `${endpoint}${HEALTH_PATH}`, options.readyTimeoutMs ?? 20_000);
-        return next;
-      } catch (error) {
-        await next.stop('SIGKILL', 1_000);
-        throw error;
-      }
-    };
-    const server = restartable({ first: child, port, stopSignal: 'SIGTERM', graceMs: 10_000, spawn });
-    const close = once(() => server.close());
-    if (options.bucket !== undefined) {
-      const config = {
-        endpoint,
-        region,
-        accessKeyId: options.accessKeyId,
-        secretAccessKey: options.secretAccessKey,
-      };
-      try {
-        await createBucket(config, options.bucket);
-      } catch (error) {
-        await close();
-        throw error;
-      }
-    }
-    return {
-      port,
-      url: endpoint,
-      endpoint,
-      region,
-      get pid() {
-        return server.pid;
-      },
-      get running() {
-        return server.running;
-      },
-      stop: server.stop,
-      start: server.start,
-      pause: server.pause,
-      resume: server.resume,
-      close,
-    };
   }
+  // Assigned, not spread: `pid` and `running` are getters that follow restarts.
+  return Object.assign(server, { endpoint: server.url, region });
 }
 
 function spawnVersitygw(options: VersitygwOptions, region: string, port: number): ManagedProcess {

@@ -1,4 +1,5 @@
 export * from './deferred.ts';
 export * from './env.ts';
 export * from './logger.ts';
+export * from './metric-buckets.ts';
 export * from './shutdown.ts';

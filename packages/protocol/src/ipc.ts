@@ -48,27 +48,24 @@ export const EngineJobSchema = z.object({
 });
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 
-export const WorkerToEngineSchema = z.discriminatedUnion('type', [
+/**
+ * What a prewarmed engine does before its job, so its first job does not: import the pieces the
+ * worker's jobs have been using. Only code from the worker's verified piece cache: no job's data.
+ */
+export const PreloadRequestSchema = z.object({
+  pieces: EngineJobSchema.shape.pieces,
+  /** The last job's code-step memory limit: the engine makes an isolate of that size and runs a trivial step in it. */
+  codeStepMemoryMb: EngineJobSchema.shape.limits.shape.codeStepMemoryMb.optional(),
   /**
-   * A prewarmed engine loads the pieces the worker's jobs have been using while it waits, so
-   * its first job does not. Only code from the worker's verified piece cache: no job's data.
+   * The app's base URL: the engine opens its keep-alive connection with a `GET /health/live`.
+   * Never sent to a sandboxed engine, whose only way out is its relay.
    */
-  z.object({
-    version: z.literal(1),
-    type: z.literal('preload'),
-    pieces: EngineJobSchema.shape.pieces,
-    /**
-     * The code-step memory limit of the job the pieces came from: the engine makes its isolate
-     * of that size ahead and runs a trivial step in it, so its job finds both done.
-     */
-    codeStepMemoryMb: EngineJobSchema.shape.limits.shape.codeStepMemoryMb.optional(),
-    /**
-     * The app's base URL: the engine opens its keep-alive connection and runs its HTTP client
-     * once with `GET /health/live`, so its job's first callback pays for neither. Never sent to
-     * a sandboxed engine, whose only way out is its relay.
-     */
-    appUrl: EngineJobSchema.shape.appUrl.optional(),
-  }),
+  appUrl: EngineJobSchema.shape.appUrl.optional(),
+});
+export type PreloadRequest = z.infer<typeof PreloadRequestSchema>;
+
+export const WorkerToEngineSchema = z.discriminatedUnion('type', [
+  PreloadRequestSchema.extend({ version: z.literal(1), type: z.literal('preload') }),
   z.object({
     version: z.literal(1),
     type: z.literal('execute'),

@@ -1,3 +1,4 @@
+import { DURATION_BUCKETS } from '@flowbox/node-kit';
 import type { FinalRunStatus, JobTimings } from '@flowbox/protocol';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -8,9 +9,6 @@ export interface AppMetricsSources {
   busyWorkers(): number;
   syncCallersWaiting(): number;
 }
-
-/** Seconds, from 1 ms to 60 s: a warm run is milliseconds, a cold one a fraction of a second. */
-const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** The parts of a run's latency anatomy (JobTimings), as the `part` label. */
 const ANATOMY_PARTS = ['queueMs', 'provisionMs', 'bootMs', 'runMs', 'logPersistMs'] as const;
@@ -54,7 +52,7 @@ export class AppMetrics {
     });
     this.#callbacks = new Counter({
       name: 'flowbox_engine_callbacks_total',
-      help: 'Engine callbacks answered, by route (steps, response, finish) and HTTP status.',
+      help: 'Engine callbacks answered, by route (steps, response) and HTTP status.',
       labelNames: ['route', 'result'],
       registers,
     });
@@ -62,14 +60,14 @@ export class AppMetrics {
       name: 'flowbox_run_duration_seconds',
       help: 'Accepted to final, for runs a worker reported.',
       labelNames: ['status'],
-      buckets: DURATION_BUCKETS,
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#anatomy = new Histogram({
       name: 'flowbox_run_phase_seconds',
       help: "Each part of a run's latency anatomy: queue, provision, boot, run, logPersist.",
       labelNames: ['part'],
-      buckets: DURATION_BUCKETS,
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../http/api-schemas.ts';
 import type { AppMetrics } from './app-metrics.ts';
 
-const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response|finish)$/;
+const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response)$/;
 
 /**
  * `GET /metrics` in the Prometheus text format, without the API key (like /health: a scraper

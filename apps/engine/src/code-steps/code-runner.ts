@@ -17,11 +17,10 @@ export interface CodeRunRequest {
 }
 
 /**
- * Where code steps run: a port with one adapter per execution mode (isolated-vm-runner.ts,
- * node-vm-runner.ts), both held to one shared test suite. Either one runs the code in a
- * fresh global scope with `console`, timers and `fetch` over the request's host, copies the
- * input in and the (JSON) result out, and fails with a `CODE_STEP_*` FlowboxError. The step's
- * timeout covers everything the code waits for.
+ * Where code steps run: one adapter per execution mode (isolated-vm-runner.ts,
+ * node-vm-runner.ts), both held to one shared test suite. Each runs the code in a fresh global
+ * scope over the request's host, copies the input in and the JSON result out, and fails with a
+ * `CODE_STEP_*` FlowboxError. The timeout covers everything the code waits for.
  */
 export interface CodeRunner {
   run(request: CodeRunRequest): Promise<unknown>;

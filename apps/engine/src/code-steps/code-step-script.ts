@@ -4,11 +4,9 @@ import { NOT_JSON_MESSAGE } from './code-step-error.ts';
 export const HOST_GLOBAL = '__flowboxCodeStepHost';
 
 /**
- * The text both runners evaluate around a code step's source. JSON is captured before the
- * user's code runs, so overwriting it cannot confuse the wrapper; the input crosses in as JSON
- * text and the result crosses out as JSON text, so nothing but plain data passes the boundary
- * and the code always works on its own copy. Everything before the source stays on line 1, so
- * the source's line numbering (CODE_STEP_LINE_OFFSET) holds.
+ * Runs before the user's code, so overwriting JSON cannot confuse the wrapper. Input and result
+ * cross as JSON text: only plain data passes, and the code works on its own copy. Everything
+ * before the source stays on line 1 (CODE_STEP_LINE_OFFSET).
  */
 const PREAMBLE = 'const { parse, stringify } = JSON; const SandboxError = Error;';
 
@@ -34,13 +32,11 @@ const AS_ERROR = `(error) => {
 }`;
 
 /**
- * The code step's globals, built inside the sandbox on a host of plain functions (`$host`:
- * code-step-host.ts). Timers wait on the host's `sleep`, so they fire through the runner and
- * within the step's timeout; an exception in a timer callback fails the step, and once the step
- * has settled no timer of it fires again. `console` turns values into text here. `fetch`
- * answers with a small Response (status, ok, url, headers.get/has/entries, text(), json());
- * a refusal or network failure rejects with a TypeError carrying the host's `code`.
- * One line, so the user's code keeps its line numbers.
+ * The code step's globals, built inside the sandbox on the host's plain functions
+ * (code-step-host.ts). Timers wait on the host's `sleep`, so they stay within the step's
+ * timeout; a throwing timer callback fails the step, and no timer fires after it settled.
+ * `fetch` rejects with a TypeError carrying the host's `code`. One line, so the user's code
+ * keeps its line numbers.
  */
 const API = `($host) => {
   const timers = new Set();
@@ -123,10 +119,8 @@ export function isolateClosureBody(source: string): string {
 }
 
 /**
- * node:vm: a script whose value is an object that records the outcome. The host comes in as
- * the HOST_GLOBAL global, which the script deletes before the user's code runs. The context's
- * microtasks run only when the runner enters it (`afterEvaluate`), so after each host promise
- * settles the runner evaluates again to let the code go on (node-vm-runner.ts).
+ * node:vm: a script whose value records the outcome. The host comes in as the HOST_GLOBAL
+ * global, deleted before the user's code runs.
  */
 export function vmScript(source: string, inputsJson: string): string {
   const outcome = 'const outcome = { settled: false, failed: false, json: undefined, error: undefined };';

@@ -29,17 +29,14 @@ export interface IsolatedVmRunner extends CodeRunner {
 const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
 
 /**
- * SANDBOX_CODE_ONLY: code steps run in isolated-vm, with no require, process or network of their
- * own: their console, timers and fetch call the step's host through isolated-vm references.
+ * SANDBOX_CODE_ONLY: code steps in isolated-vm, with no require, process or network of their
+ * own; console, timers and fetch reach the step's host through references.
  *
- * One isolate is reused, with a fresh context per run that is released when the run ends:
- * about 0.7 ms a run against about 4 ms for a fresh isolate per run (README), and flat in
- * memory (isolated-vm-runner.test.ts runs it 2,000 times). The isolate is thrown away after
- * a timeout (its thread may still be busy) or the memory limit (isolated-vm disposed it), and
- * when a run asks for another memory limit. Runs are serialised, so one run's timeout can
- * never dispose the isolate under another.
- *
- * isolated-vm is a native addon: it loads on the first run or `warmUp`, not with the engine.
+ * One isolate is reused with a fresh context per run (about 0.7 ms a run against 4 ms for a
+ * fresh isolate, README). It is replaced after a timeout (its thread may still be busy), after
+ * the memory limit (isolated-vm disposed it) and when a run asks for another limit. Runs are
+ * serialised, so one run's timeout never disposes the isolate under another. The native addon
+ * loads on the first run or `warmUp`, not with the engine.
  */
 export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): IsolatedVmRunner {
   let library: Promise<IsolatedVm> | undefined;

@@ -12,13 +12,11 @@ interface Outcome {
 }
 
 /**
- * UNSANDBOXED: code steps run in the engine process itself, in a fresh node:vm context per run.
- * That is a separate global scope, not a security boundary (`this.constructor.constructor`
- * reaches the engine's realm) and there is no memory limit: it exists to compare against
- * isolated-vm. `timeout` stops synchronous loops, microtasks included (`afterEvaluate`). The
- * context runs its microtasks only when entered, so each time a host call (a timer, a fetch)
- * settles the runner enters it again, under the time left; a wall-clock deadline stops code that
- * waits on something that never comes.
+ * UNSANDBOXED, for comparison only: code steps in a fresh node:vm context of the engine itself,
+ * a separate global scope but no security boundary (`this.constructor.constructor` reaches the
+ * engine's realm) and no memory limit. `timeout` stops synchronous loops, microtasks included.
+ * The context runs its microtasks only when entered, so the runner enters it again after each
+ * host call settles; a wall-clock deadline stops code that waits on something that never comes.
  */
 export function createNodeVmRunner(): CodeRunner {
   // Evaluating anything in the context runs its pending microtasks (`afterEvaluate`). Made here,

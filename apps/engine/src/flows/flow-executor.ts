@@ -7,12 +7,12 @@ import {
   type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
+  type PreloadRequest,
   type RunLog,
   type RunOutcome,
   type SerializedError,
   type StepResult,
   serializeError,
-  type WorkerToEngine,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { CodeRunners } from '../code-steps/code-runner.ts';
@@ -42,9 +42,6 @@ export interface FlowExecutorDeps {
   egressFetch?: (policy: EgressPolicy) => EgressFetch;
 }
 
-/** What a prewarmed engine does before its job (the IPC `preload` message without its envelope). */
-export type EnginePreload = Omit<Extract<WorkerToEngine, { type: 'preload' }>, 'version' | 'type'>;
-
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
 export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings' | 'spans'>;
 
@@ -54,7 +51,7 @@ export interface FlowExecutor {
    * Imports pieces ahead of the job that will use them (a prewarmed engine). Never fails: a
    * piece that cannot load now fails the job that needs it, with the reason.
    */
-  preload(preload: EnginePreload): Promise<void>;
+  preload(preload: PreloadRequest): Promise<void>;
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -176,9 +173,8 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
 }
 
 /**
- * Runs a trivial code step in isolated-vm (the runner of both sandbox modes) before any job: the
- * isolate of the job's size is made and the runner's path compiled, which a fresh engine's first
- * code step would otherwise pay for. The step sees no job's data, and its context is released.
+ * A trivial code step in isolated-vm before any job, so the isolate of the job's size exists and
+ * the runner's path is compiled. It sees no job's data; its context is released.
  */
 async function primeCodeRunner(deps: FlowExecutorDeps, memoryMb: number): Promise<void> {
   const session = openCodeStepSession(() => Promise.reject(new Error('no fetch while priming')));
@@ -198,9 +194,8 @@ async function primeCodeRunner(deps: FlowExecutorDeps, memoryMb: number): Promis
 }
 
 /**
- * One request to the app before any job (its liveness route: no credentials, nothing recorded),
- * so the keep-alive connection the job's callbacks use is open and the HTTP client's code,
- * which a startup snapshot cannot hold, is compiled.
+ * One `GET /health/live` before any job (no credentials, nothing recorded), so the callbacks'
+ * keep-alive connection is open and the HTTP client, which a snapshot cannot hold, is compiled.
  */
 async function primeAppConnection(deps: FlowExecutorDeps, appUrl: string): Promise<void> {
   try {
@@ -222,10 +217,9 @@ const PRIME_TIMEOUT_MS = 5_000;
 const LOG_ENVELOPE_BYTES = 4_096;
 
 /**
- * Keeps a run's steps within what its log may hold (the log's limit, RUN_LOG_MAX_BYTES, bounds
- * every message that carries steps: progress, the response, the worker's result). A step whose record
- * would pass it fails with STEP_OUTPUT_TOO_LARGE, its output dropped (and its input, if that
- * alone is too large): the flow's mistake, reported as such, not a transport failure.
+ * Keeps a run's steps within RUN_LOG_MAX_BYTES, which bounds every message that carries steps.
+ * A step past it fails with STEP_OUTPUT_TOO_LARGE, its output dropped (its input too, if that
+ * alone is too large): the flow's mistake, not a transport failure.
  */
 function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
   let left = maxBytes - LOG_ENVELOPE_BYTES;
@@ -254,12 +248,10 @@ function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
 }
 
 /**
- * Progress reports: the steps finished since the last report, sent at most every `intervalMs`
- * (the first one `intervalMs` after the start) and never holding up the flow. The response
- * callback takes what is pending when the response step runs; what is not reported when the
- * flow ends reaches the app with the worker's result, so a fast flow makes no progress call at
- * all. A report the app refuses (its run ended, its token expired) stops the run before its next
- * step.
+ * Progress reports: the steps finished since the last one, at most every `intervalMs` and never
+ * holding up the flow. The response callback takes what is pending; what is left at the end goes
+ * with the worker's result, so a fast flow makes no progress call. A refused report (run ended,
+ * token expired) stops the run before its next step.
  */
 function createProgressReports(app: AppClient, intervalMs: number) {
   let pending: StepResult[] = [];

@@ -8,16 +8,15 @@ import {
 } from '@flowbox/protocol';
 
 /**
- * The spans of one traced run, recorded as plain records: the engine loads no OpenTelemetry
- * SDK and has no way to a collector (none at all when sandboxed). Its worker exports the records
- * it sends with its result (`execute-result.spans`), under the worker's job span.
+ * The spans of one traced run as plain records: the engine loads no OpenTelemetry SDK and may
+ * have no way to a collector (sandboxed). The worker exports them (`execute-result.spans`).
  *
  *   engine.run            the whole execution, from the job to the uploaded log
  *   ├── step <name>       each step, the trigger included
  *   └── log.upload        the run log's upload
  *
- * Steps run one after the other, so at most one child is open at a time; a callback carries
- * the span open when it is sent (`traceparent()`), which the app's callback span joins.
+ * Steps run one at a time, so at most one child is open; a callback carries it as its
+ * `traceparent()`.
  */
 export interface RunTrace {
   /** Opens a child of `engine.run`. */

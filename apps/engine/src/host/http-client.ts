@@ -32,11 +32,10 @@ type Transport = {
 };
 
 /**
- * node:http loads on first use (or `warmUp`), not with the engine, and through
- * `process.getBuiltinModule`: an `import` of it builds an ES module wrapper that reads every
- * export, and the lazy ones pull in undici (about 90 ms against 7 ms on this class of machine).
- * node:https loads only when an https URL comes. With `socketPath` (EXECUTION_MODE=SANDBOXED),
- * every request goes over that Unix socket to the worker's relay.
+ * node:http loads on first use (or `warmUp`) through `process.getBuiltinModule`: an `import`
+ * builds an ES module wrapper whose lazy exports pull in undici (about 90 ms against 7 ms).
+ * node:https loads only for an https URL. With `socketPath` (SANDBOXED) every request goes
+ * over that Unix socket to the worker's relay.
  */
 export function createHttpClient(options: { socketPath?: string | undefined } = {}): HttpClient {
   let plain: Transport | undefined;

@@ -19,10 +19,9 @@ export interface PieceLoader {
 }
 
 /**
- * A piece's ES module, loaded with `require()`: a snapshotted engine's code has no dynamic
- * `import()` (snapshot-main.ts), and Node's own loader resolves the piece's shared imports
- * (shared-piece-modules.ts) where a test runner's `import()` would not. Pieces are esbuild
- * bundles without top-level await, which `require()` loads like `import()` does.
+ * A piece's ES module, loaded with `require()`: snapshot code has no dynamic `import()`, and a
+ * test runner's `import()` would not resolve the shared imports (shared-piece-modules.ts).
+ * Pieces have no top-level await, so `require()` loads them as `import()` would.
  */
 function requirePiece(file: string): { default?: unknown } {
   return process.getBuiltinModule('node:module').createRequire(file)(file) as { default?: unknown };

@@ -18,10 +18,8 @@ export function sha256Hex(data: Uint8Array): string {
 
 /**
  * GETs an artifact through its presigned URL and returns its bytes once their size and sha256
- * are the ones the app recorded. Artifacts are small (kilobytes to a few megabytes), so they are
- * held in memory: nothing touches the disk before it is verified.
- *
- * Fails with ARTIFACT_INTEGRITY on a size or hash mismatch, PROVISION_FAILED otherwise.
+ * are the ones the app recorded. Held in memory (artifacts are small), so nothing touches the
+ * disk before it is verified. ARTIFACT_INTEGRITY on a mismatch, PROVISION_FAILED otherwise.
  */
 export async function downloadVerified(options: DownloadOptions): Promise<Buffer> {
   const { artifact, label } = options;

@@ -38,9 +38,8 @@ export function createBundleCache(options: BundleCacheOptions) {
 }
 
 /**
- * Synchronous on purpose: a hit is checked before every job, the file is small and local, and
- * fs/promises' readFile costs several thread-pool round trips (open, fstat, read, close) that
- * the worker, running one job at a time, has no use for (a third of its CPU per warm job).
+ * Synchronous on purpose: checked before every job on a small local file, where readFile's
+ * thread-pool round trips cost a third of the worker's CPU per warm job.
  */
 async function holds(file: string, bundle: ArtifactDownload): Promise<boolean> {
   let bytes: Buffer;

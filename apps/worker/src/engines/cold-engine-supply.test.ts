@@ -1,9 +1,9 @@
 import { type Deferred, defer } from '@flowbox/node-kit';
+import type { PreloadRequest } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../test-helpers.ts';
 import { createColdEngineSupply } from './cold-engine-supply.ts';
 import type { EngineProcess } from './engine-process.ts';
-import type { SparePreload } from './engine-supply.ts';
 
 /** An engine that boots when the test says so; the real process is covered in test/. */
 class FakeEngine implements EngineProcess {
@@ -29,7 +29,7 @@ class FakeEngine implements EngineProcess {
     this.restored += 1;
     return this.canRestore;
   }
-  preload(preload: SparePreload): void {
+  preload(preload: PreloadRequest): void {
     this.preloads.push(preload.pieces.map((p) => p.name));
     this.primes.push({ codeStepMemoryMb: preload.codeStepMemoryMb, appUrl: preload.appUrl });
   }

@@ -1,7 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
-import { serializeError } from '@flowbox/protocol';
+import { type PreloadRequest, serializeError } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
-import type { EngineSupply, SparePreload, StartEngine } from './engine-supply.ts';
+import type { EngineSupply, StartEngine } from './engine-supply.ts';
 
 export interface ColdEngineSupplyOptions {
   start: StartEngine;
@@ -17,20 +17,14 @@ interface Spare {
 }
 
 /**
- * REUSE_SANDBOX=false: every job runs in a process that has never run another job, and the
- * process is killed after it. With prewarm, the next process boots at start and as soon as a job
- * has taken the current one, so it boots while that job runs (mostly waiting on callbacks) and
- * is ready when the next job arrives, even back to back. A job that arrives before the spare is
- * ready waits only for the rest of its boot. Once booted, the spare imports the pieces the last
- * job used (from the worker's verified cache), which a fresh engine's first run otherwise pays
- * for. Isolation is unchanged: a spare has run no job, and holds no job's data, when it is
- * handed out.
+ * REUSE_SANDBOX=false: every job runs in a process that never ran another job, killed after it.
+ * With prewarm, the next process (the spare) boots while the current job runs, then preloads
+ * the last job's pieces; a job that comes first waits only for the rest of its boot. A spare
+ * has run no job and holds no job's data when it is handed out.
  *
- * A spare boots at a lower priority (nice SPARE_NICENESS, engine-priority.ts) and is put back
- * at the worker's when a job takes it: on a saturated machine its boot takes only the CPU the
- * running job leaves, instead of slowing that job down (measured: a 2-core machine at load
- * 6.5 ran a cold job's steps in 52 ms with a spare booting beside it at equal priority, 19 ms
- * without one).
+ * A spare boots at a lower priority (SPARE_NICENESS), raised back when a job takes it, so on a
+ * saturated machine it takes only the CPU the running job leaves (on 2 busy cores, a cold job's
+ * steps took 52 ms beside an equal-priority boot, 19 ms without one).
  */
 export function createColdEngineSupply(options: ColdEngineSupplyOptions): EngineSupply {
   const { logger } = options;
@@ -38,7 +32,7 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
   let spare: Spare | undefined;
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
-  let preload: SparePreload = { pieces: [] };
+  let preload: PreloadRequest = { pieces: [] };
   let lowPrioritySpares = true;
   // Used engines being killed: release() does not wait for them, close() does.
   const ending = new Set<Promise<void>>();

@@ -34,8 +34,7 @@ export interface EngineInstallOptions {
 
 /**
  * Copies the engine bundle into the cache under its hash, with a `node_modules/isolated-vm`
- * symlink beside it: isolated-vm is a native addon, so the bundle imports it rather than
- * inlining it, and Node resolves that import from the bundle's own folder.
+ * symlink beside it: the bundle imports the native addon, and Node resolves it from there.
  */
 export async function installEngine(options: EngineInstallOptions): Promise<InstalledEngine> {
   const { layout, bundlePath, isolatedVmDir } = options;

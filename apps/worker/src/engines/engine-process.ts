@@ -8,11 +8,11 @@ import {
   EngineToWorkerSchema,
   type ExecuteResult,
   FlowboxError,
+  type PreloadRequest,
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
 import { setProcessNiceness } from './engine-priority.ts';
-import type { SparePreload } from './engine-supply.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -26,7 +26,7 @@ export interface EngineProcess {
   /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
   execute(job: EngineJob): Promise<ExecuteResult>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
-  preload(preload: SparePreload): void;
+  preload(preload: PreloadRequest): void;
   /**
    * Puts an engine that booted at `niceness` back at the worker's priority, before its job.
    * False when the kernel refuses (engine-priority.ts) or the engine runs in a sandbox.

@@ -9,12 +9,9 @@ export const SNAPSHOT_ENTRY = 'engine-snapshot.cjs';
 
 /**
  * `<engineDir>/snapshot-<node version>-<platform>-<arch>.blob`, built from the installed
- * `engine-snapshot.cjs` with `node --snapshot-blob … --build-snapshot` unless it is there
- * already. Built here rather than by `pnpm build` because a blob only starts on the Node binary
- * that wrote it: the worker's Node, in its image, is the one that must build it, and the install
- * folder is already named by the engine's hash, so the name adds Node's version. Takes about a
- * second, once per cache. Written under a temporary name and renamed, so a half-written blob is
- * never started.
+ * `engine-snapshot.cjs` unless it is there already. Built by the worker, not `pnpm build`: a
+ * blob only starts on the Node binary that wrote it. Renamed into place, so a half-written blob
+ * is never started.
  */
 export async function ensureEngineSnapshot(engineDir: string): Promise<string> {
   const blob = path.join(engineDir, `snapshot-${process.version}-${process.platform}-${process.arch}.blob`);

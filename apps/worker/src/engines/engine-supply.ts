@@ -1,4 +1,4 @@
-import type { EngineJob } from '@flowbox/protocol';
+import type { PreloadRequest } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
 
 /**
@@ -11,27 +11,14 @@ import type { EngineProcess } from './engine-process.ts';
 export interface EngineSupply {
   /** Begins background work (a cold supply's first prewarm); acquire works without it. */
   start(): void;
-  /**
-   * `job.pieces`: what the job will load, which a cold supply's next spare preloads; with its
-   * code-step memory limit, the spare also makes its isolate of that size ahead.
-   */
-  acquire(job?: SparePreload): Promise<AcquiredEngine>;
+  /** `job`: what a cold supply's next spare preloads (the job's pieces, isolate size, app). */
+  acquire(job?: PreloadRequest): Promise<AcquiredEngine>;
   /** Hands the engine back after a job; `reusable` is false after a timeout or crash. */
   release(engine: EngineProcess, outcome: { reusable: boolean }): Promise<void>;
   /** The engine held or kept right now, if any (for logs and tests). */
   readonly currentPid: number | undefined;
   /** Kills every engine it holds, spares included. */
   close(): Promise<void>;
-}
-
-/**
- * What a prewarmed engine does before its job: load the last job's pieces, make an isolate of
- * its size, open its connection to the app (not in a sandbox, whose way out is its relay).
- */
-export interface SparePreload {
-  pieces: EngineJob['pieces'];
-  codeStepMemoryMb?: number | undefined;
-  appUrl?: string | undefined;
 }
 
 export interface AcquiredEngine {
@@ -42,6 +29,8 @@ export interface AcquiredEngine {
   preBooted: boolean;
 }
 
-/** Forks a fresh engine and resolves once it is ready for a job. */
-/** `spare`: a cold supply's prewarmed engine, which boots at a lower priority (engine-priority.ts). */
+/**
+ * Forks a fresh engine and resolves once it is ready for a job. `spare`: a cold supply's
+ * prewarmed engine, which boots at a lower priority (engine-priority.ts).
+ */
 export type StartEngine = (options?: { spare?: boolean }) => Promise<EngineProcess>;

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * A process's resident set size in bytes, from `/proc/<pid>/status` (one small read, no
- * message to the engine, so it also works on an engine that stopped answering). Undefined where
- * there is no procfs or the process is gone: the memory threshold is then not applied.
- *
- * Synchronous on purpose: the warm engine supply reads it after every job, procfs answers from
- * memory, and fs/promises' readFile would cost four thread-pool round trips each time.
+ * A process's resident set size in bytes, from `/proc/<pid>/status`: no message to the engine,
+ * so it works on one that stopped answering. Undefined without procfs or the process: the
+ * memory threshold is then not applied. Read synchronously: procfs answers from memory, and
+ * readFile's thread-pool round trips would come after every warm job.
  */
 export async function readRssBytes(pid: number): Promise<number | undefined> {
   let status: string;

@@ -15,10 +15,9 @@ export interface WarmEngineSupplyOptions {
 }
 
 /**
- * REUSE_SANDBOX=true: one engine is kept between jobs, so only the first job after a start or a
- * recycle pays the boot. An engine is recycled after `maxJobs` jobs (isolated-vm and module state
- * grow slowly), when its RSS crosses `maxRssBytes` (checked once per job), and always after it
- * crashed or was killed for a timeout.
+ * REUSE_SANDBOX=true: one engine is kept between jobs. It is recycled after `maxJobs` jobs
+ * (isolated-vm and module state grow slowly), when its RSS passes `maxRssBytes` after a job,
+ * and always after a crash or a timeout.
  */
 export function createWarmEngineSupply(options: WarmEngineSupplyOptions): EngineSupply {
   const { logger } = options;

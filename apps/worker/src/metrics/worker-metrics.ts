@@ -1,8 +1,6 @@
+import { DURATION_BUCKETS } from '@flowbox/node-kit';
 import type { JobResult } from '@flowbox/protocol';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-
-/** Seconds, from 1 ms to 60 s. */
-const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
  * A worker's Prometheus metrics (served on METRICS_PORT): jobs by final status, engine boots
@@ -36,13 +34,13 @@ export class WorkerMetrics {
     this.#bootSeconds = new Histogram({
       name: 'flowbox_worker_engine_boot_seconds',
       help: 'Engine start to ready.',
-      buckets: DURATION_BUCKETS,
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#provisionSeconds = new Histogram({
       name: 'flowbox_worker_provision_seconds',
       help: "A job's flow bundle and pieces made ready in the cache (from S3 on a miss).",
-      buckets: DURATION_BUCKETS,
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#cache = new Counter({
