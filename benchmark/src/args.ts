@@ -3,7 +3,11 @@ import { parseArgs } from 'node:util';
 import { type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
 import { parseScenarioName, type Scenario } from './scenarios.ts';
 
+export type SuiteName = 'standard' | 'quick' | 'fleet';
+
 export interface BenchOptions {
+  /** --suite (or --quick): the scenarios run when none is named. */
+  suite: SuiteName;
   quick: boolean;
   /** Scenarios named with --scenario; null means the suite's own. */
   scenarios: Scenario[] | null;
@@ -34,7 +38,9 @@ export const USAGE = `Usage: pnpm bench [options]
 Runs flowbox's benchmark suite against a stack it starts on this machine (or against --target)
 and writes <out>/<date>-<host>[-quick].{json,md,svg}.
 
-  --quick                 the short suite (4 scenarios, 2 s x 3 repeats; under 2 minutes)
+  --quick                 the short suite (4 scenarios, 2 s x 3 repeats; under 2 minutes); same as --suite quick
+  --suite <name>          standard (default) | quick | fleet (simulated workers: the reference's 40-160 worker
+                          table at 1:10, its 1:20 pairs, one app under a growing fleet, 1,000 idle workers)
   --scenario <name>       run only this scenario; repeatable. Names: <mode>-<apps>a<workers>w-c<connections>
                           with mode warm | cold-prewarm | cold (target with --target), e.g. warm-1a2w-c2;
                           add -r<n> for a fixed rate of n requests per second in all, e.g. cold-prewarm-1a1w-c4-r5
@@ -71,6 +77,7 @@ export function parseBenchArgs(
     allowPositionals: false,
     options: {
       quick: { type: 'boolean', default: false },
+      suite: { type: 'string' },
       scenario: { type: 'string', multiple: true },
       duration: { type: 'string' },
       repeats: { type: 'string' },
@@ -87,7 +94,8 @@ export function parseBenchArgs(
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const quick = values.quick === true;
+  const suite = suiteName(values.suite, values.quick === true);
+  const quick = suite === 'quick';
   const defaults = quick ? DEFAULTS.quick : DEFAULTS.standard;
   const target = values.target === undefined ? undefined : parseTarget(values.target);
   const scenarios = values.scenario === undefined ? null : values.scenario.map(parseScenarioName);
@@ -102,6 +110,7 @@ export function parseBenchArgs(
   }
   const apiKey = values['api-key'] ?? env.FLOWBOX_API_KEY;
   return {
+    suite,
     quick,
     scenarios,
     durationS: number('--duration', values.duration, defaults.durationS, { min: 0.5, max: 3600 }),
@@ -131,6 +140,14 @@ function cpuProfDir(raw: string | undefined, target: string | undefined, cwd: st
   if (target !== undefined)
     throw new Error('--cpu-prof: with --target the processes are not ours to profile');
   return resolve(cwd, raw);
+}
+
+function suiteName(raw: string | undefined, quick: boolean): SuiteName {
+  if (raw === undefined) return quick ? 'quick' : 'standard';
+  if (raw !== 'standard' && raw !== 'quick' && raw !== 'fleet')
+    throw new Error(`--suite must be one of standard, quick, fleet; got "${raw}"`);
+  if (quick && raw !== 'quick') throw new Error(`--quick and --suite ${raw} name two suites`);
+  return raw;
 }
 
 function baselineRef(raw: string | undefined, target: string | undefined, cpuProf: string | undefined) {

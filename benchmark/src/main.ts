@@ -17,7 +17,7 @@ import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
 import { SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport } from './result-types.ts';
 import { writeResults } from './results-files.ts';
-import { quickSuite, standardSuite, targetSuite, withConnections } from './scenarios.ts';
+import { fleetSuite, quickSuite, standardSuite, targetSuite, withConnections } from './scenarios.ts';
 import { runLocalSuite, runTargetSuite, type SuiteOutcome, targetWorkerCount } from './suite-runner.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
@@ -93,16 +93,9 @@ async function main(): Promise<number> {
         });
         env.baseline = baseline;
       }
-      const scenarios = withConnections(
-        options.scenarios ?? (options.quick ? quickSuite() : standardSuite()),
-        options.connections,
-      );
-      suite =
-        options.scenarios !== null || options.connections !== undefined
-          ? 'custom'
-          : options.quick
-            ? 'quick'
-            : 'standard';
+      const suites = { standard: standardSuite, quick: quickSuite, fleet: fleetSuite };
+      const scenarios = withConnections(options.scenarios ?? suites[options.suite](), options.connections);
+      suite = options.scenarios !== null || options.connections !== undefined ? 'custom' : options.suite;
       outcome = await runLocalSuite(scenarios, settings, env, {
         progress,
         signal: controller.signal,

@@ -1,4 +1,5 @@
 import type { Anatomy, AnatomySegments } from './anatomy.ts';
+import type { EventLoopDelay } from './app-event-loop.ts';
 import type { LoadResult } from './load-result.ts';
 import type { PostgresDelta } from './postgres-stats.ts';
 import type { ProcessKind } from './proc-stats.ts';
@@ -42,6 +43,8 @@ export interface RepeatResult {
   redis: RedisCost | null;
   postgres: PostgresCost | null;
   anatomy: Anatomy | null;
+  /** The worst app's event-loop delay over the window, from its /metrics (local stacks only). */
+  appEventLoopDelay?: EventLoopDelay | null;
   /** Warning and error log lines the stack printed during the window. */
   logLines: { warn: number; error: number };
 }
@@ -89,6 +92,8 @@ export interface ScenarioResult {
     redisCommandsPerSecond: number | null;
     redisRoundTripsPerSecond: number | null;
     postgresStatementsPerSecond: number | null;
+    /** CPU seconds per second of the idle window, per process kind (local stacks). */
+    cores?: Partial<Record<ProcessKind, number>>;
   } | null;
   repeats: RepeatResult[];
   summary: ScenarioSummary | null;
@@ -110,7 +115,7 @@ export interface BenchReport {
   startedAt: string;
   finishedAt: string;
   commandLine: string;
-  suite: 'standard' | 'quick' | 'custom' | 'target';
+  suite: 'standard' | 'quick' | 'fleet' | 'custom' | 'target';
   settings: {
     durationS: number;
     repeats: number;

@@ -1,5 +1,6 @@
 import type { ExecutionMode } from '@flowbox/protocol';
 import { computeAnatomy } from './anatomy.ts';
+import { readEventLoopDelay } from './app-event-loop.ts';
 import { runLoad } from './load.ts';
 import type { LoadResult } from './load-result.ts';
 import { runPacedLoad } from './paced-load.ts';
@@ -73,13 +74,17 @@ export async function runScenario(
     scenario.mode === 'cold' || scenario.mode === 'cold-prewarm'
       ? Math.min(settings.warmupPerWorker, COLD_WARMUP_PER_WORKER)
       : settings.warmupPerWorker;
-  const warmupRequests = perWorker * scenario.workers;
+  // Simulated workers have no engine or cache to warm: the apps' JIT needs a few rounds, not one per worker.
+  const warmupRequests =
+    perWorker *
+    (scenario.mode === 'sim' ? Math.min(scenario.workers, scenario.connections) : scenario.workers);
   if (warmupRequests > 0) {
     const since = new Date();
     ctx.onProgress('warm-up', 0, '');
     const load = await runLoad({
       urls,
-      connections: scenario.workers,
+      // One request per worker at a time; fewer when the scenario has fewer connections.
+      connections: Math.min(scenario.workers, scenario.connections),
       amount: warmupRequests,
       timeoutS: REQUEST_TIMEOUT_S,
       signal: ctx.signal,
@@ -92,7 +97,7 @@ export async function runScenario(
     await settle(ctx, since);
   }
   ctx.onProgress('idle baseline', null, '');
-  const idle = await measureIdle(ctx);
+  const idle = await measureIdle(ctx, scenario.idleS === undefined ? IDLE_MS : scenario.idleS * 1000);
   const repeats: RepeatResult[] = [];
   for (let index = 0; index < settings.repeats && !ctx.signal.aborted; index++) {
     try {
@@ -120,6 +125,8 @@ async function measureRepeat(
   const redisBefore = await ctx.redis?.snapshot();
   const postgresBefore = await ctx.postgres?.snapshot();
   const logsBefore = ctx.logCounts();
+  // Local stacks only: a deployment's /metrics may be private, and other scrapers reset it too.
+  if (ctx.roots !== null) await readEventLoopDelay(ctx.appUrls, ctx.signal);
   const started = performance.now();
   const shared = {
     urls,
@@ -141,6 +148,7 @@ async function measureRepeat(
       : await runPacedLoad({ ...shared, rate: scenario.rate });
   ctx.onProgress(`${label} settling`, null, '');
   const settled = await settle(ctx, since);
+  const eventLoop = ctx.roots === null ? null : await readEventLoopDelay(ctx.appUrls, ctx.signal);
   const procEnd = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
   const memory = (await sampler?.stop()) ?? {};
   const windowS = (performance.now() - started) / 1000;
@@ -185,6 +193,7 @@ async function measureRepeat(
             transactionsPerRequest: per(postgresDelta.transactions),
           },
     anatomy,
+    appEventLoopDelay: eventLoop,
     logLines: { warn: logsAfter.warn - logsBefore.warn, error: logsAfter.error - logsBefore.error },
   };
 }
@@ -222,22 +231,29 @@ function kindUsage(
  * checks, sweepers): every window includes some, so the report shows the rate beside the
  * per-request figures.
  */
-async function measureIdle(ctx: MeasureContext): Promise<ScenarioResult['idle']> {
+async function measureIdle(ctx: MeasureContext, idleMs: number): Promise<ScenarioResult['idle']> {
   if (ctx.redis === null && ctx.postgres === null) return null;
   const redisBefore = await ctx.redis?.snapshot();
   const postgresBefore = await ctx.postgres?.snapshot();
+  const procBefore = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
   const started = performance.now();
-  await sleep(IDLE_MS, ctx.signal);
+  await sleep(idleMs, ctx.signal);
+  const procAfter = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
   const redisAfter = await ctx.redis?.snapshot();
   const postgresAfter = await ctx.postgres?.snapshot();
   const seconds = (performance.now() - started) / 1000;
   const redis = redisBefore && redisAfter ? diffRedis(redisBefore, redisAfter) : null;
   const postgres = postgresBefore && postgresAfter ? diffPostgres(postgresBefore, postgresAfter) : null;
+  const cpu =
+    procBefore === null || procAfter === null ? null : cpuBetween(procBefore, procAfter, ctx.ticksPerSecond);
   return {
     seconds,
     redisCommandsPerSecond: redis === null ? null : redis.commands / seconds,
     redisRoundTripsPerSecond: redis === null ? null : redis.roundTrips / seconds,
     postgresStatementsPerSecond: postgres?.statements == null ? null : postgres.statements / seconds,
+    ...(cpu === null
+      ? {}
+      : { cores: Object.fromEntries(PROCESS_KINDS.map((kind) => [kind, cpu[kind] / seconds])) }),
   };
 }
 

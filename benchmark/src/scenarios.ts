@@ -28,10 +28,13 @@ export interface Scenario {
   rate?: number;
   /** `sim`: each simulated job's fixed service time in ms. */
   serviceMs?: number;
+  /** Seconds of the no-load window after the warm-up (`-i<s>`); default 2. */
+  idleS?: number;
 }
 
 const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
-const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?$/;
+const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?(?:-i(\d+))?$/;
+const MAX_IDLE_S = 600;
 const MAX_RATE = 10_000;
 const MAX_PROCESSES = 32;
 /** Simulated workers are sockets in one process, not processes. */
@@ -43,7 +46,8 @@ export function scenarioName(s: Omit<Scenario, 'name'>): string {
   const rate = s.rate === undefined ? '' : `-r${s.rate}`;
   if (s.mode === 'sim') {
     const connections = s.connections === s.workers ? '' : `-c${s.connections}`;
-    return `sim-${s.apps}a${s.workers}w-t${s.serviceMs ?? 0}${connections}${rate}`;
+    const idle = s.idleS === undefined ? '' : `-i${s.idleS}`;
+    return `sim-${s.apps}a${s.workers}w-t${s.serviceMs ?? 0}${connections}${rate}${idle}`;
   }
   return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${rate}`;
 }
@@ -106,7 +110,7 @@ export function parseScenarioName(name: string): Scenario {
 }
 
 function parseSimName(name: string, match: RegExpExecArray): Scenario {
-  const [, apps, workers, serviceMs, connections, rate] = match;
+  const [, apps, workers, serviceMs, connections, rate, idle] = match;
   const parsed = simScenario(
     Number(apps),
     Number(workers),
@@ -114,7 +118,10 @@ function parseSimName(name: string, match: RegExpExecArray): Scenario {
     connections === undefined ? Number(workers) : Number(connections),
   );
   const withRate = rate === undefined ? parsed : { ...parsed, rate: Number(rate) };
-  const named = { ...withRate, name: scenarioName(withRate) };
+  const withIdle = idle === undefined ? withRate : { ...withRate, idleS: Number(idle) };
+  const named = { ...withIdle, name: scenarioName(withIdle) };
+  if (named.idleS !== undefined && (named.idleS < 1 || named.idleS > MAX_IDLE_S))
+    throw new Error(`scenario "${name}": the idle window must be between 1 and ${MAX_IDLE_S} s`);
   if (named.apps < 1 || named.apps > MAX_PROCESSES)
     throw new Error(`scenario "${name}": apps must be between 1 and ${MAX_PROCESSES}`);
   if (named.workers < 1 || named.workers > MAX_SIMULATED_WORKERS)
@@ -170,6 +177,32 @@ export function quickSuite(): Scenario[] {
     scenario('warm', 1, 2),
     scenario('cold-prewarm', 1, 1),
     scenario('cold', 1, 1),
+  ];
+}
+
+/** The reference's per-flow time (its worker-busy average at 160 workers was ~218 ms). */
+export const FLEET_SERVICE_MS = 200;
+
+/**
+ * `--suite fleet`: the reference's fleet table with simulated workers (40 to 160 at 1:10), its
+ * ratio pairs (1:20 against 1:10 at 40 and 80), one app under a growing fleet (where its event
+ * loop passes 50 ms), and 1,000 idle workers for a minute (what an idle worker costs).
+ */
+export function fleetSuite(): Scenario[] {
+  const t = FLEET_SERVICE_MS;
+  const idle = simScenario(1, 1000, t, 10);
+  return [
+    simScenario(4, 40, t),
+    simScenario(8, 80, t),
+    simScenario(12, 120, t),
+    simScenario(16, 160, t),
+    simScenario(2, 40, t),
+    simScenario(4, 80, t),
+    simScenario(1, 40, t),
+    simScenario(1, 80, t),
+    simScenario(1, 160, t),
+    simScenario(1, 320, t),
+    { ...idle, idleS: 60, name: scenarioName({ ...idle, idleS: 60 }) },
   ];
 }
 
