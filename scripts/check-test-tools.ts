@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import {
   defaultToolsDir,
   findExecutable,
+  findPgbouncer,
   findPostgresBinDir,
   findVersitygw,
   INSTALL_HINTS,
@@ -33,6 +34,8 @@ function main(env: NodeJS.ProcessEnv): number {
   if (findPostgresBinDir({ pathEnv: env.PATH }) === null) {
     problems.push(`initdb and postgres (PostgreSQL server): ${INSTALL_HINTS.postgres}`);
   }
+
+  if (findPgbouncer({ pathEnv: env.PATH }) === null) problems.push(`pgbouncer: ${INSTALL_HINTS.pgbouncer}`);
 
   const toolsDir = env.FLOWBOX_TOOLS_DIR ?? defaultToolsDir();
   if (findVersitygw({ pathEnv: env.PATH, toolsDir }) === null) {

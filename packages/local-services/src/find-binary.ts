@@ -68,5 +68,11 @@ export const INSTALL_HINTS = {
   redis: 'Install it with `sudo apt-get install -y redis-server` (macOS: `brew install redis`).',
   postgres:
     'Install it with `sudo apt-get install -y postgresql` (its binaries land in /usr/lib/postgresql/<major>/bin).',
+  pgbouncer: 'Install it with `sudo apt-get install -y pgbouncer`.',
   versitygw: `Build it with \`GOBIN="$HOME/.cache/flowbox/bin" go install ${VERSITYGW_MODULE}\` (needs Go 1.24 or newer).`,
 } as const;
+
+/** Debian installs pgbouncer into /usr/sbin, which a non-root PATH often lacks. */
+export function findPgbouncer(options: { pathEnv: string | undefined }): string | null {
+  return findExecutable('pgbouncer', [...splitPath(options.pathEnv), '/usr/sbin', '/usr/local/sbin']);
+}
