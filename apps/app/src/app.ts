@@ -176,7 +176,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
   });
-  registerMetricsRoute(http, metrics);
+  registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
   registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,

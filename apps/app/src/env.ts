@@ -110,6 +110,13 @@ export const AppEnvSchema = z.object({
     .describe(
       "On SIGTERM, how long the app may take to answer its sync callers and close before it exits anyway (exit code 1). Keep it below the orchestrator's grace period.",
     ),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it. Unset: /metrics is open (it holds counts, no flow id and no secret).',
+    ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(
