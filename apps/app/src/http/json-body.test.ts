@@ -1,5 +1,8 @@
+import { createLogger } from '@flowbox/node-kit';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { inspectJson } from './json-body.ts';
+import { installErrorHandler } from './error-handler.ts';
+import { inspectJson, installJsonBodyParser } from './json-body.ts';
 
 const nested = (depth: number): unknown =>
   JSON.parse(`${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`);
@@ -49,5 +52,50 @@ describe('inspectJson', () => {
       key: '__proto__',
       path: `body…${'.a'.repeat(7)}.__proto__`,
     });
+  });
+});
+
+describe('the JSON body parser', () => {
+  const post = async (payload: string) => {
+    const app = Fastify();
+    installJsonBodyParser(app);
+    installErrorHandler(app, createLogger({ name: 'test', level: 'silent' }));
+    app.post('/', async (request) => ({ got: request.body }));
+    const response = await app.inject({
+      method: 'POST',
+      url: '/',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    await app.close();
+    return { status: response.statusCode, body: response.json() as Record<string, unknown> };
+  };
+
+  it('parses plain JSON, and says what is wrong with the rest', async () => {
+    expect(await post('{"a":[1,{"constructor":"x"}]}')).toEqual({
+      status: 200,
+      body: { got: { a: [1, { constructor: 'x' }] } },
+    });
+    expect(await post('{"a": ')).toMatchObject({
+      status: 400,
+      body: {
+        error: { code: 'INVALID_BODY', message: expect.stringMatching(/^the body is not valid JSON: /) },
+      },
+    });
+    expect(await post('')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_BODY' } } });
+  });
+
+  it('refuses a __proto__ key however it is spelt, naming it', async () => {
+    for (const raw of [
+      '{"__proto__":{"x":1}}',
+      '{"\\u005f_proto__":{"x":1}}',
+      '{"a":{"__proto\\u005f_":1}}',
+    ]) {
+      const { status, body } = await post(raw);
+      expect(status, raw).toBe(400);
+      expect(body).toMatchObject({
+        error: { code: 'INVALID_BODY', message: expect.stringContaining('"__proto__" key') },
+      });
+    }
   });
 });

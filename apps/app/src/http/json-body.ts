@@ -84,7 +84,9 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(new FlowboxError('INVALID_BODY', `the body is not valid JSON: ${(error as Error).message}`));
       return;
     }
-    const finding = inspectJson(value);
+    // Most bodies cannot hold such a key (it would be spelt out, or escaped with \u): no walk.
+    const suspect = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+    const finding = suspect ? inspectJson(value) : null;
     if (finding?.kind === 'prototype-key') {
       const what =
         finding.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding "prototype"';
