@@ -17,7 +17,9 @@ import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerInspector } from './http/inspector-routes.ts';
+import { installJsonBodyParser } from './http/json-body.ts';
 import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
+import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
@@ -83,6 +85,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
   http.removeContentTypeParser('text/plain');
+  installJsonBodyParser(http);
   installErrorHandler(http, logger);
   // Before the routes (it documents each as it is added), and before any Redis client exists:
   // the plugins load here, and nothing that could connect may be waiting on the event loop.
@@ -176,7 +179,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
   });
-  registerMetricsRoute(http, metrics);
+  registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
   registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,
@@ -184,6 +187,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     queue,
     hub,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    maxBodyDepth: config.WEBHOOK_MAX_DEPTH,
     tracer,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
@@ -193,7 +197,15 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, catalog });
     registerRunRoutes(management, { runs, progress, storage });
   });
-  registerEngineRoutes(http, { ended, progress, hub, tokens, bodyLimit: messageLimit, tracer });
+  registerEngineRoutes(http, {
+    ended,
+    progress,
+    hub,
+    tokens,
+    bodyLimit: messageLimit,
+    tracer,
+    allowedResponseHeaders: parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS),
+  });
   registerInspector(http);
 
   return {

@@ -76,6 +76,18 @@ export const AppEnvSchema = z.object({
     .describe(
       'Most runs that may wait in the queue; past it a webhook is answered 503 (`QUEUE_UNAVAILABLE`, `retry-after: 1`) and creates no run. Bounds the Redis memory of the backlog to about this many triggers. Read from Redis every 250 ms, not per request; with several apps each may pass it by what the others accept in that time. 0: no bound.',
     ),
+  WEBHOOK_MAX_DEPTH: envFields
+    .positiveInt(64)
+    .describe(
+      'Deepest nesting of objects and arrays in a webhook body (`{}` at the top is 1); a deeper body is answered 400 (`INVALID_BODY`) and creates no run.',
+    ),
+  WEBHOOK_RESPONSE_ALLOWED_HEADERS: z
+    .string()
+    .regex(/^[\w!#$%&'*+.^`|~, -]*$/, 'must be header names, comma-separated')
+    .default('')
+    .describe(
+      "Restricted headers a flow's response may set anyway, comma-separated (e.g. `access-control-allow-origin`). Restricted: `set-cookie`, every `access-control-*` (CORS) and the security headers (`content-security-policy`, `strict-transport-security`, `x-frame-options`, `x-content-type-options`, `clear-site-data`, `cross-origin-*-policy`, `permissions-policy`, `referrer-policy` and the like; the full list is `RESTRICTED_RESPONSE_HEADERS` in `apps/app/src/http/response-header-policy.ts`): a webhook answers on the app's origin, the run inspector's too. A response with one that is not allowed fails its run (`INVALID_RESPONSE`).",
+    ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe(
@@ -109,6 +121,13 @@ export const AppEnvSchema = z.object({
     .positiveInt(10)
     .describe(
       "On SIGTERM, how long the app may take to answer its sync callers and close before it exits anyway (exit code 1). Keep it below the orchestrator's grace period.",
+    ),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it. Unset: /metrics is open (it holds counts, no flow id and no secret).',
     ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)

@@ -129,15 +129,14 @@ describe.each([
     };
     const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 };
     // The whole record in one statement: status, steps, log, timings and provisioning.
-    expect(
-      await runs.finish(id, {
-        status: 'SUCCEEDED',
-        steps: [step, { ...step, name: 'step_1', output: { result: 5 } }],
-        logKey: `runs/${id}/log.json`,
-        timings,
-        provisioning,
-      }),
-    ).toBe(true);
+    const finished = await runs.finish(id, {
+      status: 'SUCCEEDED',
+      steps: [step, { ...step, name: 'step_1', output: { result: 5 } }],
+      logKey: `runs/${id}/log.json`,
+      timings,
+      provisioning,
+    });
+    expect(finished.finalised).toBe(true);
     // A late verdict does not overwrite the first: neither its status nor its steps.
     expect(
       await runs.finish(id, {
@@ -146,7 +145,7 @@ describe.each([
         steps: [{ ...step, name: 'step_2' }],
         logKey: null,
       }),
-    ).toBe(false);
+    ).toEqual({ finalised: false, totalMs: null });
 
     const run = await runs.get(id);
     expect(run).toMatchObject({
@@ -159,6 +158,8 @@ describe.each([
     expect(run?.steps[1]?.output).toEqual({ result: 5 });
     expect(run?.timings?.runMs).toBe(3);
     expect(run?.timings?.totalMs).toBeGreaterThanOrEqual(0);
+    // What the metrics observe is what the row holds.
+    expect(finished.totalMs).toBe(run?.timings?.totalMs);
     expect(run?.provisioning).toEqual(provisioning);
     expect(run?.finishedAt).toBeInstanceOf(Date);
   });
@@ -169,16 +170,23 @@ describe.each([
     await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
     await runs.markRunning(id, 'worker-1');
     const sweeperError = { name: 'E', code: 'WORKER_LOST' as const, message: 'overdue' };
-    expect(await runs.finish(id, { status: 'TIMEOUT', error: sweeperError })).toBe(true);
+    expect(await runs.finish(id, { status: 'TIMEOUT', error: sweeperError })).toEqual({
+      finalised: true,
+      totalMs: null,
+    });
     const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 9, logPersistMs: 1, workerBusyMs: 11 };
-    expect(await runs.finish(id, { status: 'SUCCEEDED', steps: [], logKey: 'k', timings })).toBe(false);
+    expect((await runs.finish(id, { status: 'SUCCEEDED', steps: [], logKey: 'k', timings })).finalised).toBe(
+      false,
+    );
     const run = await runs.get(id);
     expect(run).toMatchObject({ status: 'TIMEOUT', error: sweeperError, logKey: null, steps: [] });
     expect(run?.timings?.runMs).toBe(9);
   });
 
   it('reports false for a run that does not exist', async () => {
-    expect(await createRunsRepository(pool).finish(randomUUID(), { status: 'FAILED' })).toBe(false);
+    expect((await createRunsRepository(pool).finish(randomUUID(), { status: 'FAILED' })).finalised).toBe(
+      false,
+    );
   });
 
   it('finds no run for an unknown id', async () => {

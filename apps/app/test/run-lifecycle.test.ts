@@ -4,6 +4,7 @@ import { BENCHMARK_FLOW, type StepResult } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { promSample } from '../../../test/prometheus.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { createFlowsRepository } from '../src/flows/flows-repository.ts';
@@ -101,7 +102,7 @@ describe('run lifecycle', () => {
     expect(await runs.get(runId)).toMatchObject({ status: 'FAILED', steps: [{ name: 'trigger' }] });
     const finished = async () =>
       (await metrics.registry.getSingleMetric('flowbox_runs_finished_total')?.get())?.values.find(
-        (v) => v.labels.flow === 'flow' && v.labels.status === 'FAILED',
+        (v) => v.labels.status === 'FAILED',
       )?.value;
     const counted = (await finished()) ?? 0;
     expect(counted).toBeGreaterThanOrEqual(1);
@@ -110,6 +111,23 @@ describe('run lifecycle', () => {
     expect(await lifecycle.conclude(attempt(runId, 2), success)).toBe('already-final');
     expect((await runs.get(runId))?.status).toBe('FAILED');
     expect(await finished()).toBe(counted);
+  });
+
+  it("observes a reported run's duration, its recorded totalMs, by final status", async () => {
+    const runId = await acceptedRun();
+    const durations = async (what: 'count' | 'sum') =>
+      promSample(
+        await metrics.registry.metrics(),
+        `flowbox_run_duration_seconds_${what}{status="SUCCEEDED"}`,
+      ) ?? 0;
+    const [countBefore, sumBefore] = [await durations('count'), await durations('sum')];
+    const timings = { queueMs: 1, provisionMs: 2, bootMs: 3, runMs: 4, logPersistMs: 5, workerBusyMs: 14 };
+    const success = { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k', timings };
+    expect(await lifecycle.conclude(attempt(runId, 1), success)).toBe('finished');
+    expect(await durations('count')).toBe(countBefore + 1);
+    const recorded = (await runs.get(runId))?.timings?.totalMs;
+    expect(recorded).toBeGreaterThanOrEqual(0);
+    expect((await durations('sum')) - sumBefore).toBeCloseTo((recorded ?? Number.NaN) / 1000, 6);
   });
 
   it('retries a retryable failure with attempts left, forgetting what the attempt reported', async () => {

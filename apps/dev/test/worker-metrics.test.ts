@@ -48,6 +48,8 @@ describe('a worker with METRICS_PORT set (real app, worker and engine processes)
     expect(promSample(text, 'flowbox_worker_engine_rss_bytes')).toBeGreaterThan(10 * 1024 * 1024);
     // The worker's credential and the app's address are configuration, not metrics.
     expect(text).not.toMatch(/eyJ|WORKER_TOKEN|127\.0\.0\.1/);
+    // No label a user chooses (a flow id calls its webhook): bounded series.
+    expect(text).not.toMatch(/benchmark|flow=/);
     expect((await fetch(metricsUrl.replace('/metrics', '/other'))).status).toBe(404);
   });
 });

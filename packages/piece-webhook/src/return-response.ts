@@ -1,9 +1,11 @@
 import { createAction } from '@flowbox/pieces-framework';
+import { FlowboxError, flowResponseProblem } from '@flowbox/protocol';
 import { z } from 'zod';
 
 const ReturnResponseInputSchema = z.object({
-  // Coerced because a template inside a string (`"{{trigger.code}}"`) yields text.
-  status: z.coerce.number().int().min(100).max(599).default(200),
+  // Coerced because a template inside a string (`"{{trigger.code}}"`) yields text. The range is
+  // checked in `run`, so a templated 101 fails as INVALID_RESPONSE like a bad header.
+  status: z.coerce.number().int().default(200),
   headers: z.record(z.string(), z.string()).default({}),
   body: z.unknown(),
 });
@@ -15,6 +17,12 @@ export const returnResponse = createAction({
   input: ReturnResponseInputSchema,
   async run(input, ctx) {
     const response = { status: input.status, headers: input.headers, body: input.body };
+    const problem = flowResponseProblem(response);
+    if (problem !== null) {
+      throw new FlowboxError('INVALID_RESPONSE', `the response cannot be sent: ${problem}`, {
+        step: ctx.stepName,
+      });
+    }
     await ctx.respond(response);
     return response;
   },

@@ -28,12 +28,37 @@ describe('webhook piece', () => {
     expect(output).toEqual(expected);
   });
 
-  it('return_response rejects a status outside 100..599', async () => {
-    const ctx: ActionContext = { runId: 'r', stepName: 's', respond: async () => {}, log: () => {} };
-    const action = webhookPiece.actions.get('return_response');
-    await expect(action?.execute({ status: 42, body: null }, ctx)).rejects.toMatchObject({
-      code: 'INVALID_STEP_INPUT',
-    });
+  it('return_response fails INVALID_RESPONSE, sending nothing, for an interim or impossible status', async () => {
+    for (const status of [42, 100, 101, 103, 199, 600, '101']) {
+      const { ctx, sent } = recordingContext();
+      await expect(
+        webhookPiece.actions.get('return_response')?.execute({ status, body: null }, ctx),
+      ).rejects.toMatchObject({
+        code: 'INVALID_RESPONSE',
+        step: 's',
+        message: expect.stringContaining(`status ${Number(status)} is not a final HTTP status`),
+      });
+      expect(sent).toEqual([]);
+    }
+  });
+
+  it('return_response fails INVALID_RESPONSE naming the header, for CR/LF in a value or a bad name', async () => {
+    const cases = {
+      'x-a': 'one\r\nset-cookie: b=1',
+      'x-b': 'nul\u0000',
+      'bad name': 'v',
+      'x-c\r\n': 'v',
+      '': 'v',
+    };
+    for (const [name, value] of Object.entries(cases)) {
+      const { ctx, sent } = recordingContext();
+      const input = { headers: { ok: 'fine', [name]: value }, body: null };
+      await expect(webhookPiece.actions.get('return_response')?.execute(input, ctx)).rejects.toMatchObject({
+        code: 'INVALID_RESPONSE',
+        message: expect.stringContaining(JSON.stringify(name)),
+      });
+      expect(sent).toEqual([]);
+    }
   });
 });
 
@@ -44,3 +69,16 @@ describe('webhook piece', () => {
     expect(pkg.flowbox.piece.name).toBe('webhook');
   });
 });
+
+function recordingContext(): { ctx: ActionContext; sent: unknown[] } {
+  const sent: unknown[] = [];
+  const ctx: ActionContext = {
+    runId: 'r',
+    stepName: 's',
+    respond: async (response) => {
+      sent.push(response);
+    },
+    log: () => {},
+  };
+  return { ctx, sent };
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorCodeSchema } from './errors.ts';
 import { FlowResponseSchema, StepResultSchema } from './run.ts';
 
 /**
@@ -22,7 +23,7 @@ import { FlowResponseSchema, StepResultSchema } from './run.ts';
  * the caller is answered, so `GET /v1/runs/:id` on any app shows them at once, and a run whose
  * worker dies keeps them. The run's record is written once, from the worker's job result.
  *
- * Each answers 204, or an error body `{ error: SerializedError }`.
+ * Each answers 204, or an error body `CallbackErrorBody` (`{ error: { code, message } }`).
  */
 export const ENGINE_CALLBACK_PATHS = {
   steps: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/steps`,
@@ -47,3 +48,9 @@ export const FlowResponseReportSchema = z.object({
   steps: z.array(StepResultSchema),
 });
 export type FlowResponseReport = z.infer<typeof FlowResponseReportSchema>;
+
+/** How the app answers a callback it refuses (the body of its 4xx/5xx). */
+export const CallbackErrorBodySchema = z.object({
+  error: z.object({ code: ErrorCodeSchema, message: z.string() }),
+});
+export type CallbackErrorBody = z.infer<typeof CallbackErrorBodySchema>;

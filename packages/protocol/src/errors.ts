@@ -33,6 +33,8 @@ export const ERROR_CATALOG = {
   CODE_STEP_EGRESS_DENIED: { family: 'user', httpStatus: 500 },
   /** A code step's HTTP request failed: unreachable, too large, too many redirects. */
   CODE_STEP_FETCH_FAILED: { family: 'user', httpStatus: 500 },
+  /** The response step's status or headers cannot be sent (response-rules.ts), or are refused by policy. */
+  INVALID_RESPONSE: { family: 'user', httpStatus: 500 },
   FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
   // flowbox failed.
   WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },

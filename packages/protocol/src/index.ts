@@ -26,6 +26,7 @@ export * from './ipc.ts';
 export * from './job.ts';
 export * from './parse.ts';
 export * from './relay.ts';
+export * from './response-rules.ts';
 export * from './run.ts';
 export * from './socket-events.ts';
 export * from './sync-channel.ts';

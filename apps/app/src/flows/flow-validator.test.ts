@@ -72,6 +72,33 @@ describe('validateFlowDefinition', () => {
     );
   });
 
+  it('refuses a literal interim status or unsendable header in the response step, not a templated one', () => {
+    const respond = BENCHMARK_FLOW.steps.length - 1;
+    for (const status of [100, 101, 103, '101', 600]) {
+      expectInvalid(
+        withStep(respond, { input: { status, body: {} } }),
+        `definition.steps.${respond}.input.status: status ${Number(status)} is not a final HTTP status`,
+      );
+    }
+    expectInvalid(
+      withStep(respond, { input: { headers: { 'x-a': 'b\r\nset-cookie: c=1' }, body: {} } }),
+      `definition.steps.${respond}.input.headers: header "x-a" has a value with a character HTTP cannot carry`,
+    );
+    expectInvalid(
+      withStep(respond, { input: { headers: { 'bad name': 'v' }, body: {} } }),
+      `definition.steps.${respond}.input.headers: header name "bad name" is not a valid HTTP header name`,
+    );
+    // Templates are judged when the run builds the response; restricted headers too.
+    const templated = withStep(respond, {
+      input: {
+        status: '{{trigger.status}}',
+        headers: { 'x-a': '{{trigger.a}}', 'set-cookie': 'a=1' },
+        body: {},
+      },
+    });
+    expect(() => validateFlowDefinition(templated, catalog)).not.toThrow();
+  });
+
   it('points at code that does not compile, without running it', () => {
     expectInvalid(
       withStep(1, { code: 'return {' }),

@@ -9,6 +9,7 @@ import {
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { PieceCatalog } from '../pieces/piece-catalog.ts';
+import { literalResponseProblem, RESPONSE_STEP } from './response-step-check.ts';
 
 /**
  * Checks a flow definition before it is stored: its shape, that every piece, action and
@@ -39,6 +40,10 @@ export function validateFlowDefinition(raw: unknown, catalog: PieceCatalog): Flo
       if (piece === undefined) throw invalid(`${at}.piece: unknown piece '${step.piece}'`);
       if (!piece.manifest.actions.includes(step.action)) {
         throw invalid(`${at}.action: piece '${step.piece}' has no action '${step.action}'`);
+      }
+      if (step.piece === RESPONSE_STEP.piece && step.action === RESPONSE_STEP.action) {
+        const problem = literalResponseProblem(step.input, at);
+        if (problem !== null) throw invalid(problem);
       }
     } else {
       checkCompiles(step.code, `${at}.code`);

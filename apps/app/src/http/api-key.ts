@@ -22,6 +22,25 @@ export function requireApiKey(apiKey: string): (request: FastifyRequest) => Prom
   };
 }
 
+/**
+ * An `onRequest` hook for `GET /metrics` when METRICS_TOKEN is set: `authorization: Bearer
+ * <METRICS_TOKEN>`, compared like the API key.
+ */
+export function requireMetricsToken(token: string): (request: FastifyRequest) => Promise<void> {
+  const expected = digest(token);
+  return async (request) => {
+    const header = request.headers.authorization;
+    if (header === undefined || !header.startsWith('Bearer ')) {
+      throw new FlowboxError(
+        'UNAUTHORIZED',
+        '/metrics needs its token: authorization: Bearer <METRICS_TOKEN>',
+      );
+    }
+    if (!timingSafeEqual(digest(header.slice('Bearer '.length)), expected))
+      throw new FlowboxError('UNAUTHORIZED', 'wrong metrics token');
+  };
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }

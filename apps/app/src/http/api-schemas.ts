@@ -382,7 +382,11 @@ export const ROUTE_SCHEMAS = {
   },
   metrics: {
     tags: ['health'],
-    summary: 'Prometheus metrics (text format 0.0.4).',
-    response: { 200: { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    summary:
+      'Prometheus metrics (text format 0.0.4); behind `authorization: Bearer <METRICS_TOKEN>` when that is set.',
+    response: {
+      200: { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+      ...errors(401),
+    },
   },
 } as const;

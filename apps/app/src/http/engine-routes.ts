@@ -12,6 +12,7 @@ import type { EndedRuns } from '../runs/ended-runs.ts';
 import type { RunProgressStore } from '../runs/run-progress-store.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
+import { responsePolicyProblem } from './response-header-policy.ts';
 
 export interface EngineRouteDeps {
   ended: EndedRuns;
@@ -22,6 +23,8 @@ export interface EngineRouteDeps {
   bodyLimit: number;
   /** Null when tracing is off. */
   tracer: Tracer | null;
+  /** Restricted response headers flows may set anyway (WEBHOOK_RESPONSE_ALLOWED_HEADERS). */
+  allowedResponseHeaders: ReadonlySet<string>;
 }
 
 interface EngineRequest {
@@ -93,6 +96,12 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     { bodyLimit: deps.bodyLimit },
     callback('response', async (request, reply, claims) => {
       const report = parseBody(FlowResponseReportSchema, request.body);
+      // Any piece may call `respond`: what reaches the caller is checked here, whoever built it.
+      const problem = responsePolicyProblem(report.response, deps.allowedResponseHeaders);
+      if (problem !== null) {
+        await recordProgress(request, deps.progress, claims.runId, report.steps);
+        throw new FlowboxError('INVALID_RESPONSE', `the response cannot be sent: ${problem}`);
+      }
       // Kept before the caller is answered, so a GET right after the answer shows it.
       await recordProgress(request, deps.progress, claims.runId, report.steps, report.response);
       if (claims.syncInstanceId !== null) {

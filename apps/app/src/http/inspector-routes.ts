@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import { httpStatusOf } from '@flowbox/protocol';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ErrorBody } from './error-handler.ts';
 
 export const INSPECTOR_PATH = '/inspector/';
 /** Where `pnpm build` writes the inspector (scripts/build/inspector-bundle.ts). */
@@ -43,6 +45,16 @@ export function registerInspector(app: FastifyInstance, dir = INSPECTOR_DIST): v
   void app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply) => {
       reply.headers(SECURITY_HEADERS);
+    });
+    // @fastify/static refuses a path outside its root (`..%2f`) or a dotfile with 403, which the
+    // app's handler would answer 500: nothing is there to serve, so it is not found.
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status < 400 || status > 499) throw error;
+      const body: ErrorBody = {
+        error: { code: 'ROUTE_NOT_FOUND', message: `no route ${request.method} ${request.url}` },
+      };
+      return reply.status(httpStatusOf(body.error.code)).send(body);
     });
     await scope.register(fastifyStatic, {
       root: dir,

@@ -8,13 +8,14 @@ import {
   type TriggerPayload,
 } from '@flowbox/protocol';
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { ROUTE_SCHEMAS } from './api-schemas.ts';
 import type { ErrorBody } from './error-handler.ts';
+import { inspectJson } from './json-body.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
 
@@ -34,6 +35,8 @@ export interface WebhookDeps {
   queue: RunQueue;
   hub: SyncResponseHub;
   webhookTimeoutMs: number;
+  /** Deepest nesting a webhook body may have (WEBHOOK_MAX_DEPTH). */
+  maxBodyDepth: number;
   /** Null when tracing is off. */
   tracer: Tracer | null;
 }
@@ -47,13 +50,31 @@ interface WebhookRequest {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   app.post<WebhookRequest>(
     '/v1/webhooks/:flowId/sync',
-    { schema: ROUTE_SCHEMAS.webhookSync },
+    { schema: ROUTE_SCHEMAS.webhookSync, onSend: guardAnswer },
     (request, reply) => acceptRun(request, reply, deps, true),
   );
-  app.post<WebhookRequest>('/v1/webhooks/:flowId', { schema: ROUTE_SCHEMAS.webhookAsync }, (request, reply) =>
-    acceptRun(request, reply, deps, false),
+  app.post<WebhookRequest>(
+    '/v1/webhooks/:flowId',
+    { schema: ROUTE_SCHEMAS.webhookAsync, onSend: guardAnswer },
+    (request, reply) => acceptRun(request, reply, deps, false),
   );
 }
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * Every webhook answer, a flow's own or flowbox's, is served so that a browser cannot run it on
+ * the app's origin: never sniffed into HTML, and anything that is not JSON is sandboxed (no
+ * script, no cookies, an opaque origin). A flow allowed to set these (WEBHOOK_RESPONSE_ALLOWED_HEADERS)
+ * keeps its own.
+ */
+const guardAnswer: onSendHookHandler = (_request, reply, payload, done) => {
+  if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+  const type = reply.getHeader('content-type');
+  if (!(typeof type === 'string' && JSON_TYPE.test(type)) && !reply.hasHeader('content-security-policy'))
+    reply.header('content-security-policy', 'sandbox');
+  done(null, payload);
+};
 
 /**
  * With tracing on, the run's trace starts here (the root span, `webhook`), unless the caller
@@ -93,7 +114,7 @@ async function accept(
   sync: boolean,
   span: Span | undefined,
 ): Promise<FastifyReply> {
-  const trigger = toTriggerPayload(request);
+  const trigger = toTriggerPayload(request, deps.maxBodyDepth);
   const flow = await deps.flows.findPublished(request.params.flowId);
   if (flow === null || !flow.enabled) {
     throw new FlowboxError(
@@ -141,10 +162,21 @@ async function accept(
   return sendOutcome(reply, outcome, deps.webhookTimeoutMs);
 }
 
-function toTriggerPayload(request: FastifyRequest<WebhookRequest>): TriggerPayload {
+function toTriggerPayload(request: FastifyRequest<WebhookRequest>, maxDepth: number): TriggerPayload {
   const body = request.body ?? {};
   if (typeof body !== 'object' || Array.isArray(body) || body === null) {
     throw new FlowboxError('INVALID_BODY', 'the webhook body must be a JSON object');
+  }
+  // Before anything holds the body: enqueueing serialises it recursively, and a deep one would
+  // overflow the stack there and read as a queue failure.
+  const finding = inspectJson(body, maxDepth);
+  if (finding !== null) {
+    throw new FlowboxError(
+      'INVALID_BODY',
+      finding.kind === 'too-deep'
+        ? `the webhook body nests deeper than ${maxDepth} levels (at ${finding.path}; WEBHOOK_MAX_DEPTH)`
+        : `the body holds a "${finding.key}" key (${finding.path}), which is refused`,
+    );
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {

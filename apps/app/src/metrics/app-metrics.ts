@@ -15,14 +15,15 @@ const ANATOMY_PARTS = ['queueMs', 'provisionMs', 'bootMs', 'runMs', 'logPersistM
 
 /**
  * The app's Prometheus metrics (`GET /metrics`), in a registry of its own: runs accepted and
- * finished by flow and final status, webhook answers by status, run duration and each part of
- * its anatomy, the queue, workers and sync callers, and engine callbacks by route and result.
- * Labels are bounded: flow ids (one per flow), statuses, routes and status codes.
+ * finished by final status, webhook answers by status, run duration and each part of its
+ * anatomy, the queue, workers and sync callers, and engine callbacks by route and result.
+ * Labels are bounded and chosen by flowbox, never by a user: statuses, routes and status codes.
+ * No flow id: there may be any number, and a flow id is all anyone needs to call its webhook.
  */
 export class AppMetrics {
   readonly registry = new Registry();
-  readonly #runsAccepted: Counter<'flow'>;
-  readonly #runsFinished: Counter<'flow' | 'status'>;
+  readonly #runsAccepted: Counter;
+  readonly #runsFinished: Counter<'status'>;
   readonly #webhookAnswers: Counter<'status'>;
   readonly #callbacks: Counter<'route' | 'result'>;
   readonly #runDuration: Histogram<'status'>;
@@ -35,13 +36,12 @@ export class AppMetrics {
     this.#runsAccepted = new Counter({
       name: 'flowbox_runs_accepted_total',
       help: 'Runs accepted by a webhook on this app.',
-      labelNames: ['flow'],
       registers,
     });
     this.#runsFinished = new Counter({
       name: 'flowbox_runs_finished_total',
-      help: 'Runs this app recorded in a final state.',
-      labelNames: ['flow', 'status'],
+      help: 'Runs this app recorded in a final state, by status.',
+      labelNames: ['status'],
       registers,
     });
     this.#webhookAnswers = new Counter({
@@ -58,7 +58,7 @@ export class AppMetrics {
     });
     this.#runDuration = new Histogram({
       name: 'flowbox_run_duration_seconds',
-      help: 'Accepted to final, for runs a worker reported.',
+      help: "Accepted to final (the run's totalMs), for runs a worker reported, by final status.",
       labelNames: ['status'],
       buckets: [...DURATION_BUCKETS],
       registers,
@@ -98,18 +98,23 @@ export class AppMetrics {
     this.#sources = sources;
   }
 
-  runAccepted(flowId: string): void {
-    this.#runsAccepted.inc({ flow: flowId });
+  runAccepted(): void {
+    this.#runsAccepted.inc();
   }
 
+  /**
+   * A run recorded final. `totalMs` (accepted → final, as the run row has it) and the worker's
+   * `timings` come with runs a worker reported; a swept or unqueued run has neither.
+   */
   runFinished(
-    flowId: string,
     status: FinalRunStatus,
-    timings?: (JobTimings & { totalMs?: number }) | null,
+    measured?: { totalMs: number | null; timings?: JobTimings | undefined },
   ): void {
-    this.#runsFinished.inc({ flow: flowId, status });
-    if (timings === undefined || timings === null) return;
-    if (typeof timings.totalMs === 'number') this.#runDuration.observe({ status }, timings.totalMs / 1000);
+    this.#runsFinished.inc({ status });
+    if (measured === undefined) return;
+    if (measured.totalMs !== null) this.#runDuration.observe({ status }, measured.totalMs / 1000);
+    const { timings } = measured;
+    if (timings === undefined) return;
     for (const part of ANATOMY_PARTS) {
       this.#anatomy.observe({ part: part.replace(/Ms$/, '') }, timings[part] / 1000);
     }

@@ -1,16 +1,23 @@
 import type { FastifyInstance } from 'fastify';
+import { requireMetricsToken } from '../http/api-key.ts';
 import { ROUTE_SCHEMAS } from '../http/api-schemas.ts';
 import type { AppMetrics } from './app-metrics.ts';
 
 const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response)$/;
 
 /**
- * `GET /metrics` in the Prometheus text format, without the API key (like /health: a scraper
- * reads it, and it holds counts and flow ids, no secret). Webhook answers and engine callbacks
- * are counted here, by the route fastify matched, once each response is sent.
+ * `GET /metrics` in the Prometheus text format, without the API key (a scraper reads it, and it
+ * holds counts, no flow id and no secret), behind `authorization: Bearer <METRICS_TOKEN>` when
+ * that is set. Webhook answers and engine callbacks are counted here, by the route fastify
+ * matched, once each response is sent.
  */
-export function registerMetricsRoute(app: FastifyInstance, metrics: AppMetrics): void {
-  app.get('/metrics', { schema: ROUTE_SCHEMAS.metrics }, async (_request, reply) => {
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  metrics: AppMetrics,
+  options: { token?: string | undefined } = {},
+): void {
+  const onRequest = options.token === undefined ? [] : [requireMetricsToken(options.token)];
+  app.get('/metrics', { schema: ROUTE_SCHEMAS.metrics, onRequest }, async (_request, reply) => {
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });

@@ -88,7 +88,7 @@ export class RunLifecycle {
   /** → QUEUED: a webhook accepted the run. */
   async accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
     await this.#runs.create(run);
-    this.#metrics.runAccepted(run.flowId);
+    this.#metrics.runAccepted();
   }
 
   /** QUEUED → RUNNING for a worker; false when the run has ended already (its job came back). */
@@ -98,9 +98,13 @@ export class RunLifecycle {
 
   /** QUEUED → INTERNAL_ERROR: an accepted run whose job could not be enqueued ends saying why. */
   async failUnqueued(run: { id: string; flowId: string }, error: SerializedError): Promise<void> {
-    if (await this.#runs.finish(run.id, { status: 'INTERNAL_ERROR', error, steps: [], logKey: null })) {
-      this.#metrics.runFinished(run.flowId, 'INTERNAL_ERROR');
-    }
+    const finished = await this.#runs.finish(run.id, {
+      status: 'INTERNAL_ERROR',
+      error,
+      steps: [],
+      logKey: null,
+    });
+    if (finished.finalised) this.#metrics.runFinished('INTERNAL_ERROR');
   }
 
   /**
@@ -121,9 +125,9 @@ export class RunLifecycle {
     // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
     const steps = outcome.steps.length > 0 ? outcome.steps : await this.#reportedSteps(run.runId);
     this.#ended.end(run.runId);
-    const finalised = await this.#runs.finish(run.runId, { ...outcome, steps });
+    const { finalised, totalMs } = await this.#runs.finish(run.runId, { ...outcome, steps });
     if (finalised) {
-      this.#metrics.runFinished(run.flowId, outcome.status, outcome.timings);
+      this.#metrics.runFinished(outcome.status, { totalMs, timings: outcome.timings });
       await this.#announceEnd(run, outcome.status, outcome.error);
     }
     return finalised ? 'finished' : 'already-final';
@@ -152,7 +156,7 @@ export class RunLifecycle {
     // Their engines, should they still be calling, are refused from now on (on this instance).
     for (const run of swept) {
       this.#ended.end(run.id);
-      this.#metrics.runFinished(run.flowId, 'TIMEOUT');
+      this.#metrics.runFinished('TIMEOUT');
     }
     return swept.map((run) => run.id);
   }

@@ -17,6 +17,13 @@ export type FinishRunInput = Omit<RunOutcome, 'steps' | 'logKey'> &
     provisioning?: JobProvisioning | undefined;
   };
 
+/** What the final write did: whether it finalised the run, and the run's totalMs when it has one. */
+export interface FinishResult {
+  finalised: boolean;
+  /** Accepted → now on the database's clock; null when no timings came (the worker did not report). */
+  totalMs: number | null;
+}
+
 export interface RunsRepository {
   create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
   markRunning(runId: string, workerId: string): Promise<boolean>;
@@ -28,9 +35,9 @@ export interface RunsRepository {
   /**
    * Records a run's end in one statement. The first final state wins: when the run was final
    * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
-   * and only the timings and provisioning are added. True when this call finalised the run.
+   * and only the timings and provisioning are added.
    */
-  finish(runId: string, input: FinishRunInput): Promise<boolean>;
+  finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
   get(runId: string): Promise<RunRecord | null>;
   /**
    * Finalises RUNNING runs started more than `deadlineSeconds` ago as TIMEOUT (no worker
@@ -89,7 +96,7 @@ export function createRunsRepository(
     async finish(runId, { status, error, steps, logKey, logError, timings, provisioning }) {
       // `before` locks the row and says whether it was final already; totalMs is measured on the
       // database's clock, like created_at, so the parts add up against it.
-      const { rows } = await pool.query<{ finalised: boolean }>({
+      const { rows } = await pool.query<{ finalised: boolean; total_ms: number | null }>({
         ...named('runs-finish'),
         text: `UPDATE runs r SET
            status = CASE WHEN before.open THEN $2 ELSE r.status END,
@@ -103,7 +110,7 @@ export function createRunsRepository(
            provisioning = coalesce($8::jsonb, r.provisioning)
          FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
          WHERE r.id = before.id
-         RETURNING before.open AS finalised`,
+         RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`,
         values: [
           runId,
           status,
@@ -115,7 +122,10 @@ export function createRunsRepository(
           json(provisioning),
         ],
       });
-      return rows[0]?.finalised === true;
+      const row = rows[0];
+      // A run finished before (swept) has no timings of its own; these are only this call's.
+      const totalMs = timings === undefined ? null : (row?.total_ms ?? null);
+      return { finalised: row?.finalised === true, totalMs };
     },
 
     async get(runId) {

@@ -1,13 +1,16 @@
 // Issue 6, fault-injection row "webhook abuse": a 2 MiB body, a wrong content type, a slow
 // client, a 500 req/s burst on one flow. Must hold: 413 / 415 / cut within a bound / 503 past
 // WEBHOOK_MAX_QUEUED_RUNS with retry-after, none hangs, and Redis memory bounded. Against a
-// real app process with no worker, the worst case: nothing drains the queue.
+// real app process with no worker, the worst case: nothing drains the queue. Issue 26 adds a
+// body nested 10,000 deep (400 before any run), `__proto__` bodies (400 saying so), a traversal
+// under /inspector/ (404, no error log), nosniff on every answer and /metrics behind its token.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
+import { promSample } from '../../../../test/prometheus.ts';
 import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
 import { manage, postJson } from '../../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../../src/stack.ts';
@@ -17,6 +20,7 @@ const MiB = 1024 * 1024;
 const REQUEST_TIMEOUT_S = 2;
 const WEBHOOK_TIMEOUT_S = 4;
 const MAX_QUEUED = 200;
+const METRICS_TOKEN = 'metrics-token-for-the-abuse-test';
 /** Node checks request timeouts once a second (server-timeouts.ts); this much more is slack. */
 const CUT_DEADLINE_MS = (REQUEST_TIMEOUT_S + 1 + 2) * 1000;
 
@@ -180,6 +184,8 @@ describe('webhook abuse against a real app process (no worker)', () => {
   let dataDir: string;
   let redis: RedisWire;
   const prefix = testNamespace();
+  /** The app's log lines at level error and above. */
+  const errorLines: string[] = [];
 
   const countRuns = async (): Promise<number> => {
     const response = await manage(
@@ -211,6 +217,10 @@ describe('webhook abuse against a real app process (no worker)', () => {
         WEBHOOK_TIMEOUT_SECONDS: String(WEBHOOK_TIMEOUT_S),
         HTTP_REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_S),
         WEBHOOK_MAX_QUEUED_RUNS: String(MAX_QUEUED),
+        METRICS_TOKEN,
+      },
+      onLine: (_name, line) => {
+        if (Number(line.json?.level ?? 0) >= 50) errorLines.push(line.raw);
       },
       baseEnv: process.env,
     });
@@ -280,6 +290,92 @@ describe('webhook abuse against a real app process (no worker)', () => {
     expect(response.status).toBe(504);
     expect(await response.json()).toMatchObject({ error: { code: 'WEBHOOK_TIMEOUT' } });
     expect(response.headers.get(RUN_ID_HEADER)).not.toBeNull();
+  });
+
+  it('refuses a body nested 10,000 deep (20 KB) with 400 before any run, and takes one 64 deep', async () => {
+    errorLines.splice(0);
+    const runsBefore = await countRuns();
+    const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+    const deep = nested(10_000);
+    expect(deep.length).toBeLessThan(60 * 1024);
+    for (const path of ['/v1/webhooks/benchmark/sync', '/v1/webhooks/benchmark']) {
+      const response = await postJson(`${url}${path}`, deep);
+      expect(response.status, path).toBe(400);
+      expect(response.headers.get(RUN_ID_HEADER)).toBeNull();
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('INVALID_BODY');
+      expect(body.error.message).toMatch(/nests deeper than 64 levels .*WEBHOOK_MAX_DEPTH/);
+    }
+    // Past the limit by one: refused; at it: a run like any other.
+    expect((await postJson(`${url}/v1/webhooks/benchmark`, nested(65))).status).toBe(400);
+    expect(await countRuns()).toBe(runsBefore);
+    expect((await postJson(`${url}/v1/webhooks/benchmark`, nested(64))).status).toBe(202);
+    expect(await countRuns()).toBe(runsBefore + 1);
+    expect(errorLines).toEqual([]);
+  });
+
+  it('refuses __proto__ and constructor.prototype bodies with 400 saying what was refused', async () => {
+    const runsBefore = await countRuns();
+    const cases = {
+      '{"__proto__":{"isAdmin":true}}': /"__proto__" key \(body\.__proto__\).*refused/,
+      '{"user":{"__proto__":{"isAdmin":true}}}': /"__proto__" key \(body\.user\.__proto__\)/,
+      '{"constructor":{"prototype":{"isAdmin":true}}}':
+        /"constructor" key holding "prototype" \(body\.constructor\)/,
+    };
+    for (const [raw, message] of Object.entries(cases)) {
+      const response = await postJson(`${url}/v1/webhooks/benchmark/sync`, raw);
+      expect(response.status, raw).toBe(400);
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('INVALID_BODY');
+      expect(body.error.message).toMatch(message);
+      expect(body.error.message).not.toMatch(/not valid JSON/);
+    }
+    const broken = await postJson(`${url}/v1/webhooks/benchmark/sync`, '{"a": ');
+    expect(((await broken.json()) as { error: { message: string } }).error.message).toMatch(
+      /^the body is not valid JSON: /,
+    );
+    expect(await countRuns()).toBe(runsBefore);
+  });
+
+  it('answers a path that climbs out of /inspector/ 404, logging no error', async () => {
+    errorLines.splice(0);
+    for (const path of [
+      '/inspector/..%2f..%2f.data%2fapi-key',
+      '/inspector/..%2fpackage.json',
+      '/inspector/..%5c..%5cpackage.json',
+      '/inspector/.hidden',
+    ]) {
+      const response = await fetch(`${url}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toMatchObject({ error: { code: 'ROUTE_NOT_FOUND' } });
+    }
+    expect((await fetch(`${url}/inspector/`)).status).toBe(200);
+    expect(errorLines).toEqual([]);
+  });
+
+  it('serves every webhook answer with nosniff', async () => {
+    for (const response of [
+      await postJson(`${url}/v1/webhooks/benchmark`, {}),
+      await postJson(`${url}/v1/webhooks/no-such-flow/sync`, {}),
+      await postJson(`${url}/v1/webhooks/benchmark/sync`, '{'),
+    ]) {
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      // JSON answers: a browser renders none of it, so no sandbox is needed.
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('content-security-policy')).toBeNull();
+    }
+  });
+
+  it('serves /metrics only with METRICS_TOKEN, and names no flow in it', async () => {
+    expect((await fetch(`${url}/metrics`)).status).toBe(401);
+    const wrong = await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer not-the-token' } });
+    expect(wrong.status).toBe(401);
+    const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(promSample(text, 'flowbox_runs_accepted_total')).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain('benchmark');
+    expect(text).not.toMatch(/\{[^}]*flow=/);
   });
 
   it(`a 500 req/s burst on one flow: 202 up to ${MAX_QUEUED} waiting runs, then 503 with retry-after; none hangs; Redis stays bounded`, async () => {

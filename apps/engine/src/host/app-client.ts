@@ -1,4 +1,5 @@
 import {
+  CallbackErrorBodySchema,
   ENGINE_CALLBACK_PATHS,
   FlowboxError,
   type FlowResponse,
@@ -9,7 +10,10 @@ import {
 } from '@flowbox/protocol';
 import type { HttpClient } from './http-client.ts';
 
-/** The engine's callbacks to the app for one run; any failure is `CALLBACK_FAILED`. */
+/**
+ * The engine's callbacks to the app for one run; any failure is `CALLBACK_FAILED`, but a response
+ * the app refuses to send (`INVALID_RESPONSE`), which fails the response step.
+ */
 export interface AppClient {
   reportSteps(steps: StepResult[]): Promise<void>;
   /** The response, with the steps finished before it that no progress report carried. */
@@ -24,6 +28,18 @@ export interface AppClientOptions {
   timeoutMs: number;
   /** A traced run's open span, sent as the `traceparent` header; unset when untraced. */
   traceparent?: (() => string) | undefined;
+}
+
+/** The app's message when it refused the flow's response (INVALID_RESPONSE), else null. */
+function invalidResponseRefusal(excerpt: string): string | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(excerpt);
+  } catch {
+    return null;
+  }
+  const parsed = CallbackErrorBodySchema.safeParse(body);
+  return parsed.success && parsed.data.error.code === 'INVALID_RESPONSE' ? parsed.data.error.message : null;
 }
 
 export function createAppClient(options: AppClientOptions): AppClient {
@@ -52,6 +68,9 @@ export function createAppClient(options: AppClientOptions): AppClient {
       throw new FlowboxError('CALLBACK_FAILED', `POST ${path} failed: ${message}`, { cause: error });
     }
     if (status < 200 || status > 299) {
+      // A response the app will not send is the flow's fault, not a failed callback.
+      const refusal = invalidResponseRefusal(excerpt);
+      if (refusal !== null) throw new FlowboxError('INVALID_RESPONSE', refusal);
       throw new FlowboxError('CALLBACK_FAILED', `POST ${path} answered ${status}: ${excerpt.slice(0, 500)}`);
     }
   };

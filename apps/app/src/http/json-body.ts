@@ -1,0 +1,103 @@
+import { FlowboxError } from '@flowbox/protocol';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * The first place in a parsed JSON value that a body may not hold: a `__proto__` key, or a
+ * `constructor` key holding a `prototype` (code that copies such a body could change the
+ * prototype of its objects), or nesting past `maxDepth` (the top object or array is depth 1;
+ * code that recurses over the body, JSON.stringify included, overflows the stack).
+ */
+export type JsonFinding =
+  | { kind: 'prototype-key'; key: '__proto__' | 'constructor'; path: string }
+  | { kind: 'too-deep'; path: string };
+
+interface Visit {
+  value: unknown;
+  depth: number;
+  /** The path is rebuilt from these only for a finding: building it per node is quadratic. */
+  parent: Visit | null;
+  segment: string;
+}
+
+/** Iterative, so any depth is measured without recursion; stops at the first finding. */
+export function inspectJson(value: unknown, maxDepth = Number.POSITIVE_INFINITY): JsonFinding | null {
+  const pending: Visit[] = [{ value, depth: 1, parent: null, segment: '' }];
+  for (let visit = pending.pop(); visit !== undefined; visit = pending.pop()) {
+    const node = visit.value;
+    if (typeof node !== 'object' || node === null) continue;
+    if (visit.depth > maxDepth) return { kind: 'too-deep', path: pathOf(visit) };
+    const child = (value: unknown, segment: string): Visit => ({
+      value,
+      depth: visit.depth + 1,
+      parent: visit,
+      segment,
+    });
+    if (Array.isArray(node)) {
+      for (let index = node.length - 1; index >= 0; index -= 1)
+        pending.push(child(node[index], `[${index}]`));
+      continue;
+    }
+    for (const [key, item] of Object.entries(node)) {
+      const segment = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+      if (key === '__proto__') return { kind: 'prototype-key', key, path: pathOf(child(item, segment)) };
+      if (
+        key === 'constructor' &&
+        typeof item === 'object' &&
+        item !== null &&
+        Object.hasOwn(item, 'prototype')
+      )
+        return { kind: 'prototype-key', key, path: pathOf(child(item, segment)) };
+      pending.push(child(item, segment));
+    }
+  }
+  return null;
+}
+
+/** Segments shown of a path; a deeper one shows its last ones only. */
+const PATH_SEGMENTS_SHOWN = 8;
+
+/** `body.a[0].b` as the caller wrote it; `body` for the top. */
+function pathOf(visit: Visit): string {
+  const segments: string[] = [];
+  for (let at: Visit | null = visit; at?.parent != null; at = at.parent) segments.push(at.segment);
+  segments.reverse();
+  if (segments.length <= PATH_SEGMENTS_SHOWN) return `body${segments.join('')}`;
+  return `body…${segments.slice(-PATH_SEGMENTS_SHOWN).join('')}`;
+}
+
+/**
+ * Replaces fastify's JSON parser, which answers a `__proto__` key, like any other refusal, with
+ * "Body is not valid JSON": this one says what was refused. Nesting is bounded by the routes that
+ * need it (webhooks, WEBHOOK_MAX_DEPTH): engine callbacks carry user data inside their own.
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, raw, done) => {
+    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+    if (text.length === 0) {
+      done(new FlowboxError('INVALID_BODY', 'the body is empty but its content-type is application/json'));
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      done(new FlowboxError('INVALID_BODY', `the body is not valid JSON: ${(error as Error).message}`));
+      return;
+    }
+    // Most bodies cannot hold such a key (it would be spelt out, or escaped with \u): no walk.
+    const suspect = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+    const finding = suspect ? inspectJson(value) : null;
+    if (finding?.kind === 'prototype-key') {
+      const what =
+        finding.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding "prototype"';
+      done(
+        new FlowboxError(
+          'INVALID_BODY',
+          `the body holds ${what} (${finding.path}), which is refused: it could change the prototype of objects built from the body`,
+        ),
+      );
+      return;
+    }
+    done(null, value);
+  });
+}
