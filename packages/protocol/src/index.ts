@@ -31,3 +31,4 @@ export * from './socket-events.ts';
 export * from './sync-channel.ts';
 export * from './templates.ts';
 export * from './trace.ts';
+export * from './user-stack.ts';
