@@ -212,6 +212,12 @@ return hit(f && f.constructor('return globalThis.process')(), 'caller chain');`,
       errorCode: 'CODE_STEP_EGRESS_DENIED',
     },
     {
+      name: 'fetch to [::127.0.0.1], IPv4-compatible IPv6 for loopback',
+      code: "return await fetch('http://[::127.0.0.1]:LISTENER_PORT/escaped');",
+      fails: /::7f00:1.* a loopback address/,
+      errorCode: 'CODE_STEP_EGRESS_DENIED',
+    },
+    {
       name: 'fetch to localhost, a name for loopback',
       code: "return await fetch('http://localhost:LISTENER_PORT/escaped');",
       fails: /localhost resolves to .*loopback address/,
