@@ -147,7 +147,14 @@ export interface WorkerConfig {
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
-  const env = loadEnv(WorkerEnvSchema, source);
+  const env = loadEnv(
+    // Past the hard limit an engine is killed mid-job: recycling it after a job must come first.
+    WorkerEnvSchema.refine((c) => !c.REUSE_SANDBOX || c.ENGINE_MAX_RSS_MB <= c.ENGINE_MEMORY_LIMIT_MB, {
+      message: 'must not be below ENGINE_MAX_RSS_MB (an engine is recycled above that after a job)',
+      path: ['ENGINE_MEMORY_LIMIT_MB'],
+    }),
+    source,
+  );
   const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
   return {
     appUrl: env.APP_URL,
