@@ -144,7 +144,12 @@ describe('soak', () => {
       },
       appEnv: { CODE_STEP_MEMORY_MB: '16', WEBHOOK_TIMEOUT_SECONDS: '30' },
       // One engine serves every run, so a leak in it has nowhere to hide.
-      workerEnv: { REUSE_SANDBOX: 'true', ENGINE_MAX_JOBS: String(WARM_RUNS * 2), ENGINE_MAX_RSS_MB: '4096' },
+      workerEnv: {
+        REUSE_SANDBOX: 'true',
+        ENGINE_MAX_JOBS: String(WARM_RUNS * 2),
+        ENGINE_MAX_RSS_MB: '4096',
+        ENGINE_MEMORY_LIMIT_MB: '4096',
+      },
     });
     const workerPid = fault.stack.workers[0]?.pid ?? -1;
     const started = performance.now();

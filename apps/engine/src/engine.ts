@@ -1,4 +1,4 @@
-import { type ExecuteResult, serializeError, type WorkerToEngine } from '@flowbox/protocol';
+import { type ExecuteResult, forUsers, serializeError, type WorkerToEngine } from '@flowbox/protocol';
 import type { FlowExecutor } from './flows/flow-executor.ts';
 import type { EngineIpcChannel } from './host/ipc-channel.ts';
 
@@ -36,7 +36,8 @@ export function createEngine(deps: EngineDeps): Engine {
         type: 'execute-result',
         requestId,
         status: 'INTERNAL_ERROR',
-        error: serializeError(error),
+        // The full stack is in the log line above; the run's record gets the flow's part.
+        error: forUsers(serializeError(error)),
         steps: [],
         logKey: null,
         timings: { runMs: 0, logPersistMs: 0 },

@@ -24,6 +24,21 @@ describe('worker config', () => {
     expect(config.cacheDir).toBe(path.join(tmpdir(), `flowbox-worker-${config.workerId}`));
   });
 
+  it('bounds every engine at ENGINE_MEMORY_LIMIT_MB, not below the recycling threshold', () => {
+    expect(loadConfig(required).engineMemoryLimitBytes).toBe(1024 * 1024 * 1024);
+    expect(loadConfig({ ...required, ENGINE_MEMORY_LIMIT_MB: '2048' }).engineMemoryLimitBytes).toBe(
+      2048 * 1024 * 1024,
+    );
+    expect(() => loadConfig({ ...required, ENGINE_MEMORY_LIMIT_MB: '256' })).toThrow(
+      /ENGINE_MEMORY_LIMIT_MB: must not be below ENGINE_MAX_RSS_MB/,
+    );
+    // Cold engines serve one job each: nothing is recycled, any limit goes.
+    expect(
+      loadConfig({ ...required, REUSE_SANDBOX: 'false', ENGINE_MEMORY_LIMIT_MB: '256' })
+        .engineMemoryLimitBytes,
+    ).toBe(256 * 1024 * 1024);
+  });
+
   it('takes explicit values', () => {
     const config = loadConfig({
       ...required,

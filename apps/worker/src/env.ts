@@ -48,6 +48,11 @@ export const WorkerEnvSchema = z.object({
   ENGINE_MAX_RSS_MB: envFields
     .positiveInt(512)
     .describe('Warm only: an engine is recycled after a job that leaves its resident memory above this.'),
+  ENGINE_MEMORY_LIMIT_MB: envFields
+    .positiveInt(1024)
+    .describe(
+      "Every execution mode: while an engine runs a job, the worker measures its resident memory (a sandboxed engine's processes included) every 100 ms; past this the engine is killed and the run fails `ENGINE_MEMORY_LIMIT` (not retried). The bound on what one run can take of the worker's machine, whatever it allocates (isolated-vm's `CODE_STEP_MEMORY_MB` covers only a code step's isolate; UNSANDBOXED code steps have no limit of their own). Keep it above `ENGINE_MAX_RSS_MB` and an engine's idle size (about 100 MB).",
+    ),
   PREWARM: envFields
     .boolean(true)
     .describe('Cold only: boot the next fresh engine ahead of its job, while the current job runs.'),
@@ -126,6 +131,8 @@ export interface WorkerConfig {
   /** Start engines from a startup snapshot (ENGINE_SNAPSHOT). */
   engineSnapshot: boolean;
   sandbox: SandboxConfig;
+  /** ENGINE_MEMORY_LIMIT_MB in bytes: an engine past it during a job is killed. */
+  engineMemoryLimitBytes: number;
   executionMode: ExecutionMode;
   /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
   egress: EgressPolicy;
@@ -140,7 +147,14 @@ export interface WorkerConfig {
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
-  const env = loadEnv(WorkerEnvSchema, source);
+  const env = loadEnv(
+    // Past the hard limit an engine is killed mid-job: recycling it after a job must come first.
+    WorkerEnvSchema.refine((c) => !c.REUSE_SANDBOX || c.ENGINE_MAX_RSS_MB <= c.ENGINE_MEMORY_LIMIT_MB, {
+      message: 'must not be below ENGINE_MAX_RSS_MB (an engine is recycled above that after a job)',
+      path: ['ENGINE_MEMORY_LIMIT_MB'],
+    }),
+    source,
+  );
   const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
   return {
     appUrl: env.APP_URL,
@@ -153,6 +167,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     sandbox: env.REUSE_SANDBOX
       ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
       : { reuse: false, prewarm: env.PREWARM },
+    engineMemoryLimitBytes: env.ENGINE_MEMORY_LIMIT_MB * 1024 * 1024,
     executionMode: env.EXECUTION_MODE,
     egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
     metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },

@@ -36,7 +36,10 @@ export function engineStarter(
   logger: Logger,
   mode: ExecutionMode,
   cpuProfDir: string | null = null,
+  /** ENGINE_MEMORY_LIMIT_MB, in bytes: the bound on each engine while it runs a job. */
+  memoryLimitBytes?: number,
 ): StartEngine {
+  const memoryLimit = memoryLimitBytes === undefined ? {} : { memoryLimitBytes };
   let reported: InstalledEngine | undefined;
   return async (options = {}) => {
     const installed = await provisioner.engine();
@@ -60,6 +63,7 @@ export function engineStarter(
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
         // A profile is written only by an engine that exits on its own.
         endGracefully: cpuProfDir !== null,
+        ...memoryLimit,
       });
     }
     const { sandbox, env } = await prepareSandboxedEngine({
@@ -72,7 +76,14 @@ export function engineStarter(
       logger,
     });
     try {
-      return await startEngineProcess({ entry: installed.entry, snapshotBlob, logger, env, sandbox });
+      return await startEngineProcess({
+        entry: installed.entry,
+        snapshotBlob,
+        logger,
+        env,
+        sandbox,
+        ...memoryLimit,
+      });
     } catch (error) {
       await sandbox.dispose();
       throw error;
@@ -98,7 +109,13 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     isolatedVmDir: isolatedVmPackageDir(),
   });
   const metrics = new WorkerMetrics();
-  const startEngine = engineStarter(provisioner, logger, config.executionMode, config.engineCpuProfDir);
+  const startEngine = engineStarter(
+    provisioner,
+    logger,
+    config.executionMode,
+    config.engineCpuProfDir,
+    config.engineMemoryLimitBytes,
+  );
   const engines = createEngineSupply(
     config.sandbox,
     async (options) => {

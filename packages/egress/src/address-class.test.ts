@@ -29,6 +29,17 @@ describe('AddressClassifier', () => {
     ['64:ff9b::7f00:1', 'reserved'],
     ['2002:7f00:1::', 'reserved'],
     ['172.32.0.1', 'public'],
+    // IPv4-compatible (::a.b.c.d): classed by the IPv4 address they embed.
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['0:0:0:0:0:0:7f00:1', 'loopback'],
+    ['::10.0.0.1', 'private'],
+    ['::a00:1', 'private'],
+    ['::169.254.169.254', 'metadata'],
+    ['::a9fe:a9fe', 'metadata'],
+    ['::0.0.0.2', 'reserved'],
+    ['::2', 'reserved'],
+    ['::8.8.8.8', 'public'],
   ])('%s is %s', (address, kind) => {
     expect(classifier.classify(address)).toBe(kind);
   });

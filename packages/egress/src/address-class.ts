@@ -26,7 +26,8 @@ const RANGES: ReadonlyArray<readonly [AddressClass, string, number, 'ipv4' | 'ip
   ['reserved', '::', 128, 'ipv6'],
   ['reserved', 'ff00::', 8, 'ipv6'],
   // NAT64 and 6to4 embed IPv4 addresses that may be internal; IPv4-mapped ones (::ffff:a.b.c.d)
-  // are checked against the IPv4 ranges by BlockList itself.
+  // are checked against the IPv4 ranges by BlockList itself, IPv4-compatible ones (::a.b.c.d)
+  // by `classify` below.
   ['reserved', '64:ff9b::', 96, 'ipv6'],
   ['reserved', '2002::', 16, 'ipv6'],
 ];
@@ -34,6 +35,8 @@ const RANGES: ReadonlyArray<readonly [AddressClass, string, number, 'ipv4' | 'ip
 /** Classifies IP addresses; one instance holds the ranges, built once. */
 export class AddressClassifier {
   readonly #lists: ReadonlyArray<readonly [AddressClass, BlockList]>;
+  /** `::/96` but `::` and `::1` (deprecated IPv4-compatible addresses). */
+  readonly #ipv4Compatible = new BlockList();
 
   constructor() {
     this.#lists = RANGES.map(([kind, network, prefix, family]) => {
@@ -41,6 +44,7 @@ export class AddressClassifier {
       list.addSubnet(network, prefix, family);
       return [kind, list] as const;
     });
+    this.#ipv4Compatible.addSubnet('::', 96, 'ipv6');
   }
 
   /** Throws on a string that is not an IP address. */
@@ -49,6 +53,21 @@ export class AddressClassifier {
     if (family === 0) throw new TypeError(`not an IP address: ${address}`);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     for (const [kind, list] of this.#lists) if (list.check(address, type)) return kind;
+    // `::7f00:1` (`::127.0.0.1`) still reaches 127.0.0.1 on some stacks: class it as its IPv4.
+    if (type === 'ipv6' && this.#ipv4Compatible.check(address, 'ipv6')) {
+      return this.classify(embeddedIpv4(address));
+    }
     return 'public';
   }
+}
+
+/** The IPv4 address in the low 32 bits of an IPv6 address (`::7f00:1` → `127.0.0.1`). */
+function embeddedIpv4(address: string): string {
+  const plain = address.replace(/%.*$/, '');
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(plain)?.[1];
+  if (dotted !== undefined) return dotted;
+  const groups = plain.split(':');
+  const low = Number.parseInt(groups.at(-1) || '0', 16);
+  const high = Number.parseInt(groups.at(-2) || '0', 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }

@@ -91,6 +91,11 @@ describe('egress fetch against loopback servers', () => {
       code: 'CODE_STEP_EGRESS_DENIED',
       message: expect.stringMatching(/localhost resolves to .*loopback/),
     });
+    // IPv4-compatible IPv6 (`::127.0.0.1`, which URL parsing writes `::7f00:1`) is its IPv4.
+    await expect(fetchPublic(get(`http://[::127.0.0.1]:${other.port}/`), signal())).rejects.toMatchObject({
+      code: 'CODE_STEP_EGRESS_DENIED',
+      message: expect.stringMatching(/loopback/),
+    });
     // The allowed server's port is named for 127.0.0.1 only: another port is refused.
     await expect(fetchNamed(get(`http://127.0.0.1:${other.port}/`), signal())).rejects.toMatchObject({
       code: 'CODE_STEP_EGRESS_DENIED',

@@ -27,6 +27,8 @@ export const ERROR_CATALOG = {
   CODE_STEP_FAILED: { family: 'user', httpStatus: 500 },
   CODE_STEP_TIMEOUT: { family: 'user', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
+  /** The run took its engine past ENGINE_MEMORY_LIMIT_MB (every execution mode): the engine was killed. */
+  ENGINE_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
   /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', httpStatus: 500 },
   /** A code step's HTTP request to a host the egress policy (CODE_STEP_EGRESS) does not allow. */

@@ -32,3 +32,4 @@ export * from './socket-events.ts';
 export * from './sync-channel.ts';
 export * from './templates.ts';
 export * from './trace.ts';
+export * from './user-stack.ts';

@@ -2,11 +2,13 @@
 // under a low memory limit: step FAILED with a memory error, worker and engine healthy or the
 // engine replaced, next run succeeds) and "code step hangs" (`while(true){}`, an awaited promise
 // that never settles: FAILED within the step timeout plus 2 s).
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   codeFlow,
   enginesOf,
   type FaultStack,
+  faultsFlow,
   isRunning,
   postWebhook,
   report,
@@ -25,6 +27,8 @@ const FLOWS = {
   spins: codeFlow('while (true) {}'),
   waits: codeFlow('await new Promise(() => {}); return { unreachable: true };'),
   'spins-after-await': codeFlow('await Promise.resolve(); for (;;) {}'),
+  throws: codeFlow("const fail = () => { throw new TypeError('boom from the flow'); };\nfail();"),
+  'piece-throws': faultsFlow('attempt', { what: 'no-such-attempt' }),
 };
 
 interface FailedAnswer {
@@ -78,6 +82,31 @@ for (const mode of ['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] as const) {
         });
       });
     }
+
+    // Issue 26 item 16: stacks users see (the caller's answer, the run, its log) show the flow's
+    // frames only, never the engine's or the worker's files under its cache.
+    it("shows a failing step's flow-relative frames only, with no cache path, in the answer, the run and its log", async () => {
+      const cacheDir = join(fault.dataDir, 'cache-0');
+      const internal = [cacheDir, 'engine.mjs', 'node:internal', '/engine/'];
+      for (const [flowId, frame] of [
+        ['throws', /\n\s+at fail \(file:\/\/\/code-step\.js:1:\d+\)/],
+        ['piece-throws', /\n\s+at .*pieces\/faults@0\.1\.0\/[^\s)]+:\d+:\d+/],
+      ] as const) {
+        const answer = await postWebhook(fault.url, flowId);
+        expect(answer.status, flowId).toBe(500);
+        const run = await waitForFinal(fault, answer.runId ?? '');
+        const stack = (run.error as { stack?: string } | null)?.stack ?? '';
+        expect(stack, flowId).toMatch(frame);
+        const response = await fetch(run.logUrl ?? '');
+        expect(response.status, flowId).toBe(200);
+        const seen = [JSON.stringify(answer.body), JSON.stringify(run), await response.text()];
+        for (const [where, text] of seen.entries()) {
+          for (const path of internal)
+            expect(text, `${flowId}: ${path} in view ${where}`).not.toContain(path);
+        }
+        report(`user-visible stack (${mode}, ${flowId})`, { stack });
+      }
+    });
 
     if (mode === 'SANDBOX_CODE_ONLY') {
       it('fails unbounded allocation with CODE_STEP_MEMORY_LIMIT; the worker stays up, its engine is kept or replaced, and the next run succeeds', async () => {

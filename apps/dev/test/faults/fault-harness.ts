@@ -181,7 +181,7 @@ const RESPOND = (body: string) =>
 
 /** One faults-piece step (inputs from the webhook body: `{{trigger.url}}` and the like), then a response. */
 export function faultsFlow(
-  action: 'checkpoint' | 'exit' | 'throw_uncaught' | 'attempt' | 'remember',
+  action: 'checkpoint' | 'exit' | 'throw_uncaught' | 'attempt' | 'remember' | 'hoard',
   input: Record<string, unknown>,
 ) {
   return {

@@ -80,6 +80,12 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code runner, %s', (mode) =>
     expect((await fail('const a = 1;\nnull.x;')).stack).toContain('code-step.js:2:');
   });
 
+  it("keeps only frames on the user's lines: not the wrapper's around them", async () => {
+    const { stack } = await fail("const fail = () => {\n  throw new Error('x');\n};\nfail();");
+    const lines = [...(stack ?? '').matchAll(/code-step\.js:(\d+):\d+/g)].map((match) => Number(match[1]));
+    expect(lines).toEqual([2, 4]);
+  });
+
   it('maps a syntax error to CODE_STEP_FAILED', async () => {
     expect(await fail('return {')).toMatchObject({ code: 'CODE_STEP_FAILED', message: /SyntaxError/ });
   });

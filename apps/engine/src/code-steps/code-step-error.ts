@@ -1,4 +1,4 @@
-import { FlowboxError } from '@flowbox/protocol';
+import { CODE_STEP_FILENAME, FlowboxError } from '@flowbox/protocol';
 import type { CodeRunRequest } from './code-runner.ts';
 
 /** Why a code step stopped, as its runner saw it. */
@@ -22,10 +22,30 @@ export function toCodeStepError(stop: CodeStepStop, request: CodeRunRequest): Fl
       const failed = new FlowboxError('CODE_STEP_FAILED', describeUserError(stop.error));
       // The user's own stack (lines of their code) says more than the engine's frames would.
       const stack = isError(stop.error) ? stop.error.stack : undefined;
-      if (typeof stack === 'string') failed.stack = stack;
+      if (typeof stack === 'string') failed.stack = withoutWrapperFrames(stack, request.source);
       return failed;
     }
   }
+}
+
+/** `file:///code-step.js:<line>:<column>` in a frame. */
+const CODE_STEP_FRAME = new RegExp(`${CODE_STEP_FILENAME.replace('.', '\\.')}:(\\d+):\\d+`);
+
+/**
+ * Drops the code-step frames that are not on a line of the user's code: the wrapper's call of
+ * their function and the runner's script around it share the file name, and would point at
+ * lines past the end of the code the user wrote.
+ */
+function withoutWrapperFrames(stack: string, source: string): string {
+  // wrapCodeStep puts the code between a first and a last line of its own.
+  const userLines = source.split('\n').length - 2;
+  return stack
+    .split('\n')
+    .filter((line) => {
+      const lineNumber = CODE_STEP_FRAME.exec(line)?.[1];
+      return lineNumber === undefined || (Number(lineNumber) >= 1 && Number(lineNumber) <= userLines);
+    })
+    .join('\n');
 }
 
 /** The error the result wrapper throws inside the sandbox, recognised across realms by message. */

@@ -4,11 +4,22 @@ import { NOT_JSON_MESSAGE } from './code-step-error.ts';
 export const HOST_GLOBAL = '__flowboxCodeStepHost';
 
 /**
+ * What V8 allocates outside isolated-vm's memory limit, taken out of each step's fresh context:
+ * WebAssembly memories and resizable buffers grown by `resize`, `grow` or `transfer` come from
+ * V8's page allocator, which nothing counts (1 GB under a 64 MB limit); fixed-size buffers are
+ * counted, so `transfer` becomes `transferToFixedLength`. No other reference to these intrinsics
+ * is left to the code.
+ */
+const UNBOUNDED_MEMORY =
+  'delete globalThis.WebAssembly; delete ArrayBuffer.prototype.resize; delete SharedArrayBuffer.prototype.grow; ' +
+  "Object.defineProperty(ArrayBuffer.prototype, 'transfer', { value: ArrayBuffer.prototype.transferToFixedLength, writable: true, configurable: true });";
+
+/**
  * Runs before the user's code, so overwriting JSON cannot confuse the wrapper. Input and result
  * cross as JSON text: only plain data passes, and the code works on its own copy. Everything
  * before the source stays on line 1 (CODE_STEP_LINE_OFFSET).
  */
-const PREAMBLE = 'const { parse, stringify } = JSON; const SandboxError = Error;';
+const PREAMBLE = `const { parse, stringify } = JSON; const SandboxError = Error; ${UNBOUNDED_MEMORY}`;
 
 const TO_JSON = `(result) => {
   try {

@@ -61,6 +61,54 @@ describe('isolated-vm runner: one isolate, a fresh context per run', () => {
     expect((await runner.stats()).isolatesCreated).toBe(3);
   });
 
+  it('holds the memory limit for memory outside the V8 heap: ArrayBuffers counted, WebAssembly and resizable buffers taken away', async () => {
+    newRunner();
+    const limited = { code: 'CODE_STEP_MEMORY_LIMIT', message: /16 MB memory limit/ };
+    const refused: Record<string, string> = {
+      'one large ArrayBuffer': 'return new Uint8Array(new ArrayBuffer(1e9)).fill(1).length;',
+      'many 4 MB buffers':
+        'const kept = []; for (let i = 0; i < 250; i++) kept.push(new Uint8Array(4e6).fill(1)); return kept.length;',
+      SharedArrayBuffers:
+        'const kept = []; for (let i = 0; i < 250; i++) kept.push(new SharedArrayBuffer(4e6)); return kept.length;',
+      'a resizable buffer transferred larger':
+        'return new ArrayBuffer(1, { maxByteLength: 1e9 }).transfer(5e8).byteLength;',
+    };
+    for (const [name, code] of Object.entries(refused)) {
+      await expect(runner.run(request(code)), name).rejects.toMatchObject(limited);
+    }
+    const absent: Record<string, [string, RegExp]> = {
+      WebAssembly: [
+        'const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); m.grow(16000); return m.buffer.byteLength;',
+        /WebAssembly is not defined/,
+      ],
+      'ArrayBuffer resize': [
+        'const b = new ArrayBuffer(1, { maxByteLength: 1e9 }); b.resize(5e8); return b.byteLength;',
+        /resize is not a function/,
+      ],
+      'SharedArrayBuffer grow': [
+        'const b = new SharedArrayBuffer(1, { maxByteLength: 1e9 }); b.grow(5e8); return b.byteLength;',
+        /grow is not a function/,
+      ],
+      'resize from the intrinsic prototype': [
+        'return Object.getPrototypeOf(new Uint8Array(1).buffer).resize.call(new ArrayBuffer(1, { maxByteLength: 1e9 }), 5e8);',
+        /Cannot read properties of undefined/,
+      ],
+    };
+    for (const [name, [code, message]] of Object.entries(absent)) {
+      await expect(runner.run(request(code)), name).rejects.toMatchObject({
+        code: 'CODE_STEP_FAILED',
+        message,
+      });
+    }
+    // A refused allocation leaves the isolate as it was: the next run uses it, within the limit.
+    await expect(runner.run(request('return new Uint8Array(8e6).fill(1).length;'))).resolves.toBe(8e6);
+    expect(await runner.stats()).toMatchObject({ isolatesCreated: 1 });
+    // What stays works: fixed-size buffers, transfer to a fixed length, typeof checks.
+    await expect(
+      runner.run(request('return [new ArrayBuffer(8).transfer(16).byteLength, typeof WebAssembly];')),
+    ).resolves.toEqual([16, 'undefined']);
+  });
+
   it('creates a new isolate when a run asks for another memory limit', async () => {
     newRunner();
     await runner.run(request('return 1;', { memoryMb: 16 }));

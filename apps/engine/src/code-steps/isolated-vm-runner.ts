@@ -27,6 +27,8 @@ export interface IsolatedVmRunner extends CodeRunner {
 
 // isolated-vm reports its own `timeout` with this exact message and no other marker.
 const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
+// V8's RangeError when isolated-vm's allocator refuses an ArrayBuffer past the memory limit.
+const ALLOCATION_REFUSED_MESSAGE = 'Array buffer allocation failed';
 
 /**
  * SANDBOX_CODE_ONLY: code steps in isolated-vm, with no require, process or network of their
@@ -118,17 +120,19 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
       if (stop === undefined && error instanceof Error && error.message === IVM_TIMEOUT_MESSAGE) {
         stop = { kind: 'timeout' };
       }
-      // Only the memory limit disposes an isolate before we do: it is the reliable signal.
-      stop ??= isolate.isDisposed ? { kind: 'memory-limit', cause: error } : { kind: 'failed', error };
+      // Only the memory limit disposes an isolate before we do: it is the reliable signal. An
+      // ArrayBuffer past the limit is refused instead (the isolate is fine): the same limit.
+      const limited = isolate.isDisposed || isAllocationRefused(error);
+      stop ??= limited ? { kind: 'memory-limit', cause: error } : { kind: 'failed', error };
       throw toCodeStepError(stop, request);
     } finally {
       clearTimeout(guard);
       for (const reference of references) reference.release();
-      if (stop === undefined || stop.kind === 'failed') {
+      if (stop?.kind === 'timeout' || isolate.isDisposed) {
+        discard();
+      } else {
         // The run is over and nothing of it runs on: its context can go, the isolate stays.
         context.release();
-      } else {
-        discard();
       }
     }
   };
@@ -158,4 +162,8 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
     },
     close: discard,
   };
+}
+
+function isAllocationRefused(error: unknown): boolean {
+  return error instanceof RangeError && error.message === ALLOCATION_REFUSED_MESSAGE;
 }

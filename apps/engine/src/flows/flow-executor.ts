@@ -7,6 +7,7 @@ import {
   type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
+  forUsers,
   type PreloadRequest,
   type RunLog,
   type RunOutcome,
@@ -130,7 +131,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       } catch (systemError) {
         // A callback the app refused, or a bundle or piece the worker's cache could not give.
         status = 'INTERNAL_ERROR';
-        error = serializeError(systemError);
+        deps.log('warn', 'the run failed outside its steps', {
+          runId: job.runId,
+          error: serializeError(systemError),
+        });
+        error = forUsers(serializeError(systemError));
       }
 
       const runLog: RunLog = {

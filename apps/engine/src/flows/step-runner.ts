@@ -5,6 +5,7 @@ import {
   type FlowBundle,
   FlowboxError,
   type FlowResponse,
+  forUsers,
   type StepDefinition,
   type StepResult,
   serializeError,
@@ -112,8 +113,9 @@ async function record(
     result.durationMs = performance.now() - started;
     return result;
   } catch (error) {
-    // Errors from piece code without a flowbox code are the step's own failure.
-    const serialized = { ...serializeError(error, 'STEP_FAILED'), step: name };
+    // Errors from piece code without a flowbox code are the step's own failure. Users see the
+    // stack's flow frames only: the rest is the engine's, in the worker's cache.
+    const serialized = { ...forUsers(serializeError(error, 'STEP_FAILED')), step: name };
     return {
       name,
       kind,

@@ -12,6 +12,7 @@ import {
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { watchEngineMemory } from './engine-memory-watch.ts';
 import { setProcessNiceness } from './engine-priority.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
@@ -61,6 +62,11 @@ export interface EngineProcessOptions {
   niceness?: number;
   /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
   sandbox?: EngineSandbox;
+  /**
+   * ENGINE_MEMORY_LIMIT_MB: an engine whose resident memory (its sandbox's processes included)
+   * passes this while it runs a job is killed, and the job fails ENGINE_MEMORY_LIMIT.
+   */
+  memoryLimitBytes?: number;
 }
 
 /** A sandboxed engine's launch (sandbox/sandboxed-engine.ts) and its relay. */
@@ -182,6 +188,31 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   logger.debug({ bootMs }, 'engine ready');
 
   const pid = child.pid ?? -1;
+
+  /** Ends the job (and the engine) once its memory passes the limit; returns the stop. */
+  const watchMemory = (requestId: string): (() => void) => {
+    const limitBytes = options.memoryLimitBytes;
+    if (limitBytes === undefined) return () => {};
+    return watchEngineMemory({
+      pid,
+      limitBytes,
+      onExceeded(rssBytes) {
+        if (pending?.requestId !== requestId) return;
+        logger.warn({ rssBytes, limitBytes }, 'engine passed its memory limit: killing it');
+        const limitMb = Math.round(limitBytes / 1024 / 1024);
+        pending.result.reject(
+          new FlowboxError(
+            'ENGINE_MEMORY_LIMIT',
+            `the run took its engine past the ${limitMb} MB memory limit (${Math.round(rssBytes / 1024 / 1024)} MB resident); the engine was stopped`,
+          ),
+        );
+        pending = undefined;
+        alive = false;
+        child.kill('SIGKILL');
+      },
+    });
+  };
+
   return {
     pid,
     bootMs,
@@ -200,6 +231,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       const requestId = randomUUID();
       const result = defer<ExecuteResult>();
       pending = { requestId, result };
+      const stopWatch = watchMemory(requestId);
+      result.promise.then(stopWatch, stopWatch);
       const sent = sandbox === undefined ? job : sandbox.admit(job);
       const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job: sent };
       child.send(message, (error) => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * A process's resident set size in bytes, from `/proc/<pid>/status`: no message to the engine,
@@ -7,6 +7,22 @@ import { readFileSync } from 'node:fs';
  * readFile's thread-pool round trips would come after every warm job.
  */
 export async function readRssBytes(pid: number): Promise<number | undefined> {
+  return readRssBytesSync(pid);
+}
+
+/**
+ * The resident memory of a process and all its descendants: a sandboxed engine's node runs
+ * under bubblewrap, two processes below the one the worker started. Undefined as above.
+ */
+export function readTreeRssBytes(pid: number): number | undefined {
+  const own = readRssBytesSync(pid);
+  if (own === undefined) return undefined;
+  let total = own;
+  for (const child of childrenOf(pid)) total += readTreeRssBytes(child) ?? 0;
+  return total;
+}
+
+function readRssBytesSync(pid: number): number | undefined {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -15,4 +31,18 @@ export async function readRssBytes(pid: number): Promise<number | undefined> {
   }
   const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) * 1024;
+}
+
+/** From each thread's `children` list (threads may fork too); empty where procfs lacks it. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+        .split(' ')
+        .filter((word) => word.trim() !== '')
+        .map(Number),
+    );
+  } catch {
+    return [];
+  }
 }

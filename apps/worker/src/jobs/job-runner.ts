@@ -6,6 +6,7 @@ import {
   type ExecutionMode,
   type FinalRunStatus,
   FlowboxError,
+  forUsers,
   type JobProvisioning,
   type JobResult,
   type JobTimings,
@@ -60,10 +61,10 @@ interface Attempt {
   failedProvisionMs?: number;
 }
 
-/** A run that never reached an engine. */
+/** A run that never reached an engine (or lost it): the error's stack is the worker's own, not shown. */
 const notRun = (status: FinalRunStatus, error: SerializedError): Execution => ({
   status,
-  error,
+  error: forUsers(error),
   steps: [],
   logKey: null,
   runMs: 0,
