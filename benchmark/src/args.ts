@@ -28,6 +28,8 @@ export interface BenchOptions {
   executionMode: ExecutionMode;
   /** --cpu-prof: where app, worker and engine processes write V8 CPU profiles (local stacks only). */
   cpuProfDir: string | undefined;
+  /** --hops: trace every run and report where each request's milliseconds went, hop by hop. */
+  hops: boolean;
   /** --baseline: a git ref whose build runs every scenario alternately with this tree's. */
   baseline: string | undefined;
   help: boolean;
@@ -60,6 +62,8 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
   --baseline <git-ref>    also run every scenario on <git-ref> (checked out and built in a worktree
                           under ~/.cache/flowbox/baselines), alternating with this tree repeat by repeat
                           on the same stores, and report both with their ratio
+  --hops                  run the stack with tracing on (to a receiver in the runner) and report, per
+                          scenario, where a request's milliseconds go hop by hop (tracing's cost included)
   -h, --help              this text
 `;
 
@@ -91,6 +95,7 @@ export function parseBenchArgs(
       'execution-mode': { type: 'string' },
       'cpu-prof': { type: 'string' },
       baseline: { type: 'string' },
+      hops: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -131,6 +136,7 @@ export function parseBenchArgs(
     executionMode: executionMode(values['execution-mode'], target),
     cpuProfDir: cpuProfDir(values['cpu-prof'], target, paths.cwd),
     baseline: baselineRef(values.baseline, target, values['cpu-prof']),
+    hops: hopsFlag(values.hops === true, target),
     help: values.help === true,
   };
 }
@@ -140,6 +146,12 @@ function cpuProfDir(raw: string | undefined, target: string | undefined, cwd: st
   if (target !== undefined)
     throw new Error('--cpu-prof: with --target the processes are not ours to profile');
   return resolve(cwd, raw);
+}
+
+function hopsFlag(hops: boolean, target: string | undefined): boolean {
+  if (hops && target !== undefined)
+    throw new Error("--hops: with --target the spans go to the deployment's collector");
+  return hops;
 }
 
 function suiteName(raw: string | undefined, quick: boolean): SuiteName {

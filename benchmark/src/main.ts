@@ -43,6 +43,7 @@ async function main(): Promise<number> {
     toolsDir,
     baseEnv: { ...process.env },
     cpuProfDir: options.cpuProfDir,
+    hops: options.hops,
   };
   const progress = new Progress(process.stderr);
   const controller = new AbortController();

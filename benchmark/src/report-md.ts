@@ -3,6 +3,7 @@ import { fmt, fmtMedian, mdTable } from './format.ts';
 import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
 import { fleetSection } from './report-fleet.ts';
+import { hopsSection } from './report-hops.ts';
 import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
 import { COST_HEADERS, costRow, SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport, RepeatResult, ScenarioResult } from './result-types.ts';
@@ -45,6 +46,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     '',
     ...baselineSection(report),
     ...fleetSection(report),
+    ...hopsSection(report),
     '## Cost per request',
     '',
     "Counters read before and after each repeat, divided by the runs that succeeded in that window (requests cut off at the end of the load still ran and are counted). Redis commands include those BullMQ runs inside its Lua scripts; round trips are the server's socket reads (a pipeline counts once). Postgres statements are top-level statements of the app's role from pg_stat_statements, BEGIN/COMMIT included; transactions come from pg_stat_database, whose counters backends flush lazily, hence approximate. The idle columns are the rates with no load at all (BullMQ's blocking polls and periodic checks), measured for 2 s after the warm-up: every window includes some of that background.",

@@ -1,5 +1,6 @@
 import type { Anatomy, AnatomySegments } from './anatomy.ts';
 import type { EventLoopDelay } from './app-event-loop.ts';
+import type { HopTable } from './hops.ts';
 import type { LoadResult } from './load-result.ts';
 import type { PostgresDelta } from './postgres-stats.ts';
 import type { ProcessKind } from './proc-stats.ts';
@@ -97,6 +98,8 @@ export interface ScenarioResult {
   } | null;
   repeats: RepeatResult[];
   summary: ScenarioSummary | null;
+  /** `--hops`: where a request's milliseconds went, hop by hop, from its trace (tracing on). */
+  hops?: HopTable;
 }
 
 export interface MachineInfo {

@@ -39,6 +39,8 @@ export async function startScenarioStack(options: {
   cpuProfDir?: string | undefined;
   /** Another checkout's app and worker (`--baseline`); default this one's. */
   entries?: { app: string; worker: string } | undefined;
+  /** `--hops`: the OTLP/HTTP endpoint the apps and workers export their spans to. */
+  tracingEndpoint?: string | undefined;
   signal: AbortSignal;
 }): Promise<ScenarioStack> {
   const { services, scenario } = options;
@@ -49,6 +51,8 @@ export async function startScenarioStack(options: {
   await mkdir(tmpDir, { recursive: true });
   const database = await services.createDatabase(`bench_${options.index}_${scenario.mode.replace('-', '_')}`);
   const profiling = profilingEnv(options.cpuProfDir);
+  const tracing: Record<string, string> =
+    options.tracingEndpoint === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: options.tracingEndpoint };
   const counts = { warn: 0, error: 0 };
   const simulated = scenario.mode === 'sim';
   // A simulated fleet's tokens are minted here, so the runner knows the stack's secret.
@@ -78,12 +82,14 @@ export async function startScenarioStack(options: {
       // PGlite serves every connection from one session, where a statement name can exist once.
       ...(services.database.kind === 'pglite' ? { DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
       ...profiling.app,
+      ...tracing,
     },
     workerEnv: {
       ...workerEnvFor(scenario.mode),
       EXECUTION_MODE: options.executionMode,
       TMPDIR: tmpDir,
       ...profiling.worker,
+      ...tracing,
     },
     baseEnv: options.baseEnv,
     entries: options.entries,

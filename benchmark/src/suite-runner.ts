@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startOtlpReceiver } from '@flowbox/local-services';
 import { summarizeScenario } from './aggregate.ts';
 import type { BaselineCheckout } from './baseline-checkout.ts';
+import { hopTable } from './hops.ts';
 import {
   OBSERVER_ROLE,
   openPostgresProbe,
@@ -46,6 +48,8 @@ export async function runLocalSuite(
     cpuProfDir?: string | undefined;
     /** --baseline: each repeat runs once on the baseline's processes, then once on ours (A B A B …). */
     baseline?: BaselineCheckout | undefined;
+    /** --hops: trace every run and add the hop table (tracing's cost included in every figure). */
+    hops?: boolean | undefined;
   },
   deps: SuiteDeps,
 ): Promise<SuiteOutcome> {
@@ -85,6 +89,7 @@ export async function runLocalSuite(
           settings: runSettings,
           env,
           entries: side === 'baseline' ? env.baseline?.entries : undefined,
+          hops: env.hops === true,
           deps,
           ticksPerSecond,
           onProgress: progressReporter(progress),
@@ -123,7 +128,26 @@ export async function runLocalSuite(
   }
 }
 
+/** `--hops`: the stack runs with tracing on, exporting to a receiver here; its spans make the hop table. */
 async function runOneLocal(
+  scenario: Scenario,
+  index: number,
+  c: Parameters<typeof runOneStack>[2] & { hops: boolean },
+): Promise<ScenarioResult> {
+  if (!c.hops) return runOneStack(scenario, index, c);
+  const receiver = await startOtlpReceiver();
+  try {
+    const result = await runOneStack(scenario, index, { ...c, tracingEndpoint: receiver.url });
+    // The stack is closed: apps and workers flushed their last spans on SIGTERM.
+    const since = result.repeats[0]?.startedAt;
+    if (since === undefined) return result;
+    return { ...result, hops: hopTable(receiver.spans, Date.parse(since)) };
+  } finally {
+    await receiver.close();
+  }
+}
+
+async function runOneStack(
   scenario: Scenario,
   index: number,
   c: {
@@ -133,6 +157,7 @@ async function runOneLocal(
     settings: RunSettings;
     env: { baseEnv: Record<string, string | undefined>; cpuProfDir?: string | undefined };
     entries: { app: string; worker: string } | undefined;
+    tracingEndpoint?: string | undefined;
     deps: SuiteDeps;
     ticksPerSecond: number;
     onProgress: MeasureContext['onProgress'];
@@ -152,6 +177,7 @@ async function runOneLocal(
       executionMode: c.settings.executionMode,
       cpuProfDir: c.env.cpuProfDir === undefined ? undefined : join(c.env.cpuProfDir, scenario.name),
       entries: c.entries,
+      tracingEndpoint: c.tracingEndpoint,
       signal,
     });
     stackPids = [...(stack.roots.app ?? []), ...(stack.roots.worker ?? [])];

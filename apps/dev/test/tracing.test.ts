@@ -1,5 +1,5 @@
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@flowbox/local-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../test/otlp-receiver.ts';
 import { type FaultStack, postWebhook, startFaultStack } from './faults/fault-harness.ts';
 
 /** Every span one sync run of the benchmark flow has, by the service that exports it. */

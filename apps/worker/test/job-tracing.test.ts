@@ -1,7 +1,7 @@
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@flowbox/local-services';
 import { type ExecutionMode, parseTraceparent } from '@flowbox/protocol';
 import { startTracing, type Tracer } from '@flowbox/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../test/otlp-receiver.ts';
 import { silentLogger } from '../src/test-helpers.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

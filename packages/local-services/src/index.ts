@@ -2,6 +2,7 @@ export * from './find-binary.ts';
 export * from './free-port.ts';
 export * from './local-service.ts';
 export * from './managed-process.ts';
+export * from './otlp-receiver.ts';
 export * from './pgbouncer.ts';
 export * from './pglite.ts';
 export * from './postgres-admin.ts';

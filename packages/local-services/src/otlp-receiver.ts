@@ -36,7 +36,7 @@ export interface OtlpReceiver {
 }
 
 /**
- * A tiny OTLP/HTTP trace receiver on 127.0.0.1 for tests: it decodes the JSON encoding
+ * A tiny OTLP/HTTP trace receiver on 127.0.0.1 for tests and the benchmark's hop table: it decodes the JSON encoding
  * (`content-type: application/json`, what @opentelemetry/exporter-trace-otlp-http sends) and
  * answers 200 `{}`; anything else gets 415.
  */
