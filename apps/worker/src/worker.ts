@@ -71,7 +71,7 @@ export function engineStarter(
       snapshotBlob,
       isolatedVmDir: provisioner.isolatedVmDir,
       readOnlyDirs: provisioner.artifactDirs,
-      egressFetch: (policy) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS }),
+      egressFetch: (policy, budget) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget }),
       limits: DEFAULT_SANDBOX_LIMITS,
       logger,
     });
@@ -130,6 +130,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     workerId: config.workerId,
     executionMode: config.executionMode,
     egress: config.egress,
+    fetchLimits: config.fetchLimits,
     logger,
     provisioner,
     engines,

@@ -2,7 +2,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { EgressFetch } from '@flowbox/egress';
+import type { EgressFetch, FetchBudget } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
 import type { EngineSandbox } from '../engines/engine-process.ts';
@@ -18,7 +18,7 @@ export interface SandboxedEngineOptions {
   isolatedVmDir: string;
   /** The cache's flow bundles and pieces directories, bound read-only. */
   readOnlyDirs: string[];
-  egressFetch(policy: EgressPolicy): EgressFetch;
+  egressFetch(policy: EgressPolicy, budget: FetchBudget): EgressFetch;
   limits: SandboxLimits;
   logger: Logger;
 }
