@@ -129,6 +129,11 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
       if (signal.aborted) return void request.destroy();
       return sendJson(response, 200, { error: serializeError(error, 'CODE_STEP_FETCH_LIMIT') });
     }
+    // Ended while the slot was being granted (its close may have fired already).
+    if (signal.aborted) {
+      slot.release();
+      return void response.destroy();
+    }
     response.on('close', () => slot.release());
     let answer: RelayFetchAnswer;
     try {
