@@ -56,7 +56,9 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     codeRunners,
     http,
     log: channel.log,
-    ...(relaySocket === undefined ? {} : { egressFetch: () => createRelayEgressFetch(relaySocket) }),
+    ...(relaySocket === undefined
+      ? {}
+      : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),
   });
   const engine = createEngine({ channel, executor, afterJob: flushCompileCache });
   engine.start();

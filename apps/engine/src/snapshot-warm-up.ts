@@ -1,5 +1,6 @@
 import {
   BENCHMARK_FLOW,
+  DEFAULT_FETCH_LIMITS,
   type EngineJob,
   type FlowBundle,
   FlowBundleSchema,
@@ -36,6 +37,7 @@ export function warmUpSchemaSamples(): {
     logUpload: { url: 'http://127.0.0.1:9/log', fields: { key: 'warm-up' }, key: 'warm-up', maxBytes: 1 },
     limits: { flowTimeoutMs: 1, codeStepTimeoutMs: 1, codeStepMemoryMb: 8 },
     egress: { allowPublic: true, named: [] },
+    fetchLimits: DEFAULT_FETCH_LIMITS,
   };
   const code: Record<string, string> = {};
   for (const step of BENCHMARK_FLOW.steps)

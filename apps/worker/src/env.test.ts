@@ -19,6 +19,7 @@ describe('worker config', () => {
       engineBundle: path.resolve('dist/engine.mjs'),
       sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024 },
       executionMode: 'SANDBOX_CODE_ONLY',
+      fetchLimits: { maxInFlight: 8, maxBufferedBytes: 32 * 1024 * 1024 },
     });
     expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
     expect(config.cacheDir).toBe(path.join(tmpdir(), `flowbox-worker-${config.workerId}`));
@@ -61,6 +62,10 @@ describe('worker config', () => {
       maxJobs: 2,
       maxRssBytes: 64 * 1024 * 1024,
     });
+    expect(
+      loadConfig({ ...required, CODE_STEP_FETCH_MAX_IN_FLIGHT: '2', CODE_STEP_FETCH_MAX_BUFFERED_MB: '11' })
+        .fetchLimits,
+    ).toEqual({ maxInFlight: 2, maxBufferedBytes: 11 * 1024 * 1024 });
     expect(loadConfig({ ...required, REUSE_SANDBOX: 'false' }).sandbox).toEqual({
       reuse: false,
       prewarm: true,
@@ -73,6 +78,10 @@ describe('worker config', () => {
     );
     expect(() => loadConfig({ ...required, EXECUTION_MODE: 'VM' })).toThrow(/EXECUTION_MODE/);
     expect(() => loadConfig({ ...required, REUSE_SANDBOX: 'maybe' })).toThrow(/REUSE_SANDBOX/);
+    // Room for one largest response, as the relay carries it.
+    expect(() => loadConfig({ ...required, CODE_STEP_FETCH_MAX_BUFFERED_MB: '10' })).toThrow(
+      /CODE_STEP_FETCH_MAX_BUFFERED_MB.*at least 11/,
+    );
     expect(() => loadConfig({ ...required, ENGINE_MAX_JOBS: '0' })).toThrow(/ENGINE_MAX_JOBS/);
   });
 });

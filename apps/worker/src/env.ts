@@ -3,9 +3,19 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_EGRESS_POLICY_TEXT, parseEgressPolicy } from '@flowbox/egress';
 import { ConfigError, envFields, loadEnv } from '@flowbox/node-kit';
-import { type EgressPolicy, type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
+import {
+  DEFAULT_FETCH_LIMITS,
+  type EgressPolicy,
+  type ExecutionMode,
+  ExecutionModeSchema,
+  type FetchLimits,
+} from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
+
+/** One largest response (5 MiB), which the relay's answer may carry escaped to twice that. */
+const MIN_FETCH_BUFFERED_MB = 11;
+const MIB = 1024 * 1024;
 
 /**
  * The worker's environment. Each variable's meaning and default is its `.describe()`, from
@@ -77,6 +87,20 @@ export const WorkerEnvSchema = z.object({
     .describe(
       'Which hosts code steps may call with `fetch`, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect.',
     ),
+  CODE_STEP_FETCH_MAX_IN_FLIGHT: envFields
+    .positiveInt(DEFAULT_FETCH_LIMITS.maxInFlight)
+    .describe(
+      "How many of one run's code-step `fetch` requests are in flight at once; more wait, in order, for a slot. Held by the engine, and by the worker's relay in SANDBOXED mode.",
+    ),
+  CODE_STEP_FETCH_MAX_BUFFERED_MB: envFields
+    .positiveInt(DEFAULT_FETCH_LIMITS.maxBufferedBytes / MIB)
+    .refine(
+      (mb) => mb >= MIN_FETCH_BUFFERED_MB,
+      `must be at least ${MIN_FETCH_BUFFERED_MB}, room for one largest response`,
+    )
+    .describe(
+      "MiB one run's code-step `fetch` requests may hold at once, in the engine and (SANDBOXED) in the worker's relay: request bodies (waiting ones included) and responses as they arrive. A request or response that would go past it fails at once with `CODE_STEP_FETCH_LIMIT`, and its connection is closed. At least 11 (one 5 MiB response, escaped as JSON on its way through the relay).",
+    ),
   METRICS_PORT: z.coerce
     .number()
     .int()
@@ -136,6 +160,8 @@ export interface WorkerConfig {
   executionMode: ExecutionMode;
   /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
   egress: EgressPolicy;
+  /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
+  fetchLimits: FetchLimits;
   /** Where to serve /metrics, or null for no metrics server. */
   metrics: { host: string; port: number } | null;
   /** SIGTERM → forced exit, in milliseconds. */
@@ -170,6 +196,10 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     engineMemoryLimitBytes: env.ENGINE_MEMORY_LIMIT_MB * 1024 * 1024,
     executionMode: env.EXECUTION_MODE,
     egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
+    fetchLimits: {
+      maxInFlight: env.CODE_STEP_FETCH_MAX_IN_FLIGHT,
+      maxBufferedBytes: env.CODE_STEP_FETCH_MAX_BUFFERED_MB * MIB,
+    },
     metrics: env.METRICS_PORT === undefined ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
     engineCpuProfDir: env.ENGINE_CPU_PROF_DIR === undefined ? null : path.resolve(env.ENGINE_CPU_PROF_DIR),

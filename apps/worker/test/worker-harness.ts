@@ -4,14 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type FakeAppServer, SEEDED_FLOW, startFakeAppServer } from '@flowbox/engine/testing';
 import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
-import type {
-  ArtifactDownload,
-  DispatchedJob,
-  EgressPolicy,
-  ExecutionMode,
-  FlowDefinition,
-  PieceDownload,
-  RunLimits,
+import {
+  type ArtifactDownload,
+  DEFAULT_FETCH_LIMITS,
+  type DispatchedJob,
+  type EgressPolicy,
+  type ExecutionMode,
+  type FlowDefinition,
+  type PieceDownload,
+  type RunLimits,
 } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { expect } from 'vitest';
@@ -111,6 +112,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     workerId: 'worker-test',
     executionMode: options.executionMode ?? 'SANDBOX_CODE_ONLY',
     egress: options.egress ?? { allowPublic: true, named: [] },
+    fetchLimits: DEFAULT_FETCH_LIMITS,
     logger,
     provisioner,
     engines,

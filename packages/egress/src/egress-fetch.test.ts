@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEgressFetch, type EgressFetch } from './egress-fetch.ts';
 import { parseEgressPolicy } from './egress-policy.ts';
+import { createFetchBudget } from './fetch-budget.ts';
 
 const LIMITS = { maxRequestBytes: 1024, maxResponseBytes: 4096, maxRedirects: 3 };
+const roomy = () => createFetchBudget({ maxInFlight: 16, maxBufferedBytes: 1024 * 1024 });
 
 /** A loopback server that records every request it gets and answers per path. */
 async function startServer(): Promise<{ server: Server; port: number; seen: IncomingMessage[] }> {
@@ -16,6 +18,10 @@ async function startServer(): Promise<{ server: Server; port: number; seen: Inco
       response.writeHead(302, { location: decodeURIComponent(path.slice('/redirect?to='.length)) }).end();
     } else if (path === '/large') {
       response.end('x'.repeat(10_000));
+    } else if (path === '/3k-then-hang') {
+      // A body that is never finished: the request holds its bytes until someone ends it.
+      response.writeHead(200, { 'content-length': '4000' });
+      response.write('y'.repeat(3000));
     } else if (path === '/hang') {
       // Never answers: the caller's signal ends it.
     } else {
@@ -50,8 +56,9 @@ describe('egress fetch against loopback servers', () => {
     fetchNamed = createEgressFetch({
       policy: parseEgressPolicy(`public,127.0.0.1:${allowed.port}`),
       limits: LIMITS,
+      budget: roomy(),
     });
-    fetchPublic = createEgressFetch({ policy: parseEgressPolicy('public'), limits: LIMITS });
+    fetchPublic = createEgressFetch({ policy: parseEgressPolicy('public'), limits: LIMITS, budget: roomy() });
   });
   afterAll(() => {
     allowed.server.closeAllConnections();
@@ -127,6 +134,7 @@ describe('egress fetch against loopback servers', () => {
     const resolving = createEgressFetch({
       policy: parseEgressPolicy('public'),
       limits: LIMITS,
+      budget: roomy(),
       resolve: async () => [
         { address: '93.184.215.14', family: 4 },
         { address: '10.0.0.7', family: 4 },
@@ -165,5 +173,54 @@ describe('egress fetch against loopback servers', () => {
     await expect(fetchNamed(get('not a url'), signal())).rejects.toMatchObject({
       code: 'CODE_STEP_FETCH_FAILED',
     });
+  });
+
+  it('holds a run to its requests in flight: the rest wait, and a request that does not fit is refused', async () => {
+    const budget = createFetchBudget({ maxInFlight: 2, maxBufferedBytes: 6500 });
+    const bounded = createEgressFetch({
+      policy: parseEgressPolicy(`127.0.0.1:${allowed.port}`),
+      limits: LIMITS,
+      budget,
+    });
+    const before = allowed.seen.length;
+    const step = new AbortController();
+    const url = `http://127.0.0.1:${allowed.port}/3k-then-hang`;
+    const calls = Array.from({ length: 5 }, () => bounded(get(url), step.signal));
+    for (const call of calls) call.catch(() => {});
+    await expect.poll(() => budget.usage().bytes).toBeGreaterThanOrEqual(6000);
+    // Two in flight holding 3000 bytes each, three waiting; the server saw only the two.
+    expect(budget.usage()).toMatchObject({ inFlight: 2, waiting: 3 });
+    expect(allowed.seen.length - before).toBe(2);
+    await expect(
+      bounded(
+        { ...get(`http://127.0.0.1:${allowed.port}/echo`), method: 'POST', body: 'z'.repeat(900) },
+        step.signal,
+      ),
+    ).rejects.toMatchObject({ code: 'CODE_STEP_FETCH_LIMIT' });
+    // Ending the step ends what is in flight and what waits, and gives every byte back.
+    step.abort(new Error('the step ended'));
+    for (const call of calls) await expect(call).rejects.toThrow('the step ended');
+    expect(budget.usage()).toEqual({ inFlight: 0, waiting: 0, bytes: 0 });
+  });
+
+  it('stops reading a response as soon as the run holds its bytes budget', async () => {
+    const budget = createFetchBudget({ maxInFlight: 2, maxBufferedBytes: 5000 });
+    const bounded = createEgressFetch({
+      policy: parseEgressPolicy(`127.0.0.1:${allowed.port}`),
+      limits: LIMITS,
+      budget,
+    });
+    const step = new AbortController();
+    const url = `http://127.0.0.1:${allowed.port}/3k-then-hang`;
+    const calls = Array.from({ length: 5 }, () => bounded(get(url), step.signal));
+    const settled: string[] = [];
+    for (const call of calls) call.catch((error: { code?: string }) => settled.push(error.code ?? 'other'));
+    // Two 3000-byte bodies never fit at once: every response but one is cut off.
+    await expect.poll(() => settled.length).toBe(4);
+    expect(settled).toEqual(Array(4).fill('CODE_STEP_FETCH_LIMIT'));
+    expect(budget.usage()).toMatchObject({ inFlight: 1, waiting: 0 });
+    step.abort(new Error('the step ended'));
+    await expect.poll(() => settled.length).toBe(5);
+    expect(budget.usage()).toEqual({ inFlight: 0, waiting: 0, bytes: 0 });
   });
 });

@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { FlowboxError } from '@flowbox/protocol';
 import { type AddressClass, AddressClassifier } from './address-class.ts';
 import { type EgressPolicy, isNamed } from './egress-policy.ts';
+import type { FetchBudget, FetchSlot } from './fetch-budget.ts';
 
 export interface EgressRequest {
   url: string;
@@ -34,7 +35,24 @@ export const CODE_STEP_FETCH_LIMITS: EgressLimits = {
   maxRedirects: 5,
 };
 
-export type EgressFetch = (request: EgressRequest, signal: AbortSignal) => Promise<EgressResponse>;
+/**
+ * One run's `fetch`. `slot`: a slot of the run's budget the caller already holds (the worker's
+ * relay takes one before it reads the request); without it the fetch takes its own.
+ */
+export type EgressFetch = (
+  request: EgressRequest,
+  signal: AbortSignal,
+  slot?: FetchSlot,
+) => Promise<EgressResponse>;
+
+/** What a request holds of its run's budget before any answer: its URL, headers and body. */
+export function requestBytes(request: EgressRequest): number {
+  let bytes = Buffer.byteLength(request.url) + Buffer.byteLength(request.body ?? '');
+  for (const [name, value] of Object.entries(request.headers)) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  }
+  return bytes;
+}
 
 /** Resolves a host name to every address it has. */
 export type ResolveHost = (host: string) => Promise<Array<{ address: string; family: number }>>;
@@ -49,11 +67,15 @@ const REFUSED_HEADERS = new Set(['host', 'connection', 'content-length', 'transf
  * the policy, or the policy must allow the public internet and every address the host resolves
  * to must be public. The connection then goes to the address that was checked, so a DNS answer
  * that changes between the check and the connect (rebinding) changes nothing. Bodies are text,
- * bounded both ways; the caller's signal (the step's timeout) covers the whole exchange.
+ * bounded both ways; the caller's signal (the step's timeout) covers the whole exchange. Each
+ * fetch is one run's (`budget`): it waits for a slot, and its response counts against the run's
+ * bytes as they arrive, so a fan-out stops streaming as soon as the run's budget is spent.
  */
 export function createEgressFetch(options: {
   policy: EgressPolicy;
   limits: EgressLimits;
+  /** The run's: every fetch this function makes shares it. */
+  budget: FetchBudget;
   resolve?: ResolveHost;
 }): EgressFetch {
   const classifier = new AddressClassifier();
@@ -80,11 +102,25 @@ export function createEgressFetch(options: {
     return first;
   };
 
-  return async (request, signal) => {
+  return async (request, signal, given) => {
     const body = request.body ?? '';
     if (Buffer.byteLength(body) > options.limits.maxRequestBytes) {
       throw failed(`the request body is over ${options.limits.maxRequestBytes} bytes`);
     }
+    const slot = given ?? (await options.budget.acquire(signal, requestBytes(request)));
+    try {
+      return await exchange(request, body, signal, slot);
+    } finally {
+      if (given === undefined) slot.release();
+    }
+  };
+
+  async function exchange(
+    request: EgressRequest,
+    body: string,
+    signal: AbortSignal,
+    slot: FetchSlot,
+  ): Promise<EgressResponse> {
     let url = parseUrl(request.url);
     let method = request.method.toUpperCase();
     let sendBody: string | undefined = body === '' ? undefined : body;
@@ -111,11 +147,13 @@ export function createEgressFetch(options: {
       return {
         status: response.statusCode ?? 0,
         headers: flatHeaders(response),
-        body: await readBody(response, options.limits.maxResponseBytes),
+        body: await readBody(response, options.limits.maxResponseBytes, slot).catch((error: unknown) => {
+          throw signal.aborted ? signal.reason : error;
+        }),
         url: url.toString(),
       };
     }
-  };
+  }
 }
 
 function send(
@@ -147,7 +185,7 @@ function send(
   });
 }
 
-async function readBody(response: IncomingMessage, maxBytes: number): Promise<string> {
+async function readBody(response: IncomingMessage, maxBytes: number, slot: FetchSlot): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response) {
@@ -155,6 +193,12 @@ async function readBody(response: IncomingMessage, maxBytes: number): Promise<st
     if (size > maxBytes) {
       response.destroy();
       throw failed(`the response body is over ${maxBytes} bytes`);
+    }
+    try {
+      slot.hold((chunk as Buffer).byteLength);
+    } catch (error) {
+      response.destroy();
+      throw error;
     }
     chunks.push(chunk as Buffer);
   }

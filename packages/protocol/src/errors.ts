@@ -37,6 +37,11 @@ export const ERROR_CATALOG = {
   CODE_STEP_FETCH_FAILED: { family: 'user', httpStatus: 500 },
   /** The response step's status or headers cannot be sent (response-rules.ts), or are refused by policy. */
   INVALID_RESPONSE: { family: 'user', httpStatus: 500 },
+  /**
+   * A code step's `fetch` would take its run past the bytes its requests may hold at once
+   * (CODE_STEP_FETCH_MAX_BUFFERED_MB): that request is refused or its response cut off.
+   */
+  CODE_STEP_FETCH_LIMIT: { family: 'user', httpStatus: 500 },
   FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
   // flowbox failed.
   WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },

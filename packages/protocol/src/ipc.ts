@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
-import { EgressPolicySchema } from './egress.ts';
+import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
 import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.ts';
@@ -40,6 +40,8 @@ export const EngineJobSchema = z.object({
   limits: RunLimitsSchema,
   /** Which hosts this run's code steps may call with `fetch` (the worker's CODE_STEP_EGRESS). */
   egress: EgressPolicySchema,
+  /** How much this run's `fetch` calls may hold at once (the worker's CODE_STEP_FETCH_* settings). */
+  fetchLimits: FetchLimitsSchema,
   /**
    * The worker's job span, when the run is traced: the engine then records its spans under it
    * and sends this run's callbacks with a `traceparent` header (trace.ts).

@@ -3,7 +3,8 @@
 // stands between a piece and the worker. Each attempt runs in real app, worker and engine
 // processes; it must fail with a run that names why, reach nothing (no connection on a
 // loopback listener, nothing written on the host), and leave the worker serving the next run.
-import { existsSync } from 'node:fs';
+// Issue 26 item 12: the engine sees its job's flow bundle and pieces only, not the cache's others.
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +34,8 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
   let connections = 0;
   let workerPid: number;
   let cacheDir: string;
+  /** The benchmark flow's bundle, in the worker's cache: another flow's, for the attempt flow. */
+  let otherBundle: string;
 
   beforeAll(async () => {
     listener = createServer((socket) => {
@@ -49,6 +52,9 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
     cacheDir = join(fault.dataDir, 'cache-0');
     const first = await postWebhook(fault.url, 'benchmark');
     expect(first.body).toEqual({ result: 6 });
+    const bundles = readdirSync(join(cacheDir, 'bundles'));
+    expect(bundles).toHaveLength(1);
+    otherBundle = join(cacheDir, 'bundles', bundles[0] ?? '');
   });
 
   afterAll(async () => {
@@ -61,6 +67,14 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
     { what: 'list-processes', target: () => '', refused: /sees only [1-3] processes/ },
     { what: 'signal-worker', target: () => String(workerPid), refused: /ESRCH/ },
     { what: 'read-cache', target: () => join(cacheDir, 'pieces'), refused: /EROFS/ },
+    { what: 'read-file', target: () => otherBundle, refused: /ENOENT/ },
+    // Its own flow's bundle and pieces only: not the benchmark's bundle, nor its math-helper piece.
+    { what: 'list-dir', target: () => join(cacheDir, 'bundles'), refused: /^lists 1: attempt-[^,]+\.json$/ },
+    {
+      what: 'list-dir',
+      target: () => join(cacheDir, 'pieces'),
+      refused: /^lists 2: faults@[^,]+, webhook@[^,]+$/,
+    },
     { what: 'write-outside-tmp', target: () => '/planted-by-a-piece', refused: /EROFS/ },
     { what: 'write-outside-tmp', target: () => `${process.execPath}.planted`, refused: /EROFS/ },
     { what: 'fill-tmp', target: () => '', refused: /ENOSPC/ },
@@ -99,6 +113,9 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
     expect(existsSync('/planted-by-a-piece')).toBe(false);
     expect(existsSync(`${process.execPath}.planted`)).toBe(false);
     expect(existsSync(join(cacheDir, 'pieces', 'planted'))).toBe(false);
+    // What the sandbox could not see is there on the host.
+    expect(existsSync(otherBundle)).toBe(true);
+    expect(readdirSync(join(cacheDir, 'pieces')).some((name) => name.startsWith('math-helper@'))).toBe(true);
     expect(() => process.kill(workerPid, 0)).not.toThrow();
     // The listener's control: it does count a connection made from outside the sandbox.
     const { connect } = await import('node:net');

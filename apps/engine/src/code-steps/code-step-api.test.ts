@@ -2,8 +2,13 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CODE_STEP_FETCH_LIMITS, createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
-import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
+import {
+  CODE_STEP_FETCH_LIMITS,
+  createEgressFetch,
+  createFetchBudget,
+  parseEgressPolicy,
+} from '@flowbox/egress';
+import { DEFAULT_FETCH_LIMITS, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeRunnersByKind, type RunnerKind } from '../testing/code-runners.ts';
 import { CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
@@ -65,7 +70,13 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) 
   /** Runs `code` as a code step; returns its value or its error, and what it printed. */
   async function step(code: string, timeoutMs = 2_000) {
     const policy = parseEgressPolicy(`public, 127.0.0.1:${port}`);
-    const session = openCodeStepSession(createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS }));
+    const session = openCodeStepSession(
+      createEgressFetch({
+        policy,
+        limits: CODE_STEP_FETCH_LIMITS,
+        budget: createFetchBudget(DEFAULT_FETCH_LIMITS),
+      }),
+    );
     try {
       const value = await runner.run({
         source: wrapCodeStep(code),

@@ -1,4 +1,10 @@
-import { CODE_STEP_FETCH_LIMITS, createEgressFetch, type EgressFetch } from '@flowbox/egress';
+import {
+  CODE_STEP_FETCH_LIMITS,
+  createEgressFetch,
+  createFetchBudget,
+  type EgressFetch,
+  type FetchBudget,
+} from '@flowbox/egress';
 import {
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
@@ -39,8 +45,11 @@ export interface FlowExecutorDeps {
   httpTimeoutMs?: number;
   /** How often progress is reported while a flow runs (default ENGINE_PROGRESS_INTERVAL_MS). */
   progressIntervalMs?: number;
-  /** Code steps' HTTP under the job's egress policy (default: `@flowbox/egress`, real DNS). */
-  egressFetch?: (policy: EgressPolicy) => EgressFetch;
+  /**
+   * Code steps' HTTP under the job's egress policy, within the run's budget (default:
+   * `@flowbox/egress`, real DNS).
+   */
+  egressFetch?: (policy: EgressPolicy, budget: FetchBudget) => EgressFetch;
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
@@ -333,16 +342,22 @@ async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepR
     bundle,
     pieces: createPieceRegistry(pieces),
     codeRunner: deps.codeRunners[job.executionMode],
-    egressFetch: lazyEgressFetch(deps, job.egress),
+    egressFetch: lazyEgressFetch(deps, job),
     log: deps.log,
   };
 }
 
-/** Built on a run's first `fetch`: most runs make none. */
-function lazyEgressFetch(deps: FlowExecutorDeps, policy: EgressPolicy): EgressFetch {
+/** Built on a run's first `fetch`: most runs make none. Every step of the run shares its budget. */
+function lazyEgressFetch(deps: FlowExecutorDeps, job: EngineJob): EgressFetch {
   let fetcher: EgressFetch | undefined;
   return (request, signal) => {
-    fetcher ??= deps.egressFetch?.(policy) ?? createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS });
+    if (fetcher === undefined) {
+      const policy = job.egress;
+      const budget = createFetchBudget(job.fetchLimits);
+      fetcher =
+        deps.egressFetch?.(policy, budget) ??
+        createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget });
+    }
     return fetcher(request, signal);
   };
 }

@@ -1,4 +1,4 @@
-import { BENCHMARK_FLOW, type EngineJob } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, DEFAULT_FETCH_LIMITS, type EngineJob } from '@flowbox/protocol';
 
 /** The flow the app seeds and the benchmark calls: 2 + 3, plus 1 in a code step, answered as JSON. */
 export const SEEDED_FLOW = BENCHMARK_FLOW;
@@ -31,6 +31,7 @@ export function makeEngineJob(
     },
     limits: { flowTimeoutMs: 30_000, codeStepTimeoutMs: 5_000, codeStepMemoryMb: 32 },
     egress: { allowPublic: true, named: [] },
+    fetchLimits: DEFAULT_FETCH_LIMITS,
     ...overrides,
   };
 }

@@ -13,6 +13,9 @@ import path from 'node:path';
  *   <cacheDir>/compile-cache/                                     V8 code cache of every engine
  *                                                                 (NODE_COMPILE_CACHE)
  *   <cacheDir>/tmp/                                               downloads and unpacks in progress
+ *   <cacheDir>/sandbox-views/view-<random>/{bundles,pieces}/      SANDBOXED: what one engine sees
+ *                                                                 of the cache, its job's entries
+ *                                                                 hard-linked (sandbox/job-view.ts)
  *
  * Entries are named by content hash, so a name never points at other bytes; they appear by
  * rename from tmp/ (same filesystem), so a reader never sees half of one.
@@ -24,6 +27,8 @@ export interface CacheLayout {
   engineDir(sha256: string): string;
   /** Where verified flow bundles and unpacked pieces are: all a sandboxed engine may read of the cache. */
   readonly artifactDirs: string[];
+  /** Where each sandboxed engine's view of the artifacts is made (same filesystem: hard links). */
+  readonly sandboxViewsDir: string;
   /** Shared by every engine the worker forks; Node keys its entries by file hash itself. */
   readonly compileCacheDir: string;
   /** A fresh path under tmp/ for something about to be renamed into place. */
@@ -39,6 +44,7 @@ export function createCacheLayout(root: string): CacheLayout {
     pieceDir: (name, version, sha256) => path.join(root, 'pieces', `${name}@${version}-${sha256}`),
     engineDir: (sha256) => path.join(root, 'engine', sha256),
     artifactDirs: [path.join(root, 'bundles'), path.join(root, 'pieces')],
+    sandboxViewsDir: path.join(root, 'sandbox-views'),
     compileCacheDir: path.join(root, 'compile-cache'),
     async tmpPath(label) {
       const dir = path.join(root, 'tmp');

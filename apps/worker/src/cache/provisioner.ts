@@ -30,8 +30,10 @@ export interface Provisioner {
   provision(job: DispatchedJob): Promise<Provisioned>;
   /** The isolated-vm package installed engines import. */
   readonly isolatedVmDir: string;
-  /** The cache directories of verified bundles and pieces (a sandbox binds them read-only). */
+  /** The cache directories of verified bundles and pieces (a sandbox sees its job's entries of them). */
   readonly artifactDirs: string[];
+  /** Where sandboxed engines' views of those directories are made. */
+  readonly sandboxViewsDir: string;
 }
 
 export interface ProvisionerOptions {
@@ -73,6 +75,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
     engine,
     isolatedVmDir: options.isolatedVmDir,
     artifactDirs: layout.artifactDirs,
+    sandboxViewsDir: layout.sandboxViewsDir,
     async provision(job) {
       const bundleStarted = performance.now();
       const bundle = await bundles.ensure(job.flowVersionId, job.bundle);

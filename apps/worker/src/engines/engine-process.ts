@@ -76,9 +76,15 @@ export interface EngineSandbox {
   args: string[];
   /** File descriptors the command reads, passed after the IPC channel (fd 4 onwards). */
   extraFds: number[];
-  /** Rewrites each job for the sandbox and lets its traffic through the relay. */
-  admit(job: EngineJob): EngineJob;
-  release(): void;
+  /**
+   * Shows the sandbox this job's bundle and pieces (and nothing else of the cache), lets its
+   * traffic through the relay, and returns the job as the engine must see it.
+   */
+  admit(job: EngineJob): Promise<EngineJob>;
+  /** Shows the sandbox these pieces, for a preload before any job. */
+  expose(pieces: EngineJob['pieces']): Promise<void>;
+  /** The job is over: its traffic and its files are gone from the sandbox. */
+  release(): Promise<void>;
   /** The engine has exited: close the relay, remove what the launch made. */
   dispose(): Promise<void>;
 }
@@ -233,15 +239,24 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       pending = { requestId, result };
       const stopWatch = watchMemory(requestId);
       result.promise.then(stopWatch, stopWatch);
-      const sent = sandbox === undefined ? job : sandbox.admit(job);
-      const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job: sent };
-      child.send(message, (error) => {
-        if (error && pending?.requestId === requestId) {
-          pending.result.reject(crash(`could not receive the job: ${error.message}`));
-          pending = undefined;
-        }
+      const fail = (error: FlowboxError) => {
+        if (pending?.requestId !== requestId) return;
+        pending.result.reject(error);
+        pending = undefined;
+      };
+      const send = (sent: EngineJob) => {
+        const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job: sent };
+        child.send(message, (error) => {
+          if (error) fail(crash(`could not receive the job: ${error.message}`));
+        });
+      };
+      if (sandbox === undefined) {
+        send(job);
+        return result.promise;
+      }
+      sandbox.admit(job).then(send, (error: unknown) => {
+        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
       });
-      if (sandbox === undefined) return result.promise;
       return result.promise.finally(() => sandbox.release());
     },
     preload({ pieces, codeStepMemoryMb, appUrl }) {
@@ -253,8 +268,14 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         ...(codeStepMemoryMb === undefined ? {} : { codeStepMemoryMb }),
         ...(appUrl === undefined || sandbox !== undefined ? {} : { appUrl }),
       };
-      child.send(message, (error) => {
-        if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
+      const send = () =>
+        child.send(message, (error) => {
+          if (error) logger.warn({ error: error.message }, 'could not ask the engine to preload pieces');
+        });
+      if (sandbox === undefined) return void send();
+      // Before any job's admit: the view's changes run in order, so the preload is sent first.
+      sandbox.expose(pieces).then(send, (error: unknown) => {
+        logger.warn({ err: error }, 'could not show a sandboxed engine the pieces to preload');
       });
     },
     restorePriority() {

@@ -4,6 +4,7 @@ import {
   type EgressPolicy,
   type EngineJob,
   type ExecutionMode,
+  type FetchLimits,
   type FinalRunStatus,
   FlowboxError,
   forUsers,
@@ -36,6 +37,8 @@ export interface JobRunnerOptions {
   executionMode: ExecutionMode;
   /** Which hosts code steps may call (CODE_STEP_EGRESS), handed to the engine with each job. */
   egress: EgressPolicy;
+  /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
+  fetchLimits: FetchLimits;
   logger: Logger;
   provisioner: Provisioner;
   engines: EngineSupply;
@@ -89,6 +92,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     logUpload: job.logUpload,
     limits: job.limits,
     egress: options.egress,
+    fetchLimits: options.fetchLimits,
   });
 
   const execute = async (engine: EngineProcess, engineJob: EngineJob): Promise<Execution> => {

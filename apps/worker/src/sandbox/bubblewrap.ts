@@ -8,8 +8,8 @@ import { RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
  * IPC, UTS, mount, network and cgroup namespaces, run through `prlimit` for its limits.
  *
  * What the engine sees: read-only, at their own paths, the Node binary, the system's shared
- * libraries, the installed engine bundle and the isolated-vm package it imports, and the cache's
- * flow bundles and unpacked pieces (verified artifacts, never written by an engine); its relay's
+ * libraries, the installed engine bundle and the isolated-vm package it imports, and, at the
+ * cache's own paths, its job's flow bundle and unpacked pieces only (job-view.ts); its relay's
  * socket at /run/flowbox/relay.sock; its own /proc and a minimal /dev; a private /tmp of
  * SANDBOX_TMP_BYTES. Not the worker's home, environment, token or cache for writing; no
  * network interface but its own loopback; no process of the host. It dies with the worker
@@ -37,8 +37,8 @@ export interface SandboxLayout {
   engineDir: string;
   /** The isolated-vm package that directory's symlink points at. */
   isolatedVmDir: string;
-  /** The cache's flow bundles and piece directories (read-only inside). */
-  readOnlyDirs: string[];
+  /** Host directories bound read-only at another path: the job's view of the cache (job-view.ts). */
+  readOnlyBinds: Array<{ source: string; target: string }>;
   /** The host directory holding this engine's relay socket (`relay.sock`). */
   relayDir: string;
   /** The file descriptor, in the child, of the seccomp program. */
@@ -66,7 +66,7 @@ export function sandboxCommand(
     ...bind('--ro-bind', node),
     ...bind('--ro-bind', layout.engineDir),
     ...isolatedVmDirs(layout.isolatedVmDir).flatMap((dir) => bind('--ro-bind', dir)),
-    ...layout.readOnlyDirs.flatMap((dir) => bind('--ro-bind', dir)),
+    ...layout.readOnlyBinds.flatMap(({ source, target }) => bind('--ro-bind', source, target)),
   ];
   const bwrapArgs = [
     '--unshare-all',

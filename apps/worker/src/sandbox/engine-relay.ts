@@ -8,7 +8,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import path from 'node:path';
-import type { EgressFetch } from '@flowbox/egress';
+import { createFetchBudget, type EgressFetch, type FetchBudget, type FetchSlot } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import {
   type EgressPolicy,
@@ -29,7 +29,8 @@ import {
  * While a run is admitted, it forwards that run's callbacks (its own id, its own engine token)
  * to the app, its log upload to its presigned form, and code steps' fetch under the egress
  * policy; it refuses everything else with 403, and everything at all between runs. A piece that
- * talks to the socket itself gets no further than the engine would.
+ * talks to the socket itself gets no further than the engine would: its fetches too are held to
+ * the run's budget (job.fetchLimits) here, before their bodies are read, whatever the engine did.
  */
 export interface EngineRelay {
   readonly socketDir: string;
@@ -43,7 +44,7 @@ export interface EngineRelay {
 export interface EngineRelayOptions {
   /** A directory of its own: the socket is created in it, and it is removed on close. */
   socketDir: string;
-  egressFetch(policy: EgressPolicy): EgressFetch;
+  egressFetch(policy: EgressPolicy, budget: FetchBudget): EgressFetch;
   logger: Logger;
   /** Largest request body passed on (a run log upload is the largest). */
   maxBodyBytes?: number;
@@ -55,6 +56,7 @@ interface Admitted {
   appUrl: string;
   logUploadUrl: string;
   egress: EgressFetch;
+  budget: FetchBudget;
   /** Cancels what is in flight for this run when it is released. */
   aborts: AbortController;
 }
@@ -82,10 +84,10 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     const url = request.url ?? '';
     if (run === undefined) return refuse(response, `no run is in progress: ${request.method} ${url} refused`);
     if (request.method !== 'POST') return refuse(response, `${request.method} ${url} is not relayed`);
+    if (url === RELAY_PATHS.fetch) return relayFetch(run, request, response);
     const body = await readBody(request, maxBodyBytes);
     if (body === null) return refuse(response, `the request body is over ${maxBodyBytes} bytes`);
 
-    if (url === RELAY_PATHS.fetch) return relayFetch(run, body, response);
     if (url === RELAY_PATHS.logUpload) {
       return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
     }
@@ -104,18 +106,45 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     return refuse(response, `POST ${url} is not one of this run's callbacks`);
   }
 
-  async function relayFetch(run: Admitted, body: Buffer, response: ServerResponse): Promise<void> {
-    const parsed = parseMessage(RelayFetchRequestSchema, safeJson(body));
+  /**
+   * A code step's fetch, in a slot of the run's budget taken before its body is read and given
+   * back once the answer is written. It ends when the run is released or when the engine goes
+   * away from it (the step ended or timed out), whatever is in flight.
+   */
+  async function relayFetch(
+    run: Admitted,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
+    const gone = new AbortController();
+    response.on('close', () => {
+      if (!response.writableFinished)
+        gone.abort(new FlowboxError('CODE_STEP_TIMEOUT', 'the code step ended'));
+    });
+    const signal = AbortSignal.any([run.aborts.signal, gone.signal]);
+    let slot: FetchSlot;
+    try {
+      slot = await run.budget.acquire(signal, 0);
+    } catch (error) {
+      if (signal.aborted) return void request.destroy();
+      return sendJson(response, 200, { error: serializeError(error, 'CODE_STEP_FETCH_LIMIT') });
+    }
+    // Ended while the slot was being granted (its close may have fired already).
+    if (signal.aborted) {
+      slot.release();
+      return void response.destroy();
+    }
+    response.on('close', () => slot.release());
     let answer: RelayFetchAnswer;
-    if (!parsed.ok) {
-      answer = { error: { code: 'CODE_STEP_FETCH_FAILED', message: `fetch failed: ${parsed.error}` } };
-    } else {
-      try {
-        answer = { response: await run.egress(parsed.value, run.aborts.signal) };
-      } catch (error) {
-        const { code, message } = serializeError(error, 'CODE_STEP_FETCH_FAILED');
-        answer = { error: { code, message } };
-      }
+    try {
+      const parsed = parseMessage(RelayFetchRequestSchema, safeJson(await readHeldBody(request, slot)));
+      answer = parsed.ok
+        ? { response: await run.egress(parsed.value, signal, slot) }
+        : { error: { code: 'CODE_STEP_FETCH_FAILED', message: `fetch failed: ${parsed.error}` } };
+    } catch (error) {
+      if (signal.aborted) return void response.destroy();
+      const { code, message } = serializeError(error, 'CODE_STEP_FETCH_FAILED');
+      answer = { error: { code, message } };
     }
     sendJson(response, 200, answer);
   }
@@ -157,6 +186,11 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     });
   }
 
+  function budgeted(job: EngineJob): Pick<Admitted, 'egress' | 'budget'> {
+    const budget = createFetchBudget(job.fetchLimits);
+    return { budget, egress: options.egressFetch(job.egress, budget) };
+  }
+
   function refuse(response: ServerResponse, message: string): void {
     options.logger.warn({ message }, 'the engine relay refused a request');
     sendJson(response, 403, { error: { code: 'RELAY_REFUSED', message } });
@@ -177,7 +211,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
         authorization: `Bearer ${job.engineToken}`,
         appUrl: job.appUrl.replace(/\/+$/, ''),
         logUploadUrl: job.logUpload.url,
-        egress: options.egressFetch(job.egress),
+        ...budgeted(job),
         aborts: new AbortController(),
       };
       return {
@@ -218,6 +252,21 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
     size += (chunk as Buffer).byteLength;
     if (size > maxBytes) return null;
     chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A fetch request's body, each chunk counted against the run's budget as it arrives. */
+async function readHeldBody(request: IncomingMessage, slot: FetchSlot): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of request) {
+      slot.hold((chunk as Buffer).byteLength);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    request.destroy();
+    throw error;
   }
   return Buffer.concat(chunks);
 }

@@ -1,13 +1,14 @@
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { EgressFetch } from '@flowbox/egress';
+import type { EgressFetch, FetchBudget } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
 import type { EngineSandbox } from '../engines/engine-process.ts';
 import { type SandboxLimits, sandboxCommand } from './bubblewrap.ts';
 import { startEngineRelay } from './engine-relay.ts';
+import { createJobView } from './job-view.ts';
 import { noNewProcessesFilter } from './seccomp-filter.ts';
 
 export interface SandboxedEngineOptions {
@@ -16,9 +17,11 @@ export interface SandboxedEngineOptions {
   /** Its startup snapshot in the same folder, to start from instead of `entry`. */
   snapshotBlob?: string | undefined;
   isolatedVmDir: string;
-  /** The cache's flow bundles and pieces directories, bound read-only. */
-  readOnlyDirs: string[];
-  egressFetch(policy: EgressPolicy): EgressFetch;
+  /** The cache's flow bundles and pieces directories: the engine sees its job's entries of them only. */
+  artifactDirs: string[];
+  /** Where on the cache's filesystem the engine's view of them is made (job-view.ts). */
+  viewsDir: string;
+  egressFetch(policy: EgressPolicy, budget: FetchBudget): EgressFetch;
   limits: SandboxLimits;
   logger: Logger;
 }
@@ -38,13 +41,17 @@ export async function prepareSandboxedEngine(
   if (filter === null) {
     throw new FlowboxError('INTERNAL', `EXECUTION_MODE=SANDBOXED has no seccomp filter for ${process.arch}`);
   }
-  for (const dir of options.readOnlyDirs) await mkdir(dir, { recursive: true });
+  const view = await createJobView({ artifactDirs: options.artifactDirs, viewsDir: options.viewsDir });
   // Short, so the socket path stays under the 108 bytes a Unix socket address may hold.
   const workDir = await mkdtemp(path.join(tmpdir(), 'flowbox-sandbox-'));
   const relay = await startEngineRelay({
     socketDir: path.join(workDir, 'relay'),
     egressFetch: options.egressFetch,
     logger: options.logger,
+  }).catch(async (error: unknown) => {
+    await view.dispose();
+    await rm(workDir, { recursive: true, force: true });
+    throw error;
   });
   const filterPath = path.join(workDir, 'seccomp.bpf');
   await writeFile(filterPath, filter);
@@ -53,7 +60,7 @@ export async function prepareSandboxedEngine(
     {
       engineDir: path.dirname(options.entry),
       isolatedVmDir: options.isolatedVmDir,
-      readOnlyDirs: options.readOnlyDirs,
+      readOnlyBinds: view.binds,
       relayDir: relay.socketDir,
       seccompFd: SECCOMP_FD,
       limits: options.limits,
@@ -67,12 +74,25 @@ export async function prepareSandboxedEngine(
     command,
     args,
     extraFds: [filterFd],
-    admit: (job) => relay.admit(job),
-    release: () => relay.release(),
+    async admit(job) {
+      await view.show([job.bundlePath, ...job.pieces.map((piece) => piece.dir)]);
+      return relay.admit(job);
+    },
+    async expose(pieces) {
+      await view.show(pieces.map((piece) => piece.dir));
+    },
+    async release() {
+      relay.release();
+      // Nothing of the job stays visible between jobs.
+      await view.show([]).catch((error: unknown) => {
+        options.logger.warn({ err: error }, "could not clear a sandboxed engine's view of the cache");
+      });
+    },
     dispose() {
       disposed ??= (async () => {
         closeSync(filterFd);
         await relay.close();
+        await view.dispose();
         await rm(workDir, { recursive: true, force: true });
       })();
       return disposed;

@@ -1,0 +1,118 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CODE_STEP_FETCH_LIMITS, createEgressFetch, parseEgressPolicy } from '@flowbox/egress';
+import { makeEngineJob } from '@flowbox/engine/testing';
+import { RELAY_ORIGIN, RELAY_PATHS } from '@flowbox/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../test-helpers.ts';
+import { type EngineRelay, startEngineRelay } from './engine-relay.ts';
+
+const MAX_IN_FLIGHT = 3;
+
+/**
+ * The relay as a hostile piece meets it, posting to the socket itself: its fetches are held to
+ * the run's budget whatever the engine's side did, and end when the poster goes away.
+ */
+describe('the engine relay holds code steps’ fetch to the run’s budget', () => {
+  let dir: string;
+  let relay: EngineRelay;
+  let server: Server;
+  let port: number;
+  const state = { active: 0, maxActive: 0, requests: 0 };
+
+  beforeEach(async () => {
+    Object.assign(state, { active: 0, maxActive: 0, requests: 0 });
+    // Answers that start and never end: each request stays in flight until someone closes it.
+    server = createServer((_request, response) => {
+      state.requests += 1;
+      state.active += 1;
+      state.maxActive = Math.max(state.maxActive, state.active);
+      response.on('close', () => {
+        state.active -= 1;
+      });
+      response.writeHead(200, { 'content-length': '1000' });
+      response.write('x'.repeat(100));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+    dir = await mkdtemp(path.join(tmpdir(), 'flowbox-relay-test-'));
+    relay = await startEngineRelay({
+      socketDir: path.join(dir, 'relay'),
+      egressFetch: (policy, budget) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget }),
+      logger: silentLogger(),
+    });
+    relay.admit(
+      makeEngineJob('http://127.0.0.1:9', 'http://127.0.0.1:9/log', {
+        bundlePath: '/nowhere.json',
+        pieces: [],
+        egress: parseEgressPolicy(`127.0.0.1:${port}`),
+        fetchLimits: { maxInFlight: MAX_IN_FLIGHT, maxBufferedBytes: 1024 * 1024 },
+      }),
+    );
+  });
+
+  afterEach(async () => {
+    await relay.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A fetch posted straight to the socket; `destroy` leaves, as an engine whose step ended would. */
+  function post(body: string) {
+    const request = httpRequest(`${RELAY_ORIGIN}${RELAY_PATHS.fetch}`, {
+      method: 'POST',
+      socketPath: path.join(relay.socketDir, 'relay.sock'),
+      headers: { 'content-type': 'application/json' },
+    });
+    const answered = new Promise<string>((resolve, reject) => {
+      request.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+    });
+    answered.catch(() => {});
+    request.end(body);
+    return { request, answered };
+  }
+
+  const fetchBody = () => JSON.stringify({ url: `http://127.0.0.1:${port}/`, method: 'GET', headers: {} });
+
+  it('lets at most maxInFlight through at once, and ends them when the poster goes away', async () => {
+    const posts = Array.from({ length: 10 }, () => post(fetchBody()));
+    await expect.poll(() => state.requests).toBe(MAX_IN_FLIGHT);
+    expect(state.maxActive).toBe(MAX_IN_FLIGHT);
+    // The poster leaves: the outgoing requests end, and the waiting ones take the slots in turn.
+    for (const { request } of posts.slice(0, MAX_IN_FLIGHT)) request.destroy();
+    await expect.poll(() => state.requests).toBe(2 * MAX_IN_FLIGHT);
+    expect(state.maxActive).toBe(MAX_IN_FLIGHT);
+    for (const { request } of posts) request.destroy();
+    await expect.poll(() => state.active).toBe(0);
+  });
+
+  it('refuses a request body that would take the run past its bytes, without sending it', async () => {
+    const big = JSON.stringify({
+      url: `http://127.0.0.1:${port}/`,
+      method: 'POST',
+      headers: {},
+      body: 'y'.repeat(2 * 1024 * 1024),
+    });
+    const answer = JSON.parse(await post(big).answered) as { error?: { code: string } };
+    expect(answer.error?.code).toBe('CODE_STEP_FETCH_LIMIT');
+    expect(state.requests).toBe(0);
+  });
+
+  it('ends everything in flight when the run is released', async () => {
+    const posts = Array.from({ length: 2 }, () => post(fetchBody()));
+    await expect.poll(() => state.active).toBe(2);
+    relay.release();
+    await expect.poll(() => state.active).toBe(0);
+    for (const { request } of posts) request.destroy();
+  });
+});
