@@ -62,6 +62,7 @@ describe('end to end: one app and one worker as real processes', () => {
     url = stack.appUrls[0] ?? '';
     const flowsToAdd: Record<string, string> = {
       throws: "throw new Error('boom: ' + inputs.who);",
+      echo: 'return { who: inputs.who };',
       loops: 'while (true) {}',
       // Busy for longer than the webhook timeout but well inside the code-step timeout.
       slow: 'const end = Date.now() + 3000; while (Date.now() < end) {} return { done: true };',
@@ -133,6 +134,17 @@ describe('end to end: one app and one worker as real processes', () => {
     expect(response.status).toBe(202);
     const { runId } = (await response.json()) as { runId: string };
     expect((await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('records a run whose body and step output hold U+0000, which Postgres text cannot', async () => {
+    const response = await postJson(`${url}/v1/webhooks/echo/sync`, { who: 'a\u0000b' });
+    expect(response.status).toBe(200);
+    // The caller gets its own bytes back; only the stored record replaces the NUL.
+    expect(await response.json()).toEqual({ who: 'a\u0000b' });
+    const runId = response.headers.get(RUN_ID_HEADER) ?? '';
+    const run = await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.steps.find((s) => s.name === 'step_1')?.output).toEqual({ who: 'a\uFFFDb' });
   });
 
   it('answers 500 naming the run when a code step throws, and records the failure', async () => {

@@ -1,4 +1,5 @@
 import { type FlowDefinition, FlowDefinitionSchema, type PieceRef } from '@flowbox/protocol';
+import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 
 export interface PublishedFlow {
@@ -144,7 +145,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
           await client.query('ROLLBACK');
           return null;
         }
-        const { rows } = await client.query<VersionRow>(INSERT_VERSION, [id, JSON.stringify(definition)]);
+        const { rows } = await client.query<VersionRow>(INSERT_VERSION, [id, jsonb(definition)]);
         await client.query('COMMIT');
         return toVersion(rows[0] as VersionRow);
       } catch (error) {
@@ -156,7 +157,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
     },
 
     async addVersion(flowId, definition) {
-      const { rows } = await pool.query<VersionRow>(INSERT_VERSION, [flowId, JSON.stringify(definition)]);
+      const { rows } = await pool.query<VersionRow>(INSERT_VERSION, [flowId, jsonb(definition)]);
       return toVersion(rows[0] as VersionRow);
     },
 

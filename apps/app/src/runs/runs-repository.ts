@@ -1,4 +1,5 @@
 import type { JobProvisioning, JobTimings, RunOutcome, SerializedError } from '@flowbox/protocol';
+import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
@@ -88,7 +89,7 @@ export function createRunsRepository(
     async requeue(runId, error) {
       const result = await pool.query(
         `UPDATE runs SET status = 'QUEUED', error = $2, steps = '[]'::jsonb WHERE id = $1 AND ${UNFINISHED}`,
-        [runId, JSON.stringify(error)],
+        [runId, jsonb(error)],
       );
       return result.rowCount === 1;
     },
@@ -114,12 +115,12 @@ export function createRunsRepository(
         values: [
           runId,
           status,
-          json(error),
-          json(steps),
+          jsonb(error),
+          jsonb(steps),
           logKey ?? null,
-          json(logError),
-          json(timings),
-          json(provisioning),
+          jsonb(logError),
+          jsonb(timings),
+          jsonb(provisioning),
         ],
       });
       const row = rows[0];
@@ -139,7 +140,7 @@ export function createRunsRepository(
         `UPDATE runs SET status = 'TIMEOUT', error = $2, finished_at = now()
          WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
          RETURNING id, flow_id`,
-        [deadlineSeconds, JSON.stringify(error)],
+        [deadlineSeconds, jsonb(error)],
       );
       return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
     },
@@ -148,8 +149,4 @@ export function createRunsRepository(
 
     stats: (query) => queryRunStats(pool, query),
   };
-}
-
-function json(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
 }

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { jsonb } from './jsonb.ts';
+
+describe('jsonb', () => {
+  it('stores U+0000 as U+FFFD in keys and values, and leaves an escaped backslash-u0000 as text', () => {
+    expect(jsonb({ a: 'x\u0000y', 'k\u0000': 1 })).toBe('{"a":"x\\ufffdy","k\\ufffd":1}');
+    expect(JSON.parse(jsonb({ a: 'x\u0000y' }) ?? '')).toEqual({ a: 'x\uFFFDy' });
+    // The five characters \u0000 typed as text (a backslash, then u0000) are not a NUL.
+    expect(JSON.parse(jsonb({ a: '\\u0000' }) ?? '')).toEqual({ a: '\\u0000' });
+    expect(JSON.parse(jsonb({ a: '\\\u0000' }) ?? '')).toEqual({ a: '\\\uFFFD' });
+    expect(jsonb(undefined)).toBeNull();
+    expect(jsonb([1, 'plain'])).toBe('[1,"plain"]');
+  });
+});
