@@ -197,4 +197,24 @@ describe.each([
   it('finds no run for an unknown id', async () => {
     expect(await createRunsRepository(pool).get(randomUUID())).toBeNull();
   });
+
+  it('refuses to read a run whose JSON columns are malformed, naming it, in one run or a page', async () => {
+    const runs = createRunsRepository(pool);
+    const id = randomUUID();
+    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
+    await pool.query(`UPDATE runs SET steps = '{"not": "a list"}'::jsonb WHERE id = $1`, [id]);
+    await expect(runs.get(id)).rejects.toMatchObject({
+      code: 'INTERNAL',
+      message: expect.stringMatching(new RegExp(`^run ${id}: its row is malformed: steps`)),
+    });
+    // A page leaves the steps out, so another column: an error of a code the catalog does not know.
+    await pool.query(
+      `UPDATE runs SET error = '{"name": "E", "code": "NOPE", "message": "x"}' WHERE id = $1`,
+      [id],
+    );
+    await expect(runs.page({ flowId: 'bench', order: 'newest', limit: 500 })).rejects.toMatchObject({
+      message: expect.stringMatching(new RegExp(`^run ${id}: its row is malformed: error\\.code`)),
+    });
+    await pool.query('DELETE FROM runs WHERE id = $1', [id]);
+  });
 });

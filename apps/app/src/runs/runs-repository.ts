@@ -8,7 +8,7 @@ import {
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
-import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
+import { type RunRecord, toRunRecord } from './run-record.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
 export type { RunRecord } from './run-record.ts';
@@ -137,7 +137,7 @@ export function createRunsRepository(
     },
 
     async get(runId) {
-      const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
+      const { rows } = await pool.query<Record<string, unknown>>('SELECT * FROM runs WHERE id = $1', [runId]);
       const row = rows[0];
       return row === undefined ? null : toRunRecord(row);
     },
