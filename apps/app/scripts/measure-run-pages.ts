@@ -23,7 +23,8 @@ const INSERT = (n: number) => `
          CASE WHEN i % 50 = 0 THEN 'beta-v1' ELSE 'alpha-v1' END,
          CASE WHEN i % 97 = 0 THEN 'FAILED' ELSE 'SUCCEEDED' END, true,
          now() - (${n} - i) * interval '5 milliseconds',
-         jsonb_build_object('totalMs', i % 100, 'queueMs', 1, 'runMs', 3),
+         jsonb_build_object('totalMs', i % 100, 'queueMs', 1, 'provisionMs', 0, 'bootMs', 0, 'runMs', 3,
+                            'logPersistMs', 0, 'workerBusyMs', 4),
          '[{"name":"trigger","kind":"webhook/catch_webhook","status":"SUCCEEDED","input":{},"startedAt":"2026-01-01T00:00:00Z","durationMs":0.1}]'::jsonb
   FROM generate_series(1, ${n}) AS i`;
 

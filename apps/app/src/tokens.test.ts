@@ -83,9 +83,38 @@ describe('TokenService', () => {
       ['no expiry', { alg: 'HS256', typ: 'JWT' }, { ...claims, exp: undefined }],
       ['issued in the future', { alg: 'HS256', typ: 'JWT' }, { ...claims, iat: now() + 3600 }],
       ['no run claims', { alg: 'HS256', typ: 'JWT' }, { ...claims, sid: undefined }],
+      ['a run claim that is not a string', { alg: 'HS256', typ: 'JWT' }, { ...claims, sid: 42 }],
+      ['a run claim that is an object', { alg: 'HS256', typ: 'JWT' }, { ...claims, sid: { id: 'app-1' } }],
+      ['a subject that is not a string', { alg: 'HS256', typ: 'JWT' }, { ...claims, sub: 7 }],
+      ['an iat that is not a number', { alg: 'HS256', typ: 'JWT' }, { ...claims, iat: String(now()) }],
     ];
     for (const [why, header, body] of cases) {
-      expect(refusal(() => tokens.verifyEngineToken(handMade(header, body))).code, why).toBe('UNAUTHORIZED');
+      expect(
+        refusal(() => tokens.verifyEngineToken(handMade(header, body))),
+        why,
+      ).toEqual({
+        code: 'UNAUTHORIZED',
+        message: 'invalid token',
+      });
+    }
+  });
+
+  it('refuses correctly signed worker tokens whose claims are malformed', () => {
+    const claims = { iss: 'flowbox', aud: 'flowbox-worker', sub: 'w1', iat: now(), exp: now() + 60 };
+    const header = { alg: 'HS256', typ: 'JWT' };
+    expect(tokens.verifyWorkerToken(handMade(header, claims))).toEqual({ workerName: 'w1' });
+    for (const body of [
+      { ...claims, sub: ['w1'] },
+      { ...claims, iat: null },
+      { ...claims, iat: now() + 3600 },
+    ]) {
+      expect(
+        refusal(() => tokens.verifyWorkerToken(handMade(header, body))),
+        JSON.stringify(body),
+      ).toEqual({
+        code: 'UNAUTHORIZED',
+        message: 'invalid token',
+      });
     }
   });
 });

@@ -1,5 +1,6 @@
 import { FlowboxError } from '@flowbox/protocol';
 import { createSigner, createVerifier, TOKEN_ERROR_CODES, TokenError } from 'fast-jwt';
+import { z } from 'zod';
 
 const ISSUER = 'flowbox';
 const ENGINE_AUDIENCE = 'flowbox-engine';
@@ -14,13 +15,16 @@ export interface EngineTokenClaims {
   syncInstanceId: string | null;
 }
 
-interface Claims {
-  sub: string;
-  iat: number;
-  sid?: unknown;
-}
+/**
+ * What fast-jwt leaves to the caller, parsed once the signature, issuer, audience and expiry are
+ * checked: a string subject and a numeric `iat`; an engine token also names the app instance
+ * holding its sync caller (`sid`, null for an async run).
+ */
+const ClaimsSchema = z.object({ sub: z.string(), iat: z.number() });
+const EngineClaimsSchema = ClaimsSchema.extend({ sid: z.string().nullable() });
+type Claims = z.infer<typeof ClaimsSchema>;
 
-type Verify = (token: string) => Claims;
+type Verify = (token: string) => unknown;
 
 /**
  * HS256 JWTs for the two kinds of caller the app does not trust with credentials: a worker
@@ -48,12 +52,8 @@ export class TokenService {
   }
 
   verifyEngineToken(token: string): EngineTokenClaims {
-    const claims = verified(this.#verifyEngine, token);
-    const sid = claims.sid;
-    if (sid === undefined || (sid !== null && typeof sid !== 'string')) {
-      throw new FlowboxError('UNAUTHORIZED', 'engine token is missing its run claims');
-    }
-    return { runId: claims.sub, syncInstanceId: sid };
+    const claims = verified(this.#verifyEngine, token, EngineClaimsSchema);
+    return { runId: claims.sub, syncInstanceId: claims.sid };
   }
 
   signWorkerToken(workerName: string, ttlSeconds: number): string {
@@ -61,7 +61,7 @@ export class TokenService {
   }
 
   verifyWorkerToken(token: string): { workerName: string } {
-    return { workerName: verified(this.#verifyWorker, token).sub };
+    return { workerName: verified(this.#verifyWorker, token, ClaimsSchema).sub };
   }
 
   #signFor(audience: string, subject: string, ttlSeconds: number, extra: { sid?: string | null }): string {
@@ -80,23 +80,24 @@ function verifierFor(key: Buffer, audience: string): Verify {
     allowedAud: audience,
     requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp'],
     clockTolerance: CLOCK_SKEW_SECONDS * 1000,
-  }) as Verify;
+  });
 }
 
-/** Verifies, then refuses what fast-jwt leaves to the caller: a non-string subject, a future `iat`. */
-function verified(verify: Verify, token: string): Claims {
-  let claims: Claims;
+/** Verifies, parses the claims with `schema`, then refuses a token issued in the future. */
+function verified<S extends z.ZodType<Claims>>(verify: Verify, token: string, schema: S): z.infer<S> {
+  let payload: unknown;
   try {
-    claims = verify(token);
+    payload = verify(token);
   } catch (error) {
     if (error instanceof TokenError && error.code === TOKEN_ERROR_CODES.expired) {
       throw new FlowboxError('UNAUTHORIZED', 'token expired');
     }
     throw invalid();
   }
-  if (typeof claims.sub !== 'string' || typeof claims.iat !== 'number') throw invalid();
-  if (claims.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) throw invalid();
-  return claims;
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) throw invalid();
+  if (parsed.data.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) throw invalid();
+  return parsed.data;
 }
 
 function invalid(): FlowboxError {

@@ -130,9 +130,11 @@ describe.each([
     const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 };
     // The whole record in one statement: status, steps, log, timings and provisioning.
     const finished = await runs.finish(id, {
-      status: 'SUCCEEDED',
-      steps: [step, { ...step, name: 'step_1', output: { result: 5 } }],
-      logKey: `runs/${id}/log.json`,
+      outcome: {
+        status: 'SUCCEEDED',
+        steps: [step, { ...step, name: 'step_1', output: { result: 5 } }],
+        logKey: `runs/${id}/log.json`,
+      },
       timings,
       provisioning,
     });
@@ -140,10 +142,12 @@ describe.each([
     // A late verdict does not overwrite the first: neither its status nor its steps.
     expect(
       await runs.finish(id, {
-        status: 'FAILED',
-        error: { name: 'E', code: 'WORKER_LOST', message: 'x' },
-        steps: [{ ...step, name: 'step_2' }],
-        logKey: null,
+        outcome: {
+          status: 'INTERNAL_ERROR',
+          error: { name: 'E', code: 'WORKER_LOST', message: 'x' },
+          steps: [{ ...step, name: 'step_2' }],
+          logKey: null,
+        },
       }),
     ).toEqual({ finalised: false, totalMs: null });
 
@@ -169,27 +173,48 @@ describe.each([
     const id = randomUUID();
     await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
     await runs.markRunning(id, 'worker-1');
-    const sweeperError = { name: 'E', code: 'WORKER_LOST' as const, message: 'overdue' };
-    expect(await runs.finish(id, { status: 'TIMEOUT', error: sweeperError })).toEqual({
+    const sweeperError = { name: 'E', code: 'RUN_ABANDONED' as const, message: 'overdue' };
+    expect(await runs.finish(id, { outcome: { status: 'TIMEOUT', error: sweeperError } })).toEqual({
       finalised: true,
       totalMs: null,
     });
     const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 9, logPersistMs: 1, workerBusyMs: 11 };
-    expect((await runs.finish(id, { status: 'SUCCEEDED', steps: [], logKey: 'k', timings })).finalised).toBe(
-      false,
-    );
+    expect(
+      (await runs.finish(id, { outcome: { status: 'SUCCEEDED', steps: [], logKey: 'k' }, timings }))
+        .finalised,
+    ).toBe(false);
     const run = await runs.get(id);
     expect(run).toMatchObject({ status: 'TIMEOUT', error: sweeperError, logKey: null, steps: [] });
     expect(run?.timings?.runMs).toBe(9);
   });
 
   it('reports false for a run that does not exist', async () => {
-    expect((await createRunsRepository(pool).finish(randomUUID(), { status: 'FAILED' })).finalised).toBe(
-      false,
-    );
+    expect(
+      (await createRunsRepository(pool).finish(randomUUID(), { outcome: { status: 'FAILED' } })).finalised,
+    ).toBe(false);
   });
 
   it('finds no run for an unknown id', async () => {
     expect(await createRunsRepository(pool).get(randomUUID())).toBeNull();
+  });
+
+  it('refuses to read a run whose JSON columns are malformed, naming it, in one run or a page', async () => {
+    const runs = createRunsRepository(pool);
+    const id = randomUUID();
+    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
+    await pool.query(`UPDATE runs SET steps = '{"not": "a list"}'::jsonb WHERE id = $1`, [id]);
+    await expect(runs.get(id)).rejects.toMatchObject({
+      code: 'INTERNAL',
+      message: expect.stringMatching(new RegExp(`^run ${id}: its row is malformed: steps`)),
+    });
+    // A page leaves the steps out, so another column: an error of a code the catalog does not know.
+    await pool.query(
+      `UPDATE runs SET error = '{"name": "E", "code": "NOPE", "message": "x"}' WHERE id = $1`,
+      [id],
+    );
+    await expect(runs.page({ flowId: 'bench', order: 'newest', limit: 500 })).rejects.toMatchObject({
+      message: expect.stringMatching(new RegExp(`^run ${id}: its row is malformed: error\\.code`)),
+    });
+    await pool.query('DELETE FROM runs WHERE id = $1', [id]);
   });
 });

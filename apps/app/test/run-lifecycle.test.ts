@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import { BENCHMARK_FLOW, type StepResult } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, failedOutcome, type StepResult } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
@@ -95,21 +95,21 @@ describe('run lifecycle', () => {
   it('finishes a run once, and tells its waiting caller', async () => {
     const runId = await acceptedRun();
     const waiter = hub.register(runId);
-    const outcome = { status: 'FAILED' as const, error: crashed, steps: [step('trigger')], logKey: null };
+    const outcome = { ...failedOutcome(crashed), steps: [step('trigger')] };
     // The last attempt: a retryable failure is final.
-    expect(await lifecycle.conclude(attempt(runId, 2), outcome)).toBe('finished');
-    expect(await waiter.wait(5_000)).toMatchObject({ type: 'run-ended', status: 'FAILED' });
-    expect(await runs.get(runId)).toMatchObject({ status: 'FAILED', steps: [{ name: 'trigger' }] });
+    expect(await lifecycle.conclude(attempt(runId, 2), { outcome })).toBe('finished');
+    expect(await waiter.wait(5_000)).toMatchObject({ type: 'run-ended', status: 'INTERNAL_ERROR' });
+    expect(await runs.get(runId)).toMatchObject({ status: 'INTERNAL_ERROR', steps: [{ name: 'trigger' }] });
     const finished = async () =>
       (await metrics.registry.getSingleMetric('flowbox_runs_finished_total')?.get())?.values.find(
-        (v) => v.labels.status === 'FAILED',
+        (v) => v.labels.status === 'INTERNAL_ERROR',
       )?.value;
     const counted = (await finished()) ?? 0;
     expect(counted).toBeGreaterThanOrEqual(1);
     // A report after that (a duplicate result) changes nothing, tells nobody and counts nothing.
-    const success = { status: 'SUCCEEDED' as const, steps: [], logKey: 'k' };
+    const success = { outcome: { status: 'SUCCEEDED' as const, steps: [], logKey: 'k' } };
     expect(await lifecycle.conclude(attempt(runId, 2), success)).toBe('already-final');
-    expect((await runs.get(runId))?.status).toBe('FAILED');
+    expect((await runs.get(runId))?.status).toBe('INTERNAL_ERROR');
     expect(await finished()).toBe(counted);
   });
 
@@ -122,7 +122,10 @@ describe('run lifecycle', () => {
       ) ?? 0;
     const [countBefore, sumBefore] = [await durations('count'), await durations('sum')];
     const timings = { queueMs: 1, provisionMs: 2, bootMs: 3, runMs: 4, logPersistMs: 5, workerBusyMs: 14 };
-    const success = { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k', timings };
+    const success = {
+      outcome: { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k' },
+      timings,
+    };
     expect(await lifecycle.conclude(attempt(runId, 1), success)).toBe('finished');
     expect(await durations('count')).toBe(countBefore + 1);
     const recorded = (await runs.get(runId))?.timings?.totalMs;
@@ -133,15 +136,14 @@ describe('run lifecycle', () => {
   it('retries a retryable failure with attempts left, forgetting what the attempt reported', async () => {
     const runId = await acceptedRun();
     await progress.record(runId, [step('trigger')]);
-    const outcome = { status: 'FAILED' as const, error: crashed, steps: [], logKey: null };
-    expect(await lifecycle.conclude(attempt(runId, 1), outcome)).toBe('retried');
+    expect(await lifecycle.conclude(attempt(runId, 1), { outcome: failedOutcome(crashed) })).toBe('retried');
     expect(await runs.get(runId)).toMatchObject({ status: 'QUEUED', error: { code: 'ENGINE_CRASHED' } });
     expect((await progress.read(runId)).steps).toEqual([]);
     // A flow's own failure is never retried.
     const again = await acceptedRun();
     const failed = { name: 'E', code: 'CODE_STEP_FAILED' as const, message: 'boom' };
-    const flowFailure = { status: 'FAILED' as const, error: failed, steps: [], logKey: null };
-    expect(await lifecycle.conclude(attempt(again, 1), flowFailure)).toBe('finished');
+    expect(await lifecycle.conclude(attempt(again, 1), { outcome: failedOutcome(failed) })).toBe('finished');
+    expect((await runs.get(again))?.status).toBe('FAILED');
   });
 
   it('a retry racing a final state: the final state stands', async () => {
@@ -150,8 +152,9 @@ describe('run lifecycle', () => {
       { id: runId, flowId: 'flow' },
       { name: 'E', code: 'QUEUE_UNAVAILABLE', message: 'redis down' },
     );
-    const outcome = { status: 'FAILED' as const, error: crashed, steps: [], logKey: null };
-    expect(await lifecycle.conclude(attempt(runId, 1), outcome)).toBe('already-final');
+    expect(await lifecycle.conclude(attempt(runId, 1), { outcome: failedOutcome(crashed) })).toBe(
+      'already-final',
+    );
     expect(await runs.get(runId)).toMatchObject({
       status: 'INTERNAL_ERROR',
       error: { code: 'QUEUE_UNAVAILABLE' },
@@ -164,7 +167,7 @@ describe('run lifecycle', () => {
     const lost = lifecycle.lostWorkerOutcome();
     expect(await lifecycle.conclude(attempt(silent, 2), lost)).toBe('finished');
     expect(await runs.get(silent)).toMatchObject({
-      status: 'FAILED',
+      status: 'INTERNAL_ERROR',
       error: { code: 'WORKER_LOST' },
       steps: [{ name: 'trigger' }, { name: 'step_1' }],
     });
@@ -182,7 +185,7 @@ describe('run lifecycle', () => {
     expect(await sweeper.sweep()).toContain(overdue);
     expect(await runs.get(overdue)).toMatchObject({
       status: 'TIMEOUT',
-      error: { code: 'WORKER_LOST', message: 'no worker reported this run within 90s of its start' },
+      error: { code: 'RUN_ABANDONED', message: 'no worker reported this run within 90s of its start' },
     });
     expect((await runs.get(recent))?.status).toBe('RUNNING');
     expect((await runs.get(queued))?.status).toBe('QUEUED');
@@ -192,7 +195,7 @@ describe('run lifecycle', () => {
 
     // A second pass finds nothing; the lost worker's late result changes nothing.
     expect(await sweeper.sweep()).not.toContain(overdue);
-    const late = { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k' };
+    const late = { outcome: { status: 'SUCCEEDED' as const, steps: [step('trigger')], logKey: 'k' } };
     expect(await lifecycle.conclude(attempt(overdue, 1), late)).toBe('already-final');
     expect((await runs.get(overdue))?.status).toBe('TIMEOUT');
   });

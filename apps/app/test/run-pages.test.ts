@@ -10,6 +10,10 @@ import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repo
 
 const RUNS = 30_000;
 
+/** A worker's timings with every part 0, and `totalMs` as given: rows read back are parsed. */
+const timings = (totalMs: string) =>
+  `jsonb_build_object('queueMs', 0, 'provisionMs', 0, 'bootMs', 0, 'runMs', 0, 'logPersistMs', 0, 'workerBusyMs', 0, 'totalMs', ${totalMs})`;
+
 /**
  * 30,000 runs of two flows (every 50th of beta), created 10 µs apart (a hundred within each
  * millisecond, so a cursor with millisecond precision would skip or repeat runs), every 97th
@@ -23,7 +27,7 @@ const INSERT_RUNS = `
          CASE WHEN i % 97 = 0 THEN 'FAILED' WHEN i % 89 = 0 THEN 'RUNNING' ELSE 'SUCCEEDED' END,
          true,
          timestamptz '2026-01-01 00:00:00Z' + i * interval '10 microseconds',
-         jsonb_build_object('totalMs', i % 100)
+         ${timings('i % 100')}
   FROM generate_series(1, ${RUNS}) AS i`;
 
 async function readAll(runs: RunsRepository, query: Omit<RunPageQuery, 'cursor'>) {
@@ -172,16 +176,16 @@ describe('run stats', () => {
       INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, timings)
       SELECT gen_random_uuid(), 'alpha', 'alpha-v1',
              CASE WHEN i <= 3 THEN 'FAILED' ELSE 'SUCCEEDED' END, true,
-             now() - interval '20 seconds', jsonb_build_object('totalMs', i)
+             now() - interval '20 seconds', ${timings('i')}
       FROM generate_series(1, 100) AS i;
       INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at)
       SELECT gen_random_uuid(), 'alpha', 'alpha-v1', 'RUNNING', true, now() FROM generate_series(1, 2);
       INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, timings)
       SELECT gen_random_uuid(), 'alpha', 'alpha-v1', 'SUCCEEDED', true, now() - interval '2 hours',
-             jsonb_build_object('totalMs', 100000)
+             ${timings('100000')}
       FROM generate_series(1, 10);
       INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, timings)
-      VALUES (gen_random_uuid(), 'beta', 'beta-v1', 'SUCCEEDED', true, now(), '{"totalMs": 5000}');`);
+      VALUES (gen_random_uuid(), 'beta', 'beta-v1', 'SUCCEEDED', true, now(), ${timings('5000')});`);
     const stats = await runs.stats({ flowId: 'alpha', windowSeconds: 60, bucketSeconds: 5 });
     expect(stats.total).toEqual({
       succeeded: 97,

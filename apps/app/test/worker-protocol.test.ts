@@ -146,9 +146,7 @@ describe('worker and engine protocols', () => {
       workerId: 'w1',
       jobId: job.jobId,
       runId: job.runId,
-      status: 'SUCCEEDED',
-      steps: log.steps,
-      logKey: job.logUpload.key,
+      outcome: { status: 'SUCCEEDED', steps: log.steps, logKey: job.logUpload.key },
       timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
     });
     expect(ack).toEqual({ version: 1, type: 'ok' });
@@ -184,10 +182,7 @@ describe('worker and engine protocols', () => {
       workerId: 'w1',
       jobId: job.jobId,
       runId: job.runId,
-      status: 'FAILED',
-      error,
-      steps: [step('trigger', {})],
-      logKey: null,
+      outcome: { status: 'FAILED', error, steps: [step('trigger', {})], logKey: null },
       timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
     });
     expect(ack).toEqual({ version: 1, type: 'ok' });
@@ -218,7 +213,7 @@ describe('worker and engine protocols', () => {
     const answer = await pending;
     expect(answer.status).toBe(500);
     expect(await answer.json()).toMatchObject({ runId: job.runId, error: { code: 'WORKER_LOST' } });
-    expect(await getRun(url, job.runId)).toMatchObject({ status: 'FAILED', attempts: 2 });
+    expect(await getRun(url, job.runId)).toMatchObject({ status: 'INTERNAL_ERROR', attempts: 2 });
   });
 
   it("hands the next waiting job back with a result's ack, and again to a poll if that ack was lost", async () => {
@@ -233,9 +228,7 @@ describe('worker and engine protocols', () => {
       workerId: 'w1',
       jobId: done.jobId,
       runId: done.runId,
-      status: 'SUCCEEDED',
-      steps: [],
-      logKey: null,
+      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
       timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
       wantsNext,
     });
@@ -264,9 +257,7 @@ describe('worker and engine protocols', () => {
       workerId: 'w1',
       jobId: 'nope',
       runId: 'nope',
-      status: 'SUCCEEDED',
-      steps: [],
-      logKey: null,
+      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
       timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
     });
     expect(ack).toMatchObject({ type: 'error', error: { code: 'INVALID_REQUEST' } });

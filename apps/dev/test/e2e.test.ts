@@ -286,7 +286,7 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
 
     process.kill(stack.workers[0]?.pid ?? -1, 'SIGKILL');
     const run = await waitForFinalRun(() => getRun(entry, runId, stack.apiKey), runId);
-    expect(run).toMatchObject({ status: 'FAILED', error: { code: 'WORKER_LOST' } });
+    expect(run).toMatchObject({ status: 'INTERNAL_ERROR', error: { code: 'WORKER_LOST' } });
     // The steps before the response came with it; the response step's own record follows in a
     // progress report once the 250 ms interval has passed, which a slow (busy) machine reaches
     // before the kill. The step that was still running when the worker died is never reported.

@@ -1,4 +1,10 @@
-import { type ExecuteResult, forUsers, serializeError, type WorkerToEngine } from '@flowbox/protocol';
+import {
+  type ExecuteResult,
+  failedOutcome,
+  forUsers,
+  serializeError,
+  type WorkerToEngine,
+} from '@flowbox/protocol';
 import type { FlowExecutor } from './flows/flow-executor.ts';
 import type { EngineIpcChannel } from './host/ipc-channel.ts';
 
@@ -26,20 +32,18 @@ export function createEngine(deps: EngineDeps): Engine {
     const { requestId, job } = message;
     let result: ExecuteResult;
     try {
-      const outcome = await executor.execute(job);
-      result = { version: 1, type: 'execute-result', requestId, ...outcome };
+      const execution = await executor.execute(job);
+      result = { version: 1, type: 'execute-result', requestId, ...execution };
     } catch (error) {
       // The executor turns flow failures into outcomes; reaching here is a bug in the engine.
-      channel.log('error', 'flow execution crashed', { runId: job.runId, error: serializeError(error) });
+      const serialized = serializeError(error);
+      channel.log('error', 'flow execution crashed', { runId: job.runId, error: serialized });
       result = {
         version: 1,
         type: 'execute-result',
         requestId,
-        status: 'INTERNAL_ERROR',
         // The full stack is in the log line above; the run's record gets the flow's part.
-        error: forUsers(serializeError(error)),
-        steps: [],
-        logKey: null,
+        outcome: failedOutcome(forUsers(serialized)),
         timings: { runMs: 0, logPersistMs: 0 },
       };
     }

@@ -130,8 +130,7 @@ describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s
       expect(await engine.nextMessage('execute-result')).toMatchObject({
         type: 'execute-result',
         requestId: 'req-1',
-        status: 'SUCCEEDED',
-        logKey: 'runs/run-1.json',
+        outcome: { status: 'SUCCEEDED', logKey: 'runs/run-1.json' },
       });
     },
   );

@@ -27,7 +27,7 @@ describe('warm engines (REUSE_SANDBOX=true)', () => {
     harness = await startWorkerHarness({ sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * MB } });
     const results = await runJobs(harness, 3);
 
-    expect(results.map((r) => r.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(results.map((r) => r.outcome.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     expect(new Set(enginePids(results)).size).toBe(1);
     expect(served(results)).toEqual([1, 2, 3]);
     expect(results.map((r) => r.provisioning?.engine.preBooted)).toEqual([false, true, true]);
@@ -72,7 +72,7 @@ describe('cold engines (REUSE_SANDBOX=false)', () => {
     harness = await startWorkerHarness({ sandbox: { reuse: false, prewarm: false } });
     const results = await runJobs(harness, 3);
 
-    expect(results.map((r) => r.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(results.map((r) => r.outcome.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     const pids = enginePids(results);
     expect(new Set(pids).size).toBe(3);
     expect(served(results)).toEqual([1, 1, 1]);
@@ -99,7 +99,7 @@ describe('cold engines (REUSE_SANDBOX=false)', () => {
       expect(result.timings.bootMs).toBe(0);
       results.push(result);
     }
-    expect(results.map((r) => r.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(results.map((r) => r.outcome.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     expect(new Set(enginePids(results)).size).toBe(3);
     // The spare for the next job is booting (or booted) already; close() must kill it too.
     const next = await harness.bootedEngine(3);
@@ -113,7 +113,7 @@ describe('cold engines (REUSE_SANDBOX=false)', () => {
     harness = await startWorkerHarness({ sandbox: { reuse: false, prewarm: true } });
     // The job is sent at once: the spare started at start() may still be booting.
     const result = await harness.runner.run(await harness.job('run-0'));
-    expect(result.status).toBe('SUCCEEDED');
+    expect(result.outcome.status).toBe('SUCCEEDED');
     expect(result.provisioning?.engine).toEqual({
       pid: harness.booted[0]?.pid,
       jobsServed: 1,

@@ -25,7 +25,7 @@ describe.each<ExecutionMode>(['SANDBOX_CODE_ONLY', 'SANDBOXED', 'UNSANDBOXED'])(
 
     it('answers the seeded flow with {"result":6}', async () => {
       const result = await harness.runner.run(await harness.job('run-ok'));
-      expect(result.status).toBe('SUCCEEDED');
+      expect(result.outcome.status).toBe('SUCCEEDED');
       const response = harness.app.requests.find((r) => r.url === '/v1/engine/runs/run-ok/response');
       expect(FlowResponseReportSchema.parse(response?.json).response.body).toEqual({ result: 6 });
     });
@@ -46,16 +46,16 @@ describe.each<ExecutionMode>(['SANDBOX_CODE_ONLY', 'SANDBOXED', 'UNSANDBOXED'])(
       };
       const result = await harness.runner.run(await harness.job('run-fetch', { flow }));
       // steps[0] is the trigger.
-      expect(result.steps[1]).toMatchObject({
+      expect(result.outcome.steps[1]).toMatchObject({
         status: 'SUCCEEDED',
         output: { status: 204 },
         logs: [{ level: 'log', message: 'fetching' }],
       });
-      expect(result).toMatchObject({
+      expect(result.outcome).toMatchObject({
         status: 'FAILED',
         error: { code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' },
       });
-      expect(result.error?.message).toMatch(/localhost:9 is not in the egress policy/);
+      expect(result.outcome.error?.message).toMatch(/localhost:9 is not in the egress policy/);
     });
 
     it('fails a throwing code step with CODE_STEP_FAILED', async () => {
@@ -64,7 +64,10 @@ describe.each<ExecutionMode>(['SANDBOX_CODE_ONLY', 'SANDBOXED', 'UNSANDBOXED'])(
         steps: [{ type: 'code', name: 'step_1', code: "throw new Error('boom');", input: {} }],
       };
       const result = await harness.runner.run(await harness.job('run-throw', { flow }));
-      expect(result).toMatchObject({ status: 'FAILED', error: { code: 'CODE_STEP_FAILED', step: 'step_1' } });
+      expect(result.outcome).toMatchObject({
+        status: 'FAILED',
+        error: { code: 'CODE_STEP_FAILED', step: 'step_1' },
+      });
     });
   },
 );
@@ -86,7 +89,7 @@ describe('EXECUTION_MODE=SANDBOXED with cold engines', () => {
   it('runs each job in a fresh sandboxed engine', async () => {
     for (const runId of ['run-cold-1', 'run-cold-2']) {
       const result = await harness.runner.run(await harness.job(runId));
-      expect(result.status, runId).toBe('SUCCEEDED');
+      expect(result.outcome.status, runId).toBe('SUCCEEDED');
     }
     const pids = harness.booted.map((engine) => engine.pid);
     expect(new Set(pids).size).toBe(pids.length);

@@ -52,9 +52,9 @@ describe('job runner', () => {
       workerId: 'worker-test',
       jobId: 'job-run-1',
       runId: 'run-1',
-      status: 'SUCCEEDED',
+      outcome: { status: 'SUCCEEDED' },
     });
-    expect(result.error).toBeUndefined();
+    expect(result.outcome.error).toBeUndefined();
     expect(result.provisioning).toEqual({
       bundle: 'miss',
       pieceHits: 0,
@@ -94,7 +94,7 @@ describe('job runner', () => {
     expect(fetched).toBe(3);
 
     const second = await harness.runner.run(await harness.job('run-2'));
-    expect(second.status).toBe('SUCCEEDED');
+    expect(second.outcome.status).toBe('SUCCEEDED');
     expect(harness.requests).toHaveLength(fetched);
     expect(second.provisioning).toMatchObject({ bundle: 'hit', pieceHits: 2, pieceMisses: 0 });
     expect(second.timings.bootMs).toBe(0);
@@ -116,10 +116,10 @@ describe('job runner', () => {
 
     const result = await harness.runner.run(job);
 
-    expect(result.status).toBe('INTERNAL_ERROR');
-    expect(result.error?.code).toBe('ARTIFACT_INTEGRITY');
-    expect(result.error?.message).toContain(job.bundle.sha256);
-    expect(result.error?.message).toContain(sha256Hex(tampered));
+    expect(result.outcome.status).toBe('INTERNAL_ERROR');
+    expect(result.outcome.error?.code).toBe('ARTIFACT_INTEGRITY');
+    expect(result.outcome.error?.message).toContain(job.bundle.sha256);
+    expect(result.outcome.error?.message).toContain(sha256Hex(tampered));
     expect(result.provisioning).toBeUndefined();
     expect(result.timings.runMs).toBe(0);
     expect(harness.booted).toHaveLength(0);
@@ -138,19 +138,19 @@ describe('job runner', () => {
       }),
     );
 
-    expect(timedOut.status).toBe('TIMEOUT');
-    expect(timedOut.error).toMatchObject({ code: 'FLOW_TIMEOUT' });
+    expect(timedOut.outcome.status).toBe('TIMEOUT');
+    expect(timedOut.outcome.error).toMatchObject({ code: 'FLOW_TIMEOUT' });
     expect(harness.runner.enginePid).toBeUndefined();
     expect(firstPid !== undefined && processExists(firstPid)).toBe(false);
 
     const next = await harness.runner.run(await harness.job('run-2'));
-    expect(next.status).toBe('SUCCEEDED');
+    expect(next.outcome.status).toBe('SUCCEEDED');
     expect(next.timings.bootMs).toBeGreaterThan(0);
     expect(next.provisioning?.engine).toMatchObject({ jobsServed: 1, preBooted: false });
     expect(harness.runner.enginePid).not.toBe(firstPid);
   });
 
-  it('reports FAILED with ENGINE_CRASHED when the engine dies mid-job, and recovers', async () => {
+  it('reports INTERNAL_ERROR with ENGINE_CRASHED when the engine dies mid-job, and recovers', async () => {
     harness = await warm();
     // Hold the response callback open so the engine is stuck mid-run when it is killed.
     const held = defer<number>();
@@ -165,12 +165,12 @@ describe('job runner', () => {
     const result = await running;
     held.resolve(204);
 
-    expect(result.status).toBe('FAILED');
-    expect(result.error).toMatchObject({ code: 'ENGINE_CRASHED' });
-    expect(result.error?.message).toMatch(/SIGKILL/);
+    expect(result.outcome.status).toBe('INTERNAL_ERROR');
+    expect(result.outcome.error).toMatchObject({ code: 'ENGINE_CRASHED' });
+    expect(result.outcome.error?.message).toMatch(/SIGKILL/);
 
     const next = await harness.runner.run(await harness.job('run-2'));
-    expect(next.status).toBe('SUCCEEDED');
+    expect(next.outcome.status).toBe('SUCCEEDED');
     expect(harness.runner.enginePid).not.toBe(pid);
   });
 
@@ -181,7 +181,7 @@ describe('job runner', () => {
       steps: [{ type: 'code', name: 'step_1', code: "throw new Error('boom');", input: {} }],
     };
     const result = await harness.runner.run(await harness.job('run-1', { flow }));
-    expect(result).toMatchObject({
+    expect(result.outcome).toMatchObject({
       status: 'FAILED',
       error: { code: 'CODE_STEP_FAILED', step: 'step_1', message: 'boom' },
     });

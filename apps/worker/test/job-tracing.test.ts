@@ -44,7 +44,7 @@ describe.each<ExecutionMode>(['SANDBOX_CODE_ONLY', 'SANDBOXED'])(
     it("exports the worker's and the engine's spans as one tree under the dispatch span, and the callbacks carry it", async () => {
       const job = { ...(await harness.job('run-traced')), traceparent: `00-${TRACE_ID}-${DISPATCH_SPAN}-01` };
       const result = await harness.runner.run(job);
-      expect(result.status).toBe('SUCCEEDED');
+      expect(result.outcome.status).toBe('SUCCEEDED');
       const jobContext = parseTraceparent(result.traceparent ?? '');
       expect(jobContext).toMatchObject({ traceId: TRACE_ID, sampled: true });
 

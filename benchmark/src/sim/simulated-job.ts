@@ -6,6 +6,8 @@ import {
   type FlowResponse,
   type JobResult,
   type RunLog,
+  type RunOutcome,
+  runStatusOf,
   type StepResult,
   serializeError,
 } from '@flowbox/protocol';
@@ -39,8 +41,8 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
   const startedAt = new Date();
   await sleep(options.serviceMs);
   const steps = benchmarkSteps(startedAt, options.serviceMs);
-  let status: JobResult['status'] = 'SUCCEEDED';
-  let error: JobResult['error'];
+  let status: RunOutcome['status'] = 'SUCCEEDED';
+  let error: RunOutcome['error'];
   try {
     const app = createAppClient({
       http: options.http,
@@ -51,8 +53,8 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
     });
     await app.reportResponse(RESPONSE, steps.slice(0, -1));
   } catch (caught) {
-    status = 'INTERNAL_ERROR';
     error = serializeError(caught, 'CALLBACK_FAILED');
+    status = runStatusOf(error.code);
   }
   const runMs = performance.now() - received;
   const log: RunLog = {
@@ -67,7 +69,7 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
     ...(error === undefined ? {} : { error }),
   };
   let logKey: string | null = job.logUpload.key;
-  let logError: JobResult['logError'];
+  let logError: RunOutcome['logError'];
   const logStarted = performance.now();
   try {
     await uploadRunLog(options.http, job.logUpload, log, timeoutMs);
@@ -82,11 +84,13 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
     workerId: options.workerId,
     jobId: job.jobId,
     runId: job.runId,
-    status,
-    ...(error === undefined ? {} : { error }),
-    steps,
-    logKey,
-    ...(logError === undefined ? {} : { logError }),
+    outcome: {
+      status,
+      ...(error === undefined ? {} : { error }),
+      steps,
+      logKey,
+      ...(logError === undefined ? {} : { logError }),
+    },
     timings: {
       queueMs: Math.max(0, Date.now() - job.acceptedAt - (performance.now() - received)),
       provisionMs: 0,

@@ -15,7 +15,7 @@ import { canRunContainers, ensureStandinImages } from './standin-images.ts';
  * and drives it from the host through the published app port:
  *
  *   the benchmark webhook answers {"result":6}; the run and its log are readable;
- *   two workers both serve webhooks; a worker container killed mid-run leaves its run FAILED
+ *   two workers both serve webhooks; a worker container killed mid-run leaves its run INTERNAL_ERROR
  *   (WORKER_LOST) and the next webhook is answered; after a Redis restart webhooks answer again;
  *   `down` leaves no container, volume or network behind.
  *
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     });
 
     await stage(
-      'a worker container killed mid-run: the run ends FAILED, the next webhook answers',
+      'a worker container killed mid-run: the run ends INTERNAL_ERROR, the next webhook answers',
       async () => {
         const created = await api.request('POST', '/v1/flows', {
           id: 'answers-then-works',
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
         const busy = await containerOfWorker(stack, running.workerId ?? '');
         await podman(['kill', '--signal', 'KILL', busy]);
         const run = await api.finalRun(runId);
-        assert.equal(run.status, 'FAILED');
+        assert.equal(run.status, 'INTERNAL_ERROR');
         assert.equal(run.error?.code, 'WORKER_LOST', JSON.stringify(run.error));
         const next = await api.webhook('benchmark');
         assert.equal(next.body, '{"result":6}');

@@ -1,67 +1,100 @@
 import { z } from 'zod';
 
 /**
- * Error codes in two families: `user` (the flow or its input is wrong; the run is FAILED and
- * nobody is paged) and `system` (flowbox itself failed; alert). Each code says the HTTP status it
- * is answered with, and `retryable` marks the failures that say nothing about the flow, so
- * another attempt of the run may succeed (its engine or its worker died).
+ * Error codes in two families: `user` (the flow or its input is wrong; nobody is paged) and
+ * `system` (flowbox itself failed; alert). Each code says the one run status a run that ends with
+ * it is recorded with (`runStatus`), the HTTP status it is answered with, and `retryable` marks
+ * the failures that say nothing about the flow, so another attempt of the run may succeed (its
+ * engine or its worker died). Family and run status agree: a user error ends FAILED, a system
+ * error INTERNAL_ERROR, and either may end TIMEOUT when what ran out is the run's time.
  */
 export const ERROR_CATALOG = {
   // Requests the app rejects before a run exists.
-  INVALID_BODY: { family: 'user', httpStatus: 400 },
-  INVALID_REQUEST: { family: 'user', httpStatus: 400 },
-  FLOW_NOT_FOUND: { family: 'user', httpStatus: 404 },
-  RUN_NOT_FOUND: { family: 'user', httpStatus: 404 },
-  ROUTE_NOT_FOUND: { family: 'user', httpStatus: 404 },
-  BODY_TOO_LARGE: { family: 'user', httpStatus: 413 },
-  UNSUPPORTED_MEDIA_TYPE: { family: 'user', httpStatus: 415 },
-  UNAUTHORIZED: { family: 'user', httpStatus: 401 },
-  FORBIDDEN: { family: 'user', httpStatus: 403 },
-  RUN_ALREADY_FINISHED: { family: 'user', httpStatus: 403 },
-  INVALID_FLOW: { family: 'user', httpStatus: 400 },
-  FLOW_VERSION_NOT_FOUND: { family: 'user', httpStatus: 404 },
+  INVALID_BODY: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
+  INVALID_REQUEST: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
+  FLOW_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  RUN_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  ROUTE_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  BODY_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { family: 'user', runStatus: 'FAILED', httpStatus: 415 },
+  UNAUTHORIZED: { family: 'user', runStatus: 'FAILED', httpStatus: 401 },
+  FORBIDDEN: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
+  RUN_ALREADY_FINISHED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
+  INVALID_FLOW: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
+  FLOW_VERSION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   // A flow that ran and failed.
-  STEP_FAILED: { family: 'user', httpStatus: 500 },
-  INVALID_STEP_INPUT: { family: 'user', httpStatus: 500 },
-  TEMPLATE_ERROR: { family: 'user', httpStatus: 500 },
-  CODE_STEP_FAILED: { family: 'user', httpStatus: 500 },
-  CODE_STEP_TIMEOUT: { family: 'user', httpStatus: 500 },
-  CODE_STEP_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
+  STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  INVALID_STEP_INPUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  TEMPLATE_ERROR: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  CODE_STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** One code step overran its own limit: the step failed, not the run's time. */
+  CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run took its engine past ENGINE_MEMORY_LIMIT_MB (every execution mode): the engine was killed. */
-  ENGINE_MEMORY_LIMIT: { family: 'user', httpStatus: 500 },
+  ENGINE_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
-  STEP_OUTPUT_TOO_LARGE: { family: 'user', httpStatus: 500 },
+  STEP_OUTPUT_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A code step's HTTP request to a host the egress policy (CODE_STEP_EGRESS) does not allow. */
-  CODE_STEP_EGRESS_DENIED: { family: 'user', httpStatus: 500 },
+  CODE_STEP_EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A code step's HTTP request failed: unreachable, too large, too many redirects. */
-  CODE_STEP_FETCH_FAILED: { family: 'user', httpStatus: 500 },
+  CODE_STEP_FETCH_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The response step's status or headers cannot be sent (response-rules.ts), or are refused by policy. */
-  INVALID_RESPONSE: { family: 'user', httpStatus: 500 },
+  INVALID_RESPONSE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
    * A code step's `fetch` would take its run past the bytes its requests may hold at once
    * (CODE_STEP_FETCH_MAX_BUFFERED_MB): that request is refused or its response cut off.
    */
-  CODE_STEP_FETCH_LIMIT: { family: 'user', httpStatus: 500 },
-  FLOW_TIMEOUT: { family: 'user', httpStatus: 504 },
+  CODE_STEP_FETCH_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** The flow outran its timeout (FLOW_TIMEOUT_SECONDS): its worker killed the engine. */
+  FLOW_TIMEOUT: { family: 'user', runStatus: 'TIMEOUT', httpStatus: 504 },
   // flowbox failed.
-  WEBHOOK_TIMEOUT: { family: 'system', httpStatus: 504 },
-  ENGINE_CRASHED: { family: 'system', httpStatus: 500, retryable: true },
-  WORKER_LOST: { family: 'system', httpStatus: 500, retryable: true },
-  LOG_UPLOAD_FAILED: { family: 'system', httpStatus: 500 },
-  CALLBACK_FAILED: { family: 'system', httpStatus: 500 },
+  /** A sync caller's wait ran out (WEBHOOK_TIMEOUT_SECONDS); the run itself goes on. */
+  WEBHOOK_TIMEOUT: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 504 },
+  /**
+   * The engine process died or could not start. INTERNAL_ERROR, not FAILED: flowbox cannot tell
+   * a piece's `process.exit` from the host's OOM killer or a bug of its own, and the run is
+   * retried because another attempt may succeed; a flow's own failures have codes of their own.
+   */
+  ENGINE_CRASHED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500, retryable: true },
+  WORKER_LOST: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500, retryable: true },
+  /**
+   * The sweeper's: a RUNNING run that nobody reported within its deadline (its worker and the
+   * app holding its lease both died). TIMEOUT: what is known is that its time ran out.
+   */
+  RUN_ABANDONED: { family: 'system', runStatus: 'TIMEOUT', httpStatus: 504 },
+  LOG_UPLOAD_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
+  CALLBACK_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
   /** A flow bundle or piece archive could not be fetched or unpacked into the worker's cache. */
-  PROVISION_FAILED: { family: 'system', httpStatus: 500 },
+  PROVISION_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
   /** A fetched artifact's sha256 is not the one the app recorded: refused, never run. */
-  ARTIFACT_INTEGRITY: { family: 'system', httpStatus: 500 },
-  QUEUE_UNAVAILABLE: { family: 'system', httpStatus: 503 },
+  ARTIFACT_INTEGRITY: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
+  QUEUE_UNAVAILABLE: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   /** The app instance holding a sync caller is shutting down; the run goes on elsewhere. */
-  APP_SHUTTING_DOWN: { family: 'system', httpStatus: 503 },
+  APP_SHUTTING_DOWN: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   /** More runs wait than WEBHOOK_MAX_QUEUED_RUNS: refused before a run is created. */
-  QUEUE_FULL: { family: 'system', httpStatus: 503 },
-  INTERNAL: { family: 'system', httpStatus: 500 },
-} as const satisfies Record<string, { family: 'user' | 'system'; httpStatus: number; retryable?: true }>;
+  QUEUE_FULL: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
+  INTERNAL: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
+} as const satisfies Record<string, CatalogEntry>;
+
+/**
+ * A catalog row; the union keeps family and run status in agreement (checked by the compiler).
+ * The statuses are the final run statuses of run.ts but SUCCEEDED, spelt here so that run.ts,
+ * which imports this file, is not imported back.
+ */
+type CatalogEntry = { httpStatus: number; retryable?: true } & (
+  | { family: 'user'; runStatus: 'FAILED' | 'TIMEOUT' }
+  | { family: 'system'; runStatus: 'INTERNAL_ERROR' | 'TIMEOUT' }
+);
+
+/** The final run statuses an error can give. */
+export type ErrorRunStatus = CatalogEntry['runStatus'];
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** The run status a run that ends with this error is recorded with: the one place it is decided. */
+export function runStatusOf(code: ErrorCode): ErrorRunStatus {
+  return ERROR_CATALOG[code].runStatus;
+}
 
 /** The HTTP status an error with this code is answered with. */
 export function httpStatusOf(code: ErrorCode): number {

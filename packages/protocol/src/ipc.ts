@@ -79,10 +79,12 @@ export type WorkerToEngine = z.infer<typeof WorkerToEngineSchema>;
 
 export const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
 
-export const ExecuteResultSchema = RunOutcomeSchema.extend({
+/** How the run ended, forwarded untouched to the app, and what the engine measured of it. */
+export const ExecuteResultSchema = z.object({
   version: z.literal(1),
   type: z.literal('execute-result'),
   requestId: z.string(),
+  outcome: RunOutcomeSchema,
   /** runMs: the flow with its callbacks, without the log upload; logPersistMs: the upload. */
   timings: z.object({
     runMs: z.number().nonnegative(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SerializedErrorSchema } from './errors.ts';
+import { runStatusOf, type SerializedError, SerializedErrorSchema } from './errors.ts';
 
 export const RunStatusSchema = z.enum([
   'QUEUED',
@@ -45,10 +45,9 @@ export const StepResultSchema = z.object({
 export type StepResult = z.infer<typeof StepResultSchema>;
 
 /**
- * How a run ended: the one shape every hop carries and extends, so a field added here reaches the
- * run's row. The engine reports it to its worker (`execute-result`, IPC) and to the app (`finish`
- * callback, with only the steps not reported yet), the worker to the app (`job-result`), and the
- * app writes it in one statement.
+ * How a run ended: one field (`outcome`) that every hop forwards untouched, so a field added here
+ * reaches the run's row. The engine reports it to its worker (`execute-result`, IPC), the worker
+ * to the app (`job-result`), and the app writes it in one statement.
  */
 export const RunOutcomeSchema = z.object({
   status: FinalRunStatusSchema,
@@ -60,6 +59,11 @@ export const RunOutcomeSchema = z.object({
   logError: SerializedErrorSchema.optional(),
 });
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
+
+/** The outcome of a run that no engine reported on: no steps, no log, the status its error gives. */
+export function failedOutcome(error: SerializedError): RunOutcome {
+  return { status: runStatusOf(error.code), error, steps: [], logKey: null };
+}
 
 /** The run log the engine uploads to S3: everything about one run's execution. */
 export const RunLogSchema = z.object({

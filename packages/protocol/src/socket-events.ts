@@ -89,12 +89,14 @@ export const JobProvisioningSchema = z.object({
 export type JobProvisioning = z.infer<typeof JobProvisioningSchema>;
 
 /** The run's outcome as the engine recorded it (or the worker, when no engine could), and its cost. */
-export const JobResultSchema = RunOutcomeSchema.extend({
+export const JobResultSchema = z.object({
   version: z.literal(1),
   type: z.literal('job-result'),
   workerId: z.string(),
   jobId: z.string(),
   runId: z.string(),
+  /** The engine's `execute-result.outcome` as it came, or the worker's own when no engine said. */
+  outcome: RunOutcomeSchema,
   timings: JobTimingsSchema,
   /** Absent when the job failed before provisioning finished. */
   provisioning: JobProvisioningSchema.optional(),

@@ -1,4 +1,10 @@
-import { type DispatchedJob, FlowboxError, type PieceDownload, type PieceRef } from '@flowbox/protocol';
+import {
+  type DispatchedJob,
+  FlowboxError,
+  type PieceDownload,
+  type PieceRef,
+  type RunOutcome,
+} from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
 import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
@@ -118,12 +124,18 @@ export class Dispatcher {
    */
   async conclude(
     lease: LeasedJob,
-    outcome: RunConclusion,
+    conclusion: RunConclusion,
     options: ConcludeOptions = { fetchNext: false },
   ): Promise<LeasedJob | null> {
+    const { outcome } = conclusion;
     const parent = options.traceparent ?? lease.data.traceparent;
     if (this.#tracer === null || parent === undefined) {
-      return this.#settle(lease, outcome, await this.#lifecycle.conclude(attemptOf(lease), outcome), options);
+      return this.#settle(
+        lease,
+        outcome,
+        await this.#lifecycle.conclude(attemptOf(lease), conclusion),
+        options,
+      );
     }
     // The final write (or the retry), under the worker's job span when its result said which.
     const span = this.#tracer.startSpan('run.finish', {
@@ -131,7 +143,7 @@ export class Dispatcher {
       attributes: { 'flowbox.run_id': lease.data.runId, 'flowbox.run.status': outcome.status },
     });
     const concluded = await traced(span, async () => {
-      const result = await this.#lifecycle.conclude(attemptOf(lease), outcome);
+      const result = await this.#lifecycle.conclude(attemptOf(lease), conclusion);
       span.setAttribute('flowbox.run.conclusion', result);
       if (outcome.error !== undefined) span.fail(outcome.error);
       return result;
@@ -146,7 +158,7 @@ export class Dispatcher {
 
   #settle(
     lease: LeasedJob,
-    outcome: Pick<RunConclusion, 'status' | 'error'>,
+    outcome: Pick<RunOutcome, 'status' | 'error'>,
     result: ConcludeResult,
     options: ConcludeOptions,
   ): Promise<LeasedJob | null> {

@@ -1,10 +1,12 @@
 import type { Logger } from '@flowbox/node-kit';
 import {
   type FinalRunStatus,
+  failedOutcome,
   isRetryable,
   type JobProvisioning,
   type JobTimings,
   type RunOutcome,
+  runStatusOf,
   type SerializedError,
   type StepResult,
 } from '@flowbox/protocol';
@@ -14,8 +16,12 @@ import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
 import type { RunsRepository } from './runs-repository.ts';
 
-/** A run's outcome with what its worker measured, as the final write records it. */
-export interface RunConclusion extends RunOutcome {
+/**
+ * A run's outcome as its worker forwarded it, with what the worker measured: what the final write
+ * records. A JobResult is one.
+ */
+export interface RunConclusion {
+  outcome: RunOutcome;
   timings?: JobTimings | undefined;
   provisioning?: JobProvisioning | undefined;
 }
@@ -96,22 +102,19 @@ export class RunLifecycle {
     return this.#runs.markRunning(runId, workerId);
   }
 
-  /** QUEUED → INTERNAL_ERROR: an accepted run whose job could not be enqueued ends saying why. */
+  /** QUEUED → final (INTERNAL_ERROR): an accepted run whose job could not be enqueued ends saying why. */
   async failUnqueued(run: { id: string; flowId: string }, error: SerializedError): Promise<void> {
-    const finished = await this.#runs.finish(run.id, {
-      status: 'INTERNAL_ERROR',
-      error,
-      steps: [],
-      logKey: null,
-    });
-    if (finished.finalised) this.#metrics.runFinished('INTERNAL_ERROR');
+    const outcome = failedOutcome(error);
+    const finished = await this.#runs.finish(run.id, { outcome });
+    if (finished.finalised) this.#metrics.runFinished(outcome.status);
   }
 
   /**
    * An attempt's end, from its worker's result: another attempt when the failure is retryable
    * and attempts are left, the final state otherwise.
    */
-  async conclude(run: RunAttempt, outcome: RunConclusion): Promise<ConcludeResult> {
+  async conclude(run: RunAttempt, conclusion: RunConclusion): Promise<ConcludeResult> {
+    const { outcome } = conclusion;
     if (
       decideConclusion(outcome, run.attempt, this.#maxAttempts) === 'retry' &&
       outcome.error !== undefined
@@ -123,11 +126,14 @@ export class RunLifecycle {
       if (await this.#runs.requeue(run.runId, outcome.error)) return 'retried';
     }
     // A crashed or timed-out engine reported no steps to its worker; its callbacks may have.
-    const steps = outcome.steps.length > 0 ? outcome.steps : await this.#reportedSteps(run.runId);
+    const recorded =
+      outcome.steps.length > 0
+        ? conclusion
+        : { ...conclusion, outcome: { ...outcome, steps: await this.#reportedSteps(run.runId) } };
     this.#ended.end(run.runId);
-    const { finalised, totalMs } = await this.#runs.finish(run.runId, { ...outcome, steps });
+    const { finalised, totalMs } = await this.#runs.finish(run.runId, recorded);
     if (finalised) {
-      this.#metrics.runFinished(outcome.status, { totalMs, timings: outcome.timings });
+      this.#metrics.runFinished(outcome.status, { totalMs, timings: conclusion.timings });
       await this.#announceEnd(run, outcome.status, outcome.error);
     }
     return finalised ? 'finished' : 'already-final';
@@ -139,24 +145,26 @@ export class RunLifecycle {
    */
   lostWorkerOutcome(): RunConclusion {
     return {
-      status: 'FAILED',
-      error: { name: 'WorkerLost', code: 'WORKER_LOST', message: 'the worker running this job disconnected' },
-      logKey: null,
-      steps: [],
+      outcome: failedOutcome({
+        name: 'WorkerLost',
+        code: 'WORKER_LOST',
+        message: 'the worker running this job disconnected',
+      }),
     };
   }
 
-  /** RUNNING → TIMEOUT for runs past `deadlineSeconds` with nobody left to report on them. */
+  /** RUNNING → TIMEOUT (RUN_ABANDONED) for runs past `deadlineSeconds` with nobody left to report on them. */
   async sweep(deadlineSeconds: number): Promise<string[]> {
-    const swept = await this.#runs.sweepOverdue(deadlineSeconds, {
+    const error: SerializedError = {
       name: 'RunSweeper',
-      code: 'WORKER_LOST',
+      code: 'RUN_ABANDONED',
       message: `no worker reported this run within ${deadlineSeconds}s of its start`,
-    });
+    };
+    const swept = await this.#runs.sweepOverdue(deadlineSeconds, error);
     // Their engines, should they still be calling, are refused from now on (on this instance).
     for (const run of swept) {
       this.#ended.end(run.id);
-      this.#metrics.runFinished('TIMEOUT');
+      this.#metrics.runFinished(runStatusOf(error.code));
     }
     return swept.map((run) => run.id);
   }

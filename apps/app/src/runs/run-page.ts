@@ -1,6 +1,6 @@
 import { FlowboxError, type RunStatus } from '@flowbox/protocol';
 import type { Pool } from '../db/pool.ts';
-import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
+import { type RunRecord, toRunRecord } from './run-record.ts';
 
 /** A run in a list: everything but its steps (read one run for those). */
 export type RunSummaryRecord = Omit<RunRecord, 'steps'>;
@@ -66,7 +66,8 @@ export async function queryRunPage(pool: Pool, query: RunPageQuery): Promise<Run
     );
   }
   const direction = newest ? 'DESC' : 'ASC';
-  const { rows } = await pool.query<RunRow & { position: string }>(
+  // `position` is to_char's text and only rebuilds the cursor; the run's columns are parsed.
+  const { rows } = await pool.query<{ id: string; position: string }>(
     `SELECT id, flow_id, flow_version_id, status, sync, '[]'::jsonb AS steps, error, log_key, log_error, timings,
             provisioning, worker_id, attempts, created_at, started_at, finished_at,
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position

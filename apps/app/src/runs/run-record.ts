@@ -1,4 +1,44 @@
-import type { JobProvisioning, JobTimings, RunStatus, SerializedError, StepResult } from '@flowbox/protocol';
+import {
+  FlowboxError,
+  formatIssues,
+  type JobProvisioning,
+  JobProvisioningSchema,
+  type JobTimings,
+  JobTimingsSchema,
+  type RunStatus,
+  RunStatusSchema,
+  type SerializedError,
+  SerializedErrorSchema,
+  type StepResult,
+  StepResultSchema,
+} from '@flowbox/protocol';
+import { z } from 'zod';
+
+/**
+ * A row of `runs` as pg returns it. Its JSON columns were written from parsed messages, but
+ * Postgres does not hold them to a schema: they are parsed here, where they leave it, so a
+ * malformed row fails its read naming the run instead of a reader further on.
+ */
+const RunRowSchema = z.object({
+  id: z.string(),
+  flow_id: z.string(),
+  flow_version_id: z.string(),
+  status: RunStatusSchema,
+  sync: z.boolean(),
+  steps: z.array(StepResultSchema),
+  error: SerializedErrorSchema.nullable(),
+  log_key: z.string().nullable(),
+  log_error: SerializedErrorSchema.nullable(),
+  timings: JobTimingsSchema.extend({ totalMs: z.number() }).nullable(),
+  provisioning: JobProvisioningSchema.nullable(),
+  worker_id: z.string().nullable(),
+  attempts: z.number().int(),
+  created_at: z.date(),
+  started_at: z.date().nullable(),
+  finished_at: z.date().nullable(),
+});
+
+const RowIdSchema = z.object({ id: z.string() });
 
 /** A run as the API and the lifecycle read it. */
 export interface RunRecord {
@@ -21,43 +61,33 @@ export interface RunRecord {
   finishedAt: Date | null;
 }
 
-/** A row of `runs` as pg returns it. */
-export interface RunRow {
-  id: string;
-  flow_id: string;
-  flow_version_id: string;
-  status: RunStatus;
-  sync: boolean;
-  steps: StepResult[];
-  error: SerializedError | null;
-  log_key: string | null;
-  log_error: SerializedError | null;
-  timings: (JobTimings & { totalMs: number }) | null;
-  provisioning: JobProvisioning | null;
-  worker_id: string | null;
-  attempts: number;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
-
-export function toRunRecord(row: RunRow): RunRecord {
+/** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
+export function toRunRecord(row: unknown): RunRecord {
+  const parsed = RunRowSchema.safeParse(row);
+  if (!parsed.success) {
+    const id = RowIdSchema.safeParse(row);
+    throw new FlowboxError(
+      'INTERNAL',
+      `run ${id.success ? id.data.id : '(no id)'}: its row is malformed: ${formatIssues(parsed.error.issues)}`,
+    );
+  }
+  const r = parsed.data;
   return {
-    id: row.id,
-    flowId: row.flow_id,
-    flowVersionId: row.flow_version_id,
-    status: row.status,
-    sync: row.sync,
-    steps: row.steps,
-    error: row.error,
-    logKey: row.log_key,
-    logError: row.log_error,
-    timings: row.timings,
-    provisioning: row.provisioning,
-    workerId: row.worker_id,
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
+    id: r.id,
+    flowId: r.flow_id,
+    flowVersionId: r.flow_version_id,
+    status: r.status,
+    sync: r.sync,
+    steps: r.steps,
+    error: r.error,
+    logKey: r.log_key,
+    logError: r.log_error,
+    timings: r.timings,
+    provisioning: r.provisioning,
+    workerId: r.worker_id,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
   };
 }

@@ -1,8 +1,14 @@
-import type { JobProvisioning, JobTimings, RunOutcome, SerializedError } from '@flowbox/protocol';
+import {
+  type JobProvisioning,
+  type JobTimings,
+  type RunOutcome,
+  runStatusOf,
+  type SerializedError,
+} from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
-import { type RunRecord, type RunRow, toRunRecord } from './run-record.ts';
+import { type RunRecord, toRunRecord } from './run-record.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
 export type { RunRecord } from './run-record.ts';
@@ -12,11 +18,11 @@ export type { RunRecord } from './run-record.ts';
  * absent) with the worker's latency anatomy (`totalMs`, accepted → now, is added on the
  * database's clock) and provisioning.
  */
-export type FinishRunInput = Omit<RunOutcome, 'steps' | 'logKey'> &
-  Partial<Pick<RunOutcome, 'steps' | 'logKey'>> & {
-    timings?: JobTimings | undefined;
-    provisioning?: JobProvisioning | undefined;
-  };
+export interface FinishRunInput {
+  outcome: Omit<RunOutcome, 'steps' | 'logKey'> & Partial<Pick<RunOutcome, 'steps' | 'logKey'>>;
+  timings?: JobTimings | undefined;
+  provisioning?: JobProvisioning | undefined;
+}
 
 /** What the final write did: whether it finalised the run, and the run's totalMs when it has one. */
 export interface FinishResult {
@@ -41,8 +47,8 @@ export interface RunsRepository {
   finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
   get(runId: string): Promise<RunRecord | null>;
   /**
-   * Finalises RUNNING runs started more than `deadlineSeconds` ago as TIMEOUT (no worker
-   * reported them: their worker or app died). Returns their ids.
+   * Finalises RUNNING runs started more than `deadlineSeconds` ago with `error`, in the status
+   * its code gives (no worker reported them: their worker or app died). Returns their ids.
    */
   sweepOverdue(
     deadlineSeconds: number,
@@ -94,7 +100,8 @@ export function createRunsRepository(
       return result.rowCount === 1;
     },
 
-    async finish(runId, { status, error, steps, logKey, logError, timings, provisioning }) {
+    async finish(runId, { outcome, timings, provisioning }) {
+      const { status, error, steps, logKey, logError } = outcome;
       // `before` locks the row and says whether it was final already; totalMs is measured on the
       // database's clock, like created_at, so the parts add up against it.
       const { rows } = await pool.query<{ finalised: boolean; total_ms: number | null }>({
@@ -130,17 +137,17 @@ export function createRunsRepository(
     },
 
     async get(runId) {
-      const { rows } = await pool.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
+      const { rows } = await pool.query<Record<string, unknown>>('SELECT * FROM runs WHERE id = $1', [runId]);
       const row = rows[0];
       return row === undefined ? null : toRunRecord(row);
     },
 
     async sweepOverdue(deadlineSeconds, error) {
       const { rows } = await pool.query<{ id: string; flow_id: string }>(
-        `UPDATE runs SET status = 'TIMEOUT', error = $2, finished_at = now()
+        `UPDATE runs SET status = $3, error = $2, finished_at = now()
          WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
          RETURNING id, flow_id`,
-        [deadlineSeconds, jsonb(error)],
+        [deadlineSeconds, jsonb(error), runStatusOf(error.code)],
       );
       return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
     },

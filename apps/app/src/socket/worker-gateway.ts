@@ -3,6 +3,7 @@ import type { Logger } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
   FlowboxError,
+  failedOutcome,
   type JobResultAck,
   JobResultSchema,
   type PollReply,
@@ -193,12 +194,7 @@ export class WorkerGateway {
         return null;
       }
       logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
-      await this.#dispatcher.conclude(lease, {
-        status: 'INTERNAL_ERROR',
-        error: serializeError(error),
-        steps: [],
-        logKey: null,
-      });
+      await this.#dispatcher.conclude(lease, { outcome: failedOutcome(serializeError(error)) });
       return null;
     }
   }
@@ -237,17 +233,10 @@ export class WorkerGateway {
     session.handedOut = null;
     try {
       const fetchNext = result.wantsNext === true && !session.disconnected.signal.aborted;
-      const {
-        version: _v,
-        type: _t,
-        workerId: _w,
-        jobId: _j,
-        runId: _r,
-        wantsNext: _n,
-        traceparent,
-        ...outcome
-      } = result;
-      const next = await this.#dispatcher.conclude(lease, outcome, { fetchNext, traceparent });
+      const next = await this.#dispatcher.conclude(lease, result, {
+        fetchNext,
+        traceparent: result.traceparent,
+      });
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
       ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
     } catch (error) {

@@ -88,9 +88,9 @@ for (const mode of ['warm', 'cold'] as const) {
       const reply = await answer;
       const answeredMs = performance.now() - firstKill;
       expect(reply.status).toBe(500);
-      expect(reply.body).toMatchObject({ status: 'FAILED', error: { code: 'ENGINE_CRASHED' } });
+      expect(reply.body).toMatchObject({ status: 'INTERNAL_ERROR', error: { code: 'ENGINE_CRASHED' } });
       const run = await waitForFinal(fault, reply.runId ?? '');
-      expect(run.status).toBe('FAILED');
+      expect(run.status).toBe('INTERNAL_ERROR');
       expect(run.error).toMatchObject({
         code: 'ENGINE_CRASHED',
         message: expect.stringContaining('SIGKILL'),
@@ -119,7 +119,7 @@ for (const mode of ['warm', 'cold'] as const) {
       expect(body.error.code).toBe('ENGINE_CRASHED');
       expect(body.error.message).toMatch(/code 3\b/);
       const run = await waitForFinal(fault, reply.runId ?? '');
-      expect(run).toMatchObject({ status: 'FAILED', error: { code: 'ENGINE_CRASHED' } });
+      expect(run).toMatchObject({ status: 'INTERNAL_ERROR', error: { code: 'ENGINE_CRASHED' } });
 
       const next = await reachCheckpoint(fault, 0);
       expect((await next.answer).status).toBe(200);
@@ -142,7 +142,7 @@ for (const mode of ['warm', 'cold'] as const) {
         code: 'ENGINE_CRASHED',
         message: expect.stringMatching(/code 1\b/),
       });
-      expect((await waitForFinal(fault, reply.runId ?? '')).status).toBe('FAILED');
+      expect((await waitForFinal(fault, reply.runId ?? '')).status).toBe('INTERNAL_ERROR');
       const next = await reachCheckpoint(fault, 0);
       expect((await next.answer).status).toBe(200);
     });
@@ -186,7 +186,7 @@ for (const mode of ['warm', 'cold'] as const) {
       );
       const run = await fault.getRun(runId);
       if (run.status === 'QUEUED') expect(run.error).toMatchObject({ code: 'WORKER_LOST' });
-      else expect(run).toMatchObject({ status: 'FAILED', error: { code: 'WORKER_LOST' } });
+      else expect(run).toMatchObject({ status: 'INTERNAL_ERROR', error: { code: 'WORKER_LOST' } });
       report(`worker SIGKILL (${mode})`, {
         enginesExitedAfterS: seconds(enginesGoneMs),
         runLeftRunningAfterS: seconds(performance.now() - killed),

@@ -68,10 +68,7 @@ const jobResult = (job: DispatchedJob, status: FinalRunStatus, error?: Serialize
   workerId: 'w',
   jobId: job.jobId,
   runId: job.runId,
-  status,
-  ...(error === undefined ? {} : { error }),
-  steps: [],
-  logKey: null,
+  outcome: { status, ...(error === undefined ? {} : { error }), steps: [], logKey: null },
   timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 1, logPersistMs: 0, workerBusyMs: 1 },
 });
 

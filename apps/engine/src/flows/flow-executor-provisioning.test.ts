@@ -8,7 +8,7 @@ const h = useExecutorHarness();
 
 describe('flow executor: what the worker provisioned', () => {
   it('ends INTERNAL_ERROR with PROVISION_FAILED, and still stores the log, when the bundle is missing', async () => {
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       await h.job(SEEDED_FLOW, { bundlePath: join(h.dir, 'missing.json') }),
     );
 
@@ -21,10 +21,12 @@ describe('flow executor: what the worker provisioned', () => {
   it('refuses a bundle that is not a flow bundle, or that holds another flow version', async () => {
     const bad = join(h.dir, 'not-a-bundle.json');
     await writeFile(bad, JSON.stringify({ version: 1, flowId: 'flow-1' }));
-    const invalid = await h.executor.execute(await h.job(SEEDED_FLOW, { bundlePath: bad }));
+    const { outcome: invalid } = await h.executor.execute(await h.job(SEEDED_FLOW, { bundlePath: bad }));
     expect(invalid.error).toMatchObject({ code: 'PROVISION_FAILED', message: /invalid flow bundle/ });
 
-    const other = await h.executor.execute(await h.job(SEEDED_FLOW, { flowVersionId: 'flow-version-2' }));
+    const { outcome: other } = await h.executor.execute(
+      await h.job(SEEDED_FLOW, { flowVersionId: 'flow-version-2' }),
+    );
     expect(other.error).toMatchObject({
       code: 'PROVISION_FAILED',
       message: /flow-version-1, not flow-1\/flow-version-2/,
@@ -36,7 +38,7 @@ describe('flow executor: what the worker provisioned', () => {
     const pieces = artifacts.pieces.map((piece) =>
       piece.name === 'webhook' ? { ...piece, version: '9.9.9' } : piece,
     );
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
     );
     expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /not webhook@9\.9\.9/ });
@@ -45,7 +47,7 @@ describe('flow executor: what the worker provisioned', () => {
   it('refuses a job that does not provide a piece the bundle names', async () => {
     const artifacts = await prepareEngineArtifacts(h.dir);
     const pieces = artifacts.pieces.filter((piece) => piece.name !== 'math-helper');
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
     );
     expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /needs math-helper@/ });
@@ -59,7 +61,7 @@ describe('flow executor: what the worker provisioned', () => {
     const pieces = artifacts.pieces.map((piece) =>
       piece.name === 'webhook' ? { ...piece, dir: broken } : piece,
     );
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       makeEngineJob(h.app.url, h.app.logUploadUrl('k'), { bundlePath: artifacts.bundlePath, pieces }),
     );
     expect(outcome.error).toMatchObject({ code: 'PROVISION_FAILED', message: /invalid manifest\.json/ });
@@ -67,23 +69,23 @@ describe('flow executor: what the worker provisioned', () => {
 
   it('reads a bundle once: a warm engine runs it again without the file', async () => {
     const first = await h.job();
-    expect((await h.executor.execute(first)).status).toBe('SUCCEEDED');
+    expect((await h.executor.execute(first)).outcome.status).toBe('SUCCEEDED');
     await rm(first.bundlePath);
-    expect((await h.executor.execute(first)).status).toBe('SUCCEEDED');
+    expect((await h.executor.execute(first)).outcome.status).toBe('SUCCEEDED');
   });
 
   it('preloads pieces: a job finds them loaded though their directories are gone', async () => {
     const job = await h.job();
     await h.executor.preload({ pieces: job.pieces });
     for (const piece of job.pieces) await rm(piece.dir, { recursive: true });
-    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
+    expect((await h.executor.execute(job)).outcome.status).toBe('SUCCEEDED');
   });
 
   it('preloads what it can and never fails: a broken piece fails only the job that needs it', async () => {
     const job = await h.job();
     const missing = job.pieces.map((piece) => ({ ...piece, dir: `${piece.dir}-missing` }));
     await expect(h.executor.preload({ pieces: missing })).resolves.toBeUndefined();
-    const outcome = await h.executor.execute({ ...job, pieces: missing });
+    const { outcome } = await h.executor.execute({ ...job, pieces: missing });
     expect(outcome.error?.code).toBe('PROVISION_FAILED');
   });
 
@@ -92,7 +94,7 @@ describe('flow executor: what the worker provisioned', () => {
     await h.executor.preload({ pieces: job.pieces, codeStepMemoryMb: 64, appUrl: h.app.url });
     expect(h.app.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /health/live']);
     expect(h.app.requests[0]?.headers.authorization).toBeUndefined();
-    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
+    expect((await h.executor.execute(job)).outcome.status).toBe('SUCCEEDED');
   });
 
   it('priming never fails the engine: an unreachable app only costs the primed connection', async () => {
@@ -100,6 +102,6 @@ describe('flow executor: what the worker provisioned', () => {
     await expect(
       h.executor.preload({ pieces: job.pieces, codeStepMemoryMb: 64, appUrl: 'http://127.0.0.1:1' }),
     ).resolves.toBeUndefined();
-    expect((await h.executor.execute(job)).status).toBe('SUCCEEDED');
+    expect((await h.executor.execute(job)).outcome.status).toBe('SUCCEEDED');
   });
 });

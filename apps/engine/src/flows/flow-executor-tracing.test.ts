@@ -10,11 +10,11 @@ const WORKER_SPAN = 'b7ad6b7169203331';
 
 describe('flow executor, traced runs', () => {
   it('records engine.run, a span per step and the log upload under the job span, and sends the open span with each callback', async () => {
-    const outcome = await h.executor.execute(
+    const { outcome, spans: recorded } = await h.executor.execute(
       await h.job(SEEDED_FLOW, { traceparent: `00-${TRACE_ID}-${WORKER_SPAN}-01` }),
     );
     expect(outcome.status).toBe('SUCCEEDED');
-    const spans = (outcome.spans ?? []).map((span) => SpanRecordSchema.parse(span));
+    const spans = (recorded ?? []).map((span) => SpanRecordSchema.parse(span));
     const byName = new Map(spans.map((span) => [span.name, span]));
     expect(spans.map((span) => span.name).sort()).toEqual(
       ['engine.run', 'log.upload', 'step step_1', 'step step_2', 'step step_3', 'step trigger'].sort(),
@@ -45,11 +45,11 @@ describe('flow executor, traced runs', () => {
     const codeStep = flow.steps[1];
     if (codeStep?.type !== 'code') throw new Error('the seeded flow changed');
     codeStep.code = "throw new Error('nope');";
-    const outcome = await h.executor.execute(
+    const { outcome, spans } = await h.executor.execute(
       await h.job(flow, { traceparent: `00-${TRACE_ID}-${WORKER_SPAN}-01` }),
     );
     expect(outcome.status).toBe('FAILED');
-    const byName = new Map((outcome.spans ?? []).map((span) => [span.name, span]));
+    const byName = new Map((spans ?? []).map((span) => [span.name, span]));
     expect(byName.get('step step_2')).toMatchObject({
       status: 'error',
       statusMessage: expect.stringContaining('nope'),
@@ -62,9 +62,9 @@ describe('flow executor, traced runs', () => {
   it('records nothing and sends no traceparent for an untraced run, or one whose caller said not sampled', async () => {
     for (const traceparent of [undefined, `00-${TRACE_ID}-${WORKER_SPAN}-00`]) {
       const job = await h.job(SEEDED_FLOW, traceparent === undefined ? {} : { traceparent });
-      const outcome = await h.executor.execute(job);
-      expect(outcome.status).toBe('SUCCEEDED');
-      expect(outcome).not.toHaveProperty('spans');
+      const execution = await h.executor.execute(job);
+      expect(execution.outcome.status).toBe('SUCCEEDED');
+      expect(execution).not.toHaveProperty('spans');
     }
     expect(h.app.requests.filter((r) => r.headers.traceparent !== undefined)).toEqual([]);
   });

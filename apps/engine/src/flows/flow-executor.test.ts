@@ -7,12 +7,12 @@ const h = useExecutorHarness();
 
 describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('flow executor, %s', (mode) => {
   it('runs the seeded flow: response {result:6} with the steps before it, then the uploaded log', async () => {
-    const outcome = await h.executor.execute(await h.job(SEEDED_FLOW, { executionMode: mode }));
+    const { outcome, timings } = await h.executor.execute(await h.job(SEEDED_FLOW, { executionMode: mode }));
 
     expect(outcome).toMatchObject({ status: 'SUCCEEDED', logKey: 'runs/run-1.json' });
     expect(outcome.error).toBeUndefined();
-    expect(outcome.timings.runMs).toBeGreaterThan(0);
-    expect(outcome.timings.logPersistMs).toBeGreaterThan(0);
+    expect(timings.runMs).toBeGreaterThan(0);
+    expect(timings.logPersistMs).toBeGreaterThan(0);
 
     // The worker's result carries every step: it is what records the run.
     const { steps } = outcome;
@@ -60,7 +60,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
 
   it('ends FAILED at the first failing step, naming it, and runs nothing after it', async () => {
     const flow = withCodeStep({ code: "throw new Error('boom');" });
-    const outcome = await h.executor.execute(await h.job(flow, { executionMode: mode }));
+    const { outcome } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
 
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_2', message: 'boom' });
@@ -79,7 +79,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     });
     // The job's policy allows public hosts only, so loopback is refused before any connection.
     const job = await h.job(flow, { executionMode: mode, egress: { allowPublic: true, named: [] } });
-    const outcome = await h.executor.execute(job);
+    const { outcome } = await h.executor.execute(job);
 
     expect(outcome.error).toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' });
     expect(outcome.error?.message).toMatch(/loopback/);
@@ -98,7 +98,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
       code: 'inputs.step.result = 99; return inputs.step;',
       input: { step: '{{step_1}}' },
     });
-    const { steps } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
+    const { steps } = (await h.executor.execute(await h.job(flow, { executionMode: mode }))).outcome;
     expect(steps[1]?.output).toEqual({ result: 5 });
     expect(steps[2]).toMatchObject({ input: { step: { result: 5 } }, output: { result: 99 } });
   });
@@ -106,7 +106,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
 
 describe('flow executor', () => {
   it('fails a step whose template names an unknown step with TEMPLATE_ERROR', async () => {
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       await h.job(withCodeStep({ input: { sum: '{{step_9.result}}' } })),
     );
 
@@ -119,7 +119,7 @@ describe('flow executor', () => {
   it('fails a step with an unknown piece', async () => {
     const flow = structuredClone(SEEDED_FLOW);
     flow.steps[0] = { type: 'piece', name: 'step_1', piece: 'nope', action: 'x', input: {} };
-    const outcome = await h.executor.execute(await h.job(flow));
+    const { outcome } = await h.executor.execute(await h.job(flow));
     expect(outcome.error).toMatchObject({
       code: 'STEP_FAILED',
       step: 'step_1',
@@ -130,7 +130,7 @@ describe('flow executor', () => {
   it('finishes with logKey null and logError when the upload is refused', async () => {
     h.app.setResponder((r) => (isUpload(r) ? 403 : 204));
 
-    const outcome = await h.executor.execute(await h.job());
+    const { outcome } = await h.executor.execute(await h.job());
 
     expect(outcome).toMatchObject({
       status: 'SUCCEEDED',
@@ -147,7 +147,7 @@ describe('flow executor', () => {
       maxBytes: 64 * 1024,
     };
     const flow = withCodeStep({ code: "return 'x'.repeat(200_000);" });
-    const outcome = await h.executor.execute(await h.job(flow, { logUpload }));
+    const { outcome } = await h.executor.execute(await h.job(flow, { logUpload }));
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'STEP_OUTPUT_TOO_LARGE', step: 'step_2' });
     const failed = outcome.steps.find((s) => s.name === 'step_2');
@@ -165,7 +165,7 @@ describe('flow executor', () => {
       key: 'runs/run-1.json',
       maxBytes: 64,
     };
-    const outcome = await h.executor.execute(await h.job(SEEDED_FLOW, { logUpload }));
+    const { outcome } = await h.executor.execute(await h.job(SEEDED_FLOW, { logUpload }));
     expect(outcome.logKey).toBeNull();
     expect(h.app.requests.filter(isUpload)).toHaveLength(0);
     expect(outcome.logError).toMatchObject({
@@ -177,7 +177,7 @@ describe('flow executor', () => {
   it('ends INTERNAL_ERROR when the response callback fails', async () => {
     h.app.setResponder((r) => (r.url.endsWith('/response') ? 502 : 204));
 
-    const outcome = await h.executor.execute(await h.job());
+    const { outcome } = await h.executor.execute(await h.job());
 
     expect(outcome.status).toBe('INTERNAL_ERROR');
     expect(outcome.error).toMatchObject({ code: 'CALLBACK_FAILED', step: 'step_3' });
@@ -185,7 +185,7 @@ describe('flow executor', () => {
 
   it('ends INTERNAL_ERROR when the app cannot be reached', async () => {
     const artifacts = await prepareEngineArtifacts(h.dir);
-    const outcome = await h.executor.execute(
+    const { outcome } = await h.executor.execute(
       makeEngineJob('http://127.0.0.1:1', h.app.logUploadUrl('k'), artifacts),
     );
     expect(outcome.status).toBe('INTERNAL_ERROR');
@@ -200,7 +200,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])(
     const hp = useExecutorHarness({ progressIntervalMs: 0 });
 
     it('reports every step once, in order, through progress reports and the response', async () => {
-      const outcome = await hp.executor.execute(await hp.job(SEEDED_FLOW, { executionMode: mode }));
+      const { outcome } = await hp.executor.execute(await hp.job(SEEDED_FLOW, { executionMode: mode }));
       expect(outcome.status).toBe('SUCCEEDED');
       expect(hp.posts('steps').length).toBeGreaterThan(0);
       expect(hp.stepReports().map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
@@ -210,7 +210,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])(
     it('ends INTERNAL_ERROR with CALLBACK_FAILED when the app refuses a progress report', async () => {
       hp.app.setResponder((r) => (r.method === 'POST' && r.url.endsWith('/steps') ? 500 : 204));
 
-      const outcome = await hp.executor.execute(await hp.job(SEEDED_FLOW, { executionMode: mode }));
+      const { outcome } = await hp.executor.execute(await hp.job(SEEDED_FLOW, { executionMode: mode }));
 
       expect(outcome.status).toBe('INTERNAL_ERROR');
       expect(outcome.error).toMatchObject({ code: 'CALLBACK_FAILED', message: expect.stringMatching(/500/) });

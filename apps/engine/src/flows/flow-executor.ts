@@ -9,7 +9,6 @@ import {
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
-  ERROR_CATALOG,
   type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
@@ -17,6 +16,7 @@ import {
   type PreloadRequest,
   type RunLog,
   type RunOutcome,
+  runStatusOf,
   type SerializedError,
   type StepResult,
   serializeError,
@@ -53,10 +53,10 @@ export interface FlowExecutorDeps {
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
-export type FlowOutcome = RunOutcome & Pick<ExecuteResult, 'timings' | 'spans'>;
+export type FlowExecution = Pick<ExecuteResult, 'outcome' | 'timings' | 'spans'>;
 
 export interface FlowExecutor {
-  execute(job: EngineJob): Promise<FlowOutcome>;
+  execute(job: EngineJob): Promise<FlowExecution>;
   /**
    * Imports pieces ahead of the job that will use them (a prewarmed engine). Never fails: a
    * piece that cannot load now fails the job that needs it, with the reason.
@@ -131,7 +131,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           if (result.error !== undefined) {
             error = result.error;
             // A system error inside a step (a failed response callback) is not the flow's fault.
-            status = ERROR_CATALOG[error.code].family === 'system' ? 'INTERNAL_ERROR' : 'FAILED';
+            status = runStatusOf(error.code);
             break;
           }
           scope[result.name] = result.output;
@@ -139,12 +139,12 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         await progress.settled();
       } catch (systemError) {
         // A callback the app refused, or a bundle or piece the worker's cache could not give.
-        status = 'INTERNAL_ERROR';
         deps.log('warn', 'the run failed outside its steps', {
           runId: job.runId,
           error: serializeError(systemError),
         });
         error = forUsers(serializeError(systemError));
+        status = runStatusOf(error.code);
       }
 
       const runLog: RunLog = {
@@ -177,11 +177,12 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
 
       // The run's end goes to the worker, whose job result records it: no callback repeats it.
       const runMs = Math.max(0, performance.now() - started - logPersistMs);
-      const outcome: FlowOutcome = { status, steps: results, logKey, timings: { runMs, logPersistMs } };
+      const outcome: RunOutcome = { status, steps: results, logKey };
       if (error !== undefined) outcome.error = error;
       if (logError !== undefined) outcome.logError = logError;
-      if (trace !== null) outcome.spans = trace.finish(error);
-      return outcome;
+      const execution: FlowExecution = { outcome, timings: { runMs, logPersistMs } };
+      if (trace !== null) execution.spans = trace.finish(error);
+      return execution;
     },
   };
 }

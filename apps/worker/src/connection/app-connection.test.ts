@@ -102,9 +102,7 @@ beforeEach(async () => {
         workerId: 'worker-1',
         jobId: job.jobId,
         runId: job.runId,
-        status: 'SUCCEEDED',
-        steps: [],
-        logKey: null,
+        outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
         timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
       };
     },
@@ -135,7 +133,7 @@ describe('app connection', () => {
     second.reply(jobReply(job));
 
     const result = JobResultSchema.parse(await broker.nextResult());
-    expect(result).toMatchObject({ runId: 'run-1', jobId: 'job-run-1', status: 'SUCCEEDED' });
+    expect(result).toMatchObject({ runId: 'run-1', jobId: 'job-run-1', outcome: { status: 'SUCCEEDED' } });
     expect(ran.map((j) => j.runId)).toEqual(['run-1']);
     // It polls again after reporting.
     await broker.nextPoll();

@@ -5,8 +5,8 @@ import {
   type EngineJob,
   type ExecutionMode,
   type FetchLimits,
-  type FinalRunStatus,
   FlowboxError,
+  failedOutcome,
   forUsers,
   type JobProvisioning,
   type JobResult,
@@ -47,7 +47,8 @@ export interface JobRunnerOptions {
 }
 
 /** The run's outcome (steps empty when the engine crashed or timed out before saying), and its cost. */
-interface Execution extends RunOutcome {
+interface Execution {
+  outcome: RunOutcome;
   runMs: number;
   logPersistMs: number;
   /** False when the engine must not take another job (it timed out or crashed). */
@@ -64,12 +65,12 @@ interface Attempt {
   failedProvisionMs?: number;
 }
 
-/** A run that never reached an engine (or lost it): the error's stack is the worker's own, not shown. */
-const notRun = (status: FinalRunStatus, error: SerializedError): Execution => ({
-  status,
-  error: forUsers(error),
-  steps: [],
-  logKey: null,
+/**
+ * A run that never reached an engine (or lost it): its status is the one its error gives; the
+ * error's stack is the worker's own, not shown.
+ */
+const notRun = (error: SerializedError): Execution => ({
+  outcome: failedOutcome(forUsers(error)),
   runMs: 0,
   logPersistMs: 0,
   reusable: false,
@@ -105,15 +106,15 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void engine.kill();
     }, flowTimeoutMs);
     try {
-      const { version: _v, type: _t, requestId: _r, timings, ...outcome } = await engine.execute(engineJob);
-      return { ...outcome, ...timings, reusable: !timedOut };
+      const { outcome, timings, spans } = await engine.execute(engineJob);
+      return { outcome, ...timings, reusable: !timedOut, spans };
     } catch (error) {
       const runMs = performance.now() - started;
       if (timedOut) {
         const timeout = new FlowboxError('FLOW_TIMEOUT', `flow did not finish within ${flowTimeoutMs} ms`);
-        return { ...notRun('TIMEOUT', serializeError(timeout)), runMs };
+        return { ...notRun(serializeError(timeout)), runMs };
       }
-      return { ...notRun('FAILED', serializeError(error, 'ENGINE_CRASHED')), runMs };
+      return { ...notRun(serializeError(error, 'ENGINE_CRASHED')), runMs };
     } finally {
       clearTimeout(timer);
     }
@@ -132,7 +133,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       provisionSpan?.fail(failure);
       provisionSpan?.end();
       return {
-        execution: notRun('INTERNAL_ERROR', failure),
+        execution: notRun(failure),
         failedProvisionMs: performance.now() - provisionStarted,
       };
     }
@@ -152,7 +153,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });
       boot?.fail(failure);
       boot?.end();
-      return { execution: notRun('FAILED', failure), provisioned };
+      return { execution: notRun(failure), provisioned };
     }
     // A boot the job waited for (none when the engine was reused or booted ahead).
     if (trace !== null && acquired.bootMs > 0) {
@@ -172,7 +173,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
     const trace = startJobTrace(options.tracer ?? null, job, options.workerId, options.logger);
     const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
-    const { runMs, logPersistMs, reusable: _reusable, spans: _spans, ...outcome } = execution;
+    const { outcome, runMs, logPersistMs } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
       queueMs,
@@ -190,7 +191,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       workerId: options.workerId,
       jobId: job.jobId,
       runId: job.runId,
-      ...outcome,
+      outcome,
       timings,
     };
     if (provisioned !== undefined && acquired !== undefined) {

@@ -71,7 +71,7 @@ export class WorkerMetrics {
   }
 
   jobFinished(result: JobResult): void {
-    this.#jobs.inc({ status: result.status });
+    this.#jobs.inc({ status: result.outcome.status });
     this.#provisionSeconds.observe(result.timings.provisionMs / 1000);
     const provisioning = result.provisioning;
     if (provisioning === undefined) return;
