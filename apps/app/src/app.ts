@@ -30,10 +30,12 @@ import { publishPieces } from './pieces/piece-publisher.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
+import { RedisOutage } from './queue/redis-outage.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
+import { RunReconciler } from './runs/run-reconciler.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
@@ -107,10 +109,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const subscriberRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
   const brokerRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+  // An outage is logged once each way, not per reconnect attempt or refused webhook.
+  const outage = new RedisOutage(logger.child({ component: 'redis' }));
   for (const [name, connection] of Object.entries({ producerRedis, subscriberRedis, brokerRedis })) {
-    connection.on('error', (error) =>
-      logger.warn({ err: error, connection: name }, 'redis connection error'),
-    );
+    outage.watch(name, connection);
   }
   const prefix = config.REDIS_PREFIX;
   const tokens = new TokenService(config.TOKEN_SECRET);
@@ -141,6 +143,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     logger: logger.child({ component: 'job-broker' }),
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
+    isOutage: outage.isOutage,
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
@@ -167,6 +170,18 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     lifecycle,
     logger: logger.child({ component: 'run-sweeper' }),
     flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
+  });
+  const reconciler = new RunReconciler({
+    pool,
+    runs,
+    lifecycle,
+    queue,
+    metrics,
+    logger: logger.child({ component: 'run-reconciler' }),
+    queuedAfterSeconds: config.RECONCILE_AFTER_SECONDS,
+    flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
+    redisDown: () => outage.down,
+    isOutage: outage.isOutage,
   });
   let gateway: WorkerGateway | null = null;
 
@@ -234,6 +249,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await broker.start();
       await admission.start();
       sweeper.start();
+      reconciler.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -271,7 +287,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         await within(boundMs, work);
         logger.debug({ step: name, ms: Math.round(performance.now() - started) }, 'closing');
       };
-      await step('sweeper', sweeper.close());
+      await step('sweeper and reconciler', Promise.all([sweeper.close(), reconciler.close()]));
       admission.close();
       await step('sync hub', hub.close());
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
@@ -280,6 +296,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         'http, broker and queue',
         Promise.all([http.close(), broker.close(), queue.close(), queuedRuns.close()]),
       );
+      outage.close();
       for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
       await step('database pool', pool.end());

@@ -12,7 +12,7 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { RunsRepository } from './runs-repository.ts';
+import type { NewRun, RunsRepository } from './runs-repository.ts';
 
 /** A run's outcome with what its worker measured, as the final write records it. */
 export interface RunConclusion extends RunOutcome {
@@ -86,7 +86,7 @@ export class RunLifecycle {
   }
 
   /** → QUEUED: a webhook accepted the run. */
-  async accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
+  async accept(run: NewRun): Promise<void> {
     await this.#runs.create(run);
     this.#metrics.runAccepted();
   }
