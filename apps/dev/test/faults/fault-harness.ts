@@ -35,6 +35,8 @@ export interface FaultStackOptions {
   workerEnv?: Record<string, string>;
   /** `private`: a redis-server of this stack alone (append-only, so a restart keeps the queue). */
   redis?: 'shared' | 'private';
+  /** With `redis: 'private'`: false starts it without persistence, so a restart comes back empty. */
+  redisAppendOnly?: boolean;
   /** `private`: a versitygw of this stack alone, which the test may stop, start and freeze. */
   s3?: 'shared' | 'private';
   /** Flows to create and publish once the stack is up, by id. */
@@ -83,7 +85,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
 
     let redis: RedisServer | undefined;
     if (options.redis === 'private') {
-      redis = await startRedisServer({ appendOnly: true });
+      redis = await startRedisServer({ appendOnly: options.redisAppendOnly ?? true });
       cleanups.push(() => redis?.close() ?? Promise.resolve());
     }
     const sharedS3 = inject('s3');
