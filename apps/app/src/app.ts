@@ -57,6 +57,12 @@ export interface FlowboxApp {
   seedBenchmarkFlow(): Promise<void>;
   /** Connects Redis, starts the queue side and the worker gateway, listens; resolves with the URL. */
   listen(): Promise<string>;
+  /**
+   * First step of a shutdown: reports not ready and answers with `connection: close` from now
+   * on, but goes on serving for SHUTDOWN_DRAIN_SECONDS, so a load balancer stops sending here
+   * before anything closes and no client reuses a socket about to close.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,6 +95,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   http.removeContentTypeParser('text/plain');
   installJsonBodyParser(http);
   installErrorHandler(http, logger);
+  // From SIGTERM on, every answer closes its connection (drain()): a keep-alive client opens a
+  // new one, which the load balancer sends elsewhere, instead of reusing one about to close.
+  let draining = false;
+  http.addHook('onRequest', (_request, reply, done) => {
+    if (draining) void reply.header('connection', 'close');
+    done();
+  });
   // Before the routes (it documents each as it is added), and before any Redis client exists:
   // the plugins load here, and nothing that could connect may be waiting on the event loop.
   const routes = await registerOpenApi(http, API_VERSION);
@@ -193,6 +206,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await producerRedis.ping();
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
+    draining: () => draining,
   });
   registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
   registerWebhookAdmission(http, admission);
@@ -273,15 +287,22 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       return url;
     },
 
+    async drain() {
+      draining = true;
+      logger.info({ drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, 'draining: not ready, still serving');
+      await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_SECONDS * 1000));
+    },
+
     async close() {
+      draining = true;
       // Order: answer waiting callers, stop handing out work (failing what workers held), then
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      // Five steps (six with tracing), each bounded by its share of the grace period, so the
+      // Six steps (seven with tracing), each bounded by its share of the grace period, so the
       // whole close fits in it whatever hangs (what is left of a step goes on unobserved), and
       // each is timed in the log.
-      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 5 : 6);
+      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 6 : 7);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
         await within(boundMs, work);
@@ -289,6 +310,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       };
       await step('sweeper and reconciler', Promise.all([sweeper.close(), reconciler.close()]));
       admission.close();
+      // Callers still waiting get their runs' real answers while the workers report; those
+      // left when the step's bound ends are answered 503 APP_SHUTTING_DOWN with their run id.
+      await step('sync callers', hub.idle());
       await step('sync hub', hub.close());
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());

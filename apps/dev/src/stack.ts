@@ -160,6 +160,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           API_KEY: apiKey,
           // pnpm dev, the tests and the benchmark all call the benchmark flow.
           SEED_BENCHMARK_FLOW: 'true',
+          // A restart on this machine has no load balancer to wait for.
+          SHUTDOWN_DRAIN_SECONDS: '0',
           ...options.appEnv,
         }),
         apps,

@@ -275,7 +275,8 @@ export interface LoadResult {
  * so a hang shows up as a failure instead of stalling the test.
  */
 export function startLoad(options: {
-  url: string;
+  /** A function: asked before every request (a load balancer's choice). */
+  url: string | (() => string);
   flowId: string;
   concurrency: number;
   sync?: boolean;
@@ -290,7 +291,8 @@ export function startLoad(options: {
     while (!stopped) {
       const started = performance.now();
       try {
-        const answer = await postWebhook(options.url, options.flowId, options.body ?? {}, {
+        const url = typeof options.url === 'string' ? options.url : options.url();
+        const answer = await postWebhook(url, options.flowId, options.body ?? {}, {
           sync: options.sync ?? false,
           timeoutMs: options.requestTimeoutMs ?? 10_000,
         });
