@@ -7,3 +7,10 @@ ALTER TABLE runs ADD COLUMN sync_instance_id text;
 ALTER TABLE runs ADD COLUMN traceparent text;
 -- The reconciler looks for RUNNING runs by their start (QUEUED ones by runs_page_status).
 CREATE INDEX IF NOT EXISTS runs_running_started ON runs (started_at) WHERE status = 'RUNNING';
+-- Work one app at a time does (the reconciler's passes), by a lease with an expiry: it holds
+-- behind PgBouncer in transaction mode and on PGlite alike (db/lease.ts).
+CREATE TABLE leases (
+  name text PRIMARY KEY,
+  holder text NOT NULL,
+  expires_at timestamptz NOT NULL
+);

@@ -186,6 +186,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const reconciler = new RunReconciler({
     pool,
+    holder: config.INSTANCE_ID,
     runs,
     lifecycle,
     queue,

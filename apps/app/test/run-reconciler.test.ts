@@ -22,7 +22,7 @@ const INSTANCE = 'app-under-test';
 const TRIGGER = { body: { n: 7 }, headers: { 'x-a': 'b' }, query: { q: '1' } };
 const FLOW_TIMEOUT_SECONDS = 60;
 
-// The reconciler against real Postgres (the run rows, the advisory lock) and real Redis (the
+// The reconciler against real Postgres (the run rows, the lease) and real Redis (the
 // BullMQ queue): what Redis lost is enqueued again from the row, once, whatever else runs.
 describe('run reconciler', () => {
   let pool: Pool;
@@ -73,9 +73,10 @@ describe('run reconciler', () => {
     await pool?.end();
   });
 
-  function reconcilerOn(ownPool: Pool): RunReconciler {
+  function reconcilerOn(ownPool: Pool, holder = 'app-a'): RunReconciler {
     return new RunReconciler({
       pool: ownPool,
+      holder,
       runs,
       lifecycle,
       queue,
@@ -161,10 +162,10 @@ describe('run reconciler', () => {
   });
 
   it('two apps at once enqueue a lost job once', async () => {
-    // Another app's, with its own pool: the two take turns under the advisory lock.
+    // Another app's, with its own pool: the two take turns under the lease.
     const otherPool = createPool(databaseUrl, 2);
     otherPools.push(otherPool);
-    const other = reconcilerOn(otherPool);
+    const other = reconcilerOn(otherPool, 'app-b');
     const lost = await acceptedRun({ ageSeconds: 30 });
     const passes = await Promise.all([reconciler.reconcile(), other.reconcile(), reconciler.reconcile()]);
     expect(passes.flatMap((p) => p.requeued).filter((id) => id === lost)).toHaveLength(1);

@@ -1,13 +1,14 @@
 import type { Logger } from '@flowbox/node-kit';
 import type { RunJobData } from '@flowbox/protocol';
-import { withAdvisoryLock } from '../db/advisory-lock.ts';
+import { withLease } from '../db/lease.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunsRepository, UnfinishedCursor, UnfinishedRun } from './runs-repository.ts';
 
-/** Any constant works; the same for every app (migrate.ts uses 727_001). */
-const RECONCILE_LOCK_ID = 727_002;
+/** The lease the apps take turns on; a pass that outlives it (it should not) may overlap another. */
+const LEASE_NAME = 'run-reconciler';
+const LEASE_SECONDS = 60;
 /** Candidates read and checked against Redis at a time (one SELECT, one pipelined EXISTS). */
 const PAGE_SIZE = 500;
 /** Pages of QUEUED runs per pass: bounds a pass over a full backlog (WEBHOOK_MAX_QUEUED_RUNS). */
@@ -33,7 +34,7 @@ export interface Reconciled {
 
 /**
  * Makes Postgres, not Redis, the truth about which runs still have to run. Every app runs one;
- * the passes take turns under an advisory lock. A run QUEUED for longer than `queuedAfterSeconds`
+ * the passes take turns under a lease in Postgres (db/lease.ts). A run QUEUED for longer than `queuedAfterSeconds`
  * whose job is not in Redis (restarted empty, a failover that dropped the last writes, an app
  * that died between its INSERT and its enqueue) is enqueued again under the same job id, so a
  * job that does exist is never doubled. A RUNNING run past its flow timeout whose job (and so
@@ -41,6 +42,7 @@ export interface Reconciled {
  */
 export class RunReconciler {
   readonly #pool: Pool;
+  readonly #holder: string;
   readonly #runs: RunsRepository;
   readonly #lifecycle: RunLifecycle;
   readonly #queue: ReconcilerQueue;
@@ -53,9 +55,13 @@ export class RunReconciler {
   readonly #isOutage: (error: unknown) => boolean;
   #timer: NodeJS.Timeout | undefined;
   #passing: Promise<void> = Promise.resolve();
+  /** One pass at a time in this app too (a slow pass is not overtaken by the next tick). */
+  #inPass = false;
 
   constructor(options: {
     pool: Pool;
+    /** This app's INSTANCE_ID: who holds the lease. */
+    holder: string;
     runs: RunsRepository;
     lifecycle: RunLifecycle;
     queue: ReconcilerQueue;
@@ -68,6 +74,7 @@ export class RunReconciler {
     isOutage: (error: unknown) => boolean;
   }) {
     this.#pool = options.pool;
+    this.#holder = options.holder;
     this.#runs = options.runs;
     this.#lifecycle = options.lifecycle;
     this.#queue = options.queue;
@@ -94,14 +101,20 @@ export class RunReconciler {
     this.#timer.unref();
   }
 
-  /** One pass, unless Redis is down or another app is in one; returns what it recovered. */
+  /** One pass, unless Redis is down or another pass is on (here or in another app); returns what it recovered. */
   async reconcile(): Promise<Reconciled> {
     const done: Reconciled = { requeued: [], workerLost: [] };
-    if (this.#redisDown()) return done;
-    await withAdvisoryLock(this.#pool, RECONCILE_LOCK_ID, async () => {
-      await this.#requeueLost(done);
-      await this.#recoverRunning(done);
-    });
+    if (this.#redisDown() || this.#inPass) return done;
+    this.#inPass = true;
+    try {
+      const lease = { name: LEASE_NAME, holder: this.#holder, ttlSeconds: LEASE_SECONDS };
+      await withLease(this.#pool, lease, async () => {
+        await this.#requeueLost(done);
+        await this.#recoverRunning(done);
+      });
+    } finally {
+      this.#inPass = false;
+    }
     return done;
   }
 
