@@ -161,6 +161,21 @@ describe('run reconciler', () => {
     expect((await reconciler.reconcile()).requeued).not.toContain(lost);
   });
 
+  it('keeps a trigger with a NUL (jsonb cannot hold U+0000: stored as U+FFFD) and enqueues it again', async () => {
+    const id = randomUUID();
+    await lifecycle.accept({
+      id,
+      flowId: 'flow',
+      flowVersionId: 'flow-v1',
+      sync: false,
+      trigger: { body: { text: 'a\u0000b' }, headers: {}, query: {} },
+      syncInstanceId: null,
+    });
+    await pool.query(`UPDATE runs SET created_at = now() - interval '30 seconds' WHERE id = $1`, [id]);
+    expect((await reconciler.reconcile()).requeued).toContain(id);
+    expect((await jobOf(id))?.trigger.body).toEqual({ text: 'a\ufffdb' });
+  });
+
   it('two apps at once enqueue a lost job once', async () => {
     // Another app's, with its own pool: the two take turns under the lease.
     const otherPool = createPool(databaseUrl, 2);

@@ -125,15 +125,7 @@ export function createRunsRepository(
         ...named('runs-create'),
         text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent)
          VALUES ($1, $2, $3, 'QUEUED', $4, $5, $6, $7)`,
-        values: [
-          id,
-          flowId,
-          flowVersionId,
-          sync,
-          JSON.stringify(trigger),
-          syncInstanceId,
-          traceparent ?? null,
-        ],
+        values: [id, flowId, flowVersionId, sync, jsonb(trigger), syncInstanceId, traceparent ?? null],
       });
     },
 
