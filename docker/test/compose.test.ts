@@ -227,6 +227,7 @@ describe('docker-compose.yml', () => {
       expect(raw.volumes).toHaveProperty([volume]);
     const redisArgs = raw.services.redis?.command?.join(' ');
     expect(redisArgs).toContain('--appendonly yes');
+    expect(redisArgs).toContain('--appendfsync everysec');
     expect(redisArgs).toContain('--maxmemory-policy noeviction');
   });
 

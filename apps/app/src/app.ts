@@ -30,10 +30,12 @@ import { publishPieces } from './pieces/piece-publisher.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
+import { RedisOutage } from './queue/redis-outage.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
+import { RunReconciler } from './runs/run-reconciler.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
@@ -55,6 +57,12 @@ export interface FlowboxApp {
   seedBenchmarkFlow(): Promise<void>;
   /** Connects Redis, starts the queue side and the worker gateway, listens; resolves with the URL. */
   listen(): Promise<string>;
+  /**
+   * First step of a shutdown: reports not ready and answers with `connection: close` from now
+   * on, but goes on serving for SHUTDOWN_DRAIN_SECONDS, so a load balancer stops sending here
+   * before anything closes and no client reuses a socket about to close.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,6 +95,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   http.removeContentTypeParser('text/plain');
   installJsonBodyParser(http);
   installErrorHandler(http, logger);
+  // From SIGTERM on, every answer closes its connection (drain()): a keep-alive client opens a
+  // new one, which the load balancer sends elsewhere, instead of reusing one about to close.
+  let draining = false;
+  http.addHook('onRequest', (_request, reply, done) => {
+    if (draining) void reply.header('connection', 'close');
+    done();
+  });
   // Before the routes (it documents each as it is added), and before any Redis client exists:
   // the plugins load here, and nothing that could connect may be waiting on the event loop.
   const routes = await registerOpenApi(http, API_VERSION);
@@ -107,10 +122,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const subscriberRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
   const brokerRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+  // An outage is logged once each way, not per reconnect attempt or refused webhook.
+  const outage = new RedisOutage(logger.child({ component: 'redis' }));
   for (const [name, connection] of Object.entries({ producerRedis, subscriberRedis, brokerRedis })) {
-    connection.on('error', (error) =>
-      logger.warn({ err: error, connection: name }, 'redis connection error'),
-    );
+    outage.watch(name, connection);
   }
   const prefix = config.REDIS_PREFIX;
   const tokens = new TokenService(config.TOKEN_SECRET);
@@ -141,6 +156,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     logger: logger.child({ component: 'job-broker' }),
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
+    isOutage: outage.isOutage,
   });
   const publisher = new FlowPublisher({ flows, storage, catalog });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
@@ -168,6 +184,19 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     logger: logger.child({ component: 'run-sweeper' }),
     flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
   });
+  const reconciler = new RunReconciler({
+    pool,
+    holder: config.INSTANCE_ID,
+    runs,
+    lifecycle,
+    queue,
+    metrics,
+    logger: logger.child({ component: 'run-reconciler' }),
+    queuedAfterSeconds: config.RECONCILE_AFTER_SECONDS,
+    flowTimeoutSeconds: config.FLOW_TIMEOUT_SECONDS,
+    redisDown: () => outage.down,
+    isOutage: outage.isOutage,
+  });
   let gateway: WorkerGateway | null = null;
 
   registerHealthRoutes(http, {
@@ -178,6 +207,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await producerRedis.ping();
     },
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
+    draining: () => draining,
   });
   registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
   registerWebhookAdmission(http, admission);
@@ -234,6 +264,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await broker.start();
       await admission.start();
       sweeper.start();
+      reconciler.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -257,22 +288,32 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       return url;
     },
 
+    async drain() {
+      draining = true;
+      logger.info({ drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, 'draining: not ready, still serving');
+      await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_SECONDS * 1000));
+    },
+
     async close() {
+      draining = true;
       // Order: answer waiting callers, stop handing out work (failing what workers held), then
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      // Five steps (six with tracing), each bounded by its share of the grace period, so the
+      // Six steps (seven with tracing), each bounded by its share of the grace period, so the
       // whole close fits in it whatever hangs (what is left of a step goes on unobserved), and
       // each is timed in the log.
-      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 5 : 6);
+      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 6 : 7);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
         await within(boundMs, work);
         logger.debug({ step: name, ms: Math.round(performance.now() - started) }, 'closing');
       };
-      await step('sweeper', sweeper.close());
+      await step('sweeper and reconciler', Promise.all([sweeper.close(), reconciler.close()]));
       admission.close();
+      // Callers still waiting get their runs' real answers while the workers report; those
+      // left when the step's bound ends are answered 503 APP_SHUTTING_DOWN with their run id.
+      await step('sync callers', hub.idle());
       await step('sync hub', hub.close());
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
@@ -280,6 +321,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         'http, broker and queue',
         Promise.all([http.close(), broker.close(), queue.close(), queuedRuns.close()]),
       );
+      outage.close();
       for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
       await step('database pool', pool.end());

@@ -129,6 +129,19 @@ export const AppEnvSchema = z.object({
     .describe(
       'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it. Unset: /metrics is open (it holds counts, no flow id and no secret).',
     ),
+  SHUTDOWN_DRAIN_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5)
+    .describe(
+      "On SIGTERM, how long the app first goes on serving while `/health/ready` says 503 (so a load balancer stops sending it traffic), answering with `connection: close` so no client reuses a socket about to close; then it closes within SHUTDOWN_GRACE_SECONDS. The orchestrator's grace period must cover both (the Kubernetes manifests' does). 0: close at once (`pnpm dev`'s restarts).",
+    ),
+  RECONCILE_AFTER_SECONDS: envFields
+    .positiveInt(5)
+    .describe(
+      'A run QUEUED this long whose job is not in Redis (Redis restarted empty, a failover lost it) is enqueued again by the reconciler, which every app runs, one at a time, every half of this. Runs RUNNING past FLOW_TIMEOUT_SECONDS plus 10 s whose job is gone take the lost-worker path (docs/operations.md).',
+    ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(

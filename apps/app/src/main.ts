@@ -6,7 +6,15 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({ name: 'app', level: config.LOG_LEVEL });
   const app = await createApp(config, logger);
-  onShutdownSignal(logger, () => app.close(), config.SHUTDOWN_GRACE_SECONDS * 1000);
+  // Drain first (not ready, still serving), then close within the grace period.
+  onShutdownSignal(
+    logger,
+    async () => {
+      await app.drain();
+      await app.close();
+    },
+    (config.SHUTDOWN_DRAIN_SECONDS + config.SHUTDOWN_GRACE_SECONDS) * 1000,
+  );
   const url = await startApp(app, { seedBenchmarkFlow: config.SEED_BENCHMARK_FLOW });
   // A supervising parent (pnpm dev, tests, the benchmark runner) learns the URL whatever the log level.
   process.send?.({ type: 'ready', url });

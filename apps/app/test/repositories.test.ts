@@ -11,6 +11,7 @@ import { createRunsRepository } from '../src/runs/runs-repository.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHA = 'a'.repeat(64);
+const TRIGGER = { body: { n: 1 }, headers: {}, query: {} };
 
 // One contract, two adapters: a real Postgres server and embedded PGlite behind pglite-socket.
 describe.each([
@@ -37,6 +38,7 @@ describe.each([
       '0002_artifacts.sql',
       '0003_attempts.sql',
       '0004_run_pages.sql',
+      '0005_run_requeue.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -108,7 +110,14 @@ describe.each([
   it('takes a run from QUEUED to one final state, and only one', async () => {
     const runs = createRunsRepository(pool);
     const id = randomUUID();
-    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: true });
+    await runs.create({
+      id,
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      sync: true,
+      trigger: TRIGGER,
+      syncInstanceId: 'app-1',
+    });
     expect((await runs.get(id))?.status).toBe('QUEUED');
 
     expect(await runs.markRunning(id, 'worker-1')).toBe(true);
@@ -171,7 +180,14 @@ describe.each([
   it("adds a late result's timings to a run something else finalised first", async () => {
     const runs = createRunsRepository(pool);
     const id = randomUUID();
-    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
+    await runs.create({
+      id,
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
     await runs.markRunning(id, 'worker-1');
     const sweeperError = { name: 'E', code: 'RUN_ABANDONED' as const, message: 'overdue' };
     expect(await runs.finish(id, { outcome: { status: 'TIMEOUT', error: sweeperError } })).toEqual({
@@ -201,7 +217,14 @@ describe.each([
   it('refuses to read a run whose JSON columns are malformed, naming it, in one run or a page', async () => {
     const runs = createRunsRepository(pool);
     const id = randomUUID();
-    await runs.create({ id, flowId: 'bench', flowVersionId: 'bench-v2', sync: false });
+    await runs.create({
+      id,
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
     await pool.query(`UPDATE runs SET steps = '{"not": "a list"}'::jsonb WHERE id = $1`, [id]);
     await expect(runs.get(id)).rejects.toMatchObject({
       code: 'INTERNAL',

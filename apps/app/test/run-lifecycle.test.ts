@@ -18,6 +18,7 @@ import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const INSTANCE = 'app-under-test';
+const TRIGGER = { body: { n: 1 }, headers: {}, query: {} };
 
 const step = (name: string): StepResult => ({
   name,
@@ -80,7 +81,14 @@ describe('run lifecycle', () => {
   /** An accepted run, started by a worker `ageSeconds` ago unless `running` is false. */
   async function acceptedRun(options: { running?: boolean; ageSeconds?: number } = {}): Promise<string> {
     const id = randomUUID();
-    await lifecycle.accept({ id, flowId: 'flow', flowVersionId: 'flow-v1', sync: true });
+    await lifecycle.accept({
+      id,
+      flowId: 'flow',
+      flowVersionId: 'flow-v1',
+      sync: true,
+      trigger: TRIGGER,
+      syncInstanceId: INSTANCE,
+    });
     if (options.running !== false) {
       expect(await lifecycle.start(id, 'worker-1')).toBe(true);
       await pool.query('UPDATE runs SET started_at = now() - make_interval(secs => $2) WHERE id = $1', [

@@ -15,6 +15,7 @@ import {
 import type { Logger } from '@flowbox/node-kit';
 import type { RestartPolicy } from './restart-policy.ts';
 import { type SupervisedProcess, supervise } from './supervised-process.ts';
+import { superviseService } from './supervised-service.ts';
 
 export interface StackOptions {
   dataDir: string;
@@ -85,7 +86,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const services: LocalService[] = [];
   const processes: SupervisedProcess[] = [];
   const embedded: string[] = [];
+  const unsupervise: Array<() => void> = [];
   const close = async () => {
+    for (const stop of unsupervise) stop();
     // Workers first, while their apps can still take their last results; then apps; then stores.
     const workers = processes.filter((p) => p.name.startsWith('worker-'));
     await Promise.allSettled(workers.map((p) => p.stop()));
@@ -127,7 +130,21 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         await embed(services, embedded, 'redis-server', async () => {
           const dataDir = join(options.dataDir, 'redis');
           await mkdir(dataDir, { recursive: true });
-          return startRedisServer({ port: 0, dataDir });
+          // AOF (fsync'd every second), so a restarted Redis keeps its queue.
+          const redis = await startRedisServer({ port: 0, dataDir, appendOnly: true });
+          if (options.supervise !== undefined) {
+            const supervision = options.supervise;
+            unsupervise.push(
+              superviseService({
+                name: 'redis-server',
+                server: redis,
+                policy: supervision.policy,
+                logger: supervision.logger,
+                onGiveUp: (reason) => supervision.onGiveUp('redis-server', reason),
+              }),
+            );
+          }
+          return redis;
         })
       ).url;
     const s3 = options.s3 ?? (await embedS3(services, embedded, options.dataDir));
@@ -160,6 +177,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           API_KEY: apiKey,
           // pnpm dev, the tests and the benchmark all call the benchmark flow.
           SEED_BENCHMARK_FLOW: 'true',
+          // A restart on this machine has no load balancer to wait for.
+          SHUTDOWN_DRAIN_SECONDS: '0',
           ...options.appEnv,
         }),
         apps,

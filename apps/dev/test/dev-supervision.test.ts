@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort, type ManagedProcess, spawnManaged } from '@flowbox/local-services';
 import { BENCHMARK_FLOW_ID } from '@flowbox/protocol';
@@ -11,6 +12,8 @@ import { childrenOf, isRunning } from './faults/processes.ts';
 const DEV_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 /** The issue's bound: after a worker is killed, a sync webhook is answered again within 15 s. */
 const ANSWER_WITHIN_SECONDS = 15;
+/** The issue's bound for its Redis: killed, `pnpm dev` answers webhooks again within 5 s. */
+const REDIS_BACK_WITHIN_MS = 5_000;
 
 /** The dev process's child running `entry` (an app or a worker), by its command line. */
 function childRunning(devPid: number, entry: RegExp): number | undefined {
@@ -83,5 +86,26 @@ describe('pnpm dev supervises its processes', () => {
     expect(restarted).toBeDefined();
     expect(restarted).not.toBe(worker);
     expect(isRunning(worker ?? -1)).toBe(false);
+  }, 60_000);
+
+  it('starts its SIGKILLed redis-server again on the same port, and answers webhooks again within 5 s', async () => {
+    const redis = childRunning(dev.pid, /redis-server/);
+    expect(redis).toBeDefined();
+    process.kill(redis ?? -1, 'SIGKILL');
+    const killed = performance.now();
+    const died = await dev.waitForLine((line) => line.json?.process === 'redis-server', 30_000);
+    expect(died.json).toMatchObject({ level: 40, exit: 'signal SIGKILL' });
+    expect(String(died.json?.msg)).toMatch(/redis-server died \(signal SIGKILL\); restarting it in \d+ ms/);
+
+    // Answered again, by the same app on a Redis on the same port (the app never restarted).
+    let answer = { status: 0, body: '' };
+    while (answer.status !== 200 && performance.now() - killed < REDIS_BACK_WITHIN_MS) {
+      answer = await syncWebhook(url);
+      if (answer.status !== 200) await delay(100);
+    }
+    expect(answer).toEqual({ status: 200, body: '{"result":6}' });
+    const restarted = childRunning(dev.pid, /redis-server/);
+    expect(restarted).toBeDefined();
+    expect(restarted).not.toBe(redis);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePort, isPortFree } from './free-port.ts';
 import { type LocalService, MissingBinaryError } from './local-service.ts';
-import type { ManagedProcess } from './managed-process.ts';
+import type { ManagedProcess, ProcessExit } from './managed-process.ts';
 import { once } from './once.ts';
 
 /**
@@ -11,7 +11,10 @@ import { once } from './once.ts';
 export interface Restartable {
   /** The latest server process (it changes with every start; kept after a stop), for leak checks. */
   readonly pid: number | undefined;
+  /** False after a stop, and after the server died by itself (so `start` starts it again). */
   readonly running: boolean;
+  /** Resolves with how the latest server process exited (a supervisor waits on it). */
+  exited(): Promise<ProcessExit>;
   /** Stops the server as its operator would (`signal`, then SIGKILL after the grace). */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and data directory; resolves once it answers. */
@@ -81,6 +84,7 @@ export async function startRestartable(launch: RestartableLaunch): Promise<Resta
       get running() {
         return server.running;
       },
+      exited: server.exited,
       stop: server.stop,
       start: server.start,
       pause: server.pause,
@@ -115,9 +119,18 @@ export function restartable(options: {
   graceMs: number;
   spawn: () => Promise<ManagedProcess>;
 }): Restartable & { close(): Promise<void> } {
-  let current: ManagedProcess | undefined = options.first;
+  let current: ManagedProcess | undefined;
   let latest: ManagedProcess = options.first;
   let paused = false;
+  const adopt = (process: ManagedProcess) => {
+    current = process;
+    latest = process;
+    // Died by itself: not running, so `start` brings it back.
+    void process.exited.then(() => {
+      if (current === process) current = undefined;
+    });
+  };
+  adopt(options.first);
   const stop = async (signal: NodeJS.Signals = options.stopSignal): Promise<void> => {
     const process = current;
     current = undefined;
@@ -134,14 +147,14 @@ export function restartable(options: {
     get running() {
       return current !== undefined;
     },
+    exited: () => latest.exited,
     stop,
     async start() {
       if (current !== undefined) return;
       // The old process's socket may linger for a moment after it exited.
       const deadline = Date.now() + PORT_RELEASE_MS;
       while (!(await isPortFree(options.port)) && Date.now() < deadline) await delay(50);
-      current = await options.spawn();
-      latest = current;
+      adopt(await options.spawn());
     },
     pause() {
       if (current?.pid === undefined || paused) return;

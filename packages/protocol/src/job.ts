@@ -15,5 +15,10 @@ export const RunJobDataSchema = z.object({
   acceptedAt: z.number().int(),
   /** The webhook's span, when the run is traced (trace.ts). */
   traceparent: TraceparentSchema.optional(),
+  /**
+   * Starts the run had before this job: set when the reconciler enqueues a run again whose job
+   * Redis lost, so its attempts go on counting from the run's row (BullMQ's start from zero).
+   */
+  priorAttempts: z.number().int().min(0).optional(),
 });
 export type RunJobData = z.infer<typeof RunJobDataSchema>;

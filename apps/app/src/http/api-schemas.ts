@@ -371,7 +371,7 @@ export const ROUTE_SCHEMAS = {
           type: 'object',
           required: ['status', 'database', 'redis', 'workers'],
           properties: {
-            status: { enum: ['ok', 'unavailable'] },
+            status: { enum: ['ok', 'unavailable', 'draining'] },
             database: { type: 'string' },
             redis: { type: 'string' },
             workers: { type: 'integer', minimum: 0 },

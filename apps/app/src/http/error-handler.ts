@@ -33,7 +33,9 @@ export function installErrorHandler(app: FastifyInstance, logger: Logger): void 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const flowboxError = toFlowboxError(error);
     const { httpStatus, family } = ERROR_CATALOG[flowboxError.code];
-    if (family === 'system') logger.error({ err: error, url: request.url }, 'request failed');
+    // Redis being down is logged once when it starts and once when it ends (RedisOutage).
+    if (family === 'system' && flowboxError.code !== 'QUEUE_UNAVAILABLE')
+      logger.error({ err: error, url: request.url }, 'request failed');
     const body: ErrorBody = { error: { code: flowboxError.code, message: flowboxError.message } };
     return reply.status(httpStatus).send(body);
   });

@@ -6,17 +6,24 @@ export interface HealthChecks {
   redis(): Promise<void>;
   /** Workers connected to this instance over socket.io. */
   connectedWorkers(): number;
+  /** True from SIGTERM on: the app still serves, but a load balancer should stop sending to it. */
+  draining(): boolean;
 }
 
-/** `live`: the process answers. `ready`: it can take webhooks (Postgres and Redis answer). */
+/**
+ * `live`: the process answers. `ready`: it can take webhooks (Postgres and Redis answer) and is
+ * not draining for a shutdown.
+ */
 export function registerHealthRoutes(app: FastifyInstance, checks: HealthChecks): void {
   app.get('/health/live', { schema: ROUTE_SCHEMAS.live }, async () => ({ status: 'ok' }));
   app.get('/health/ready', { schema: ROUTE_SCHEMAS.ready }, async (_request, reply) => {
     const results = await Promise.allSettled([checks.database(), checks.redis()]);
     const [database, redis] = results.map((r) => (r.status === 'fulfilled' ? 'ok' : 'unavailable'));
-    const ready = database === 'ok' && redis === 'ok';
+    const draining = checks.draining();
+    const ready = database === 'ok' && redis === 'ok' && !draining;
+    const status = draining ? 'draining' : ready ? 'ok' : 'unavailable';
     return reply
       .status(ready ? 200 : 503)
-      .send({ status: ready ? 'ok' : 'unavailable', database, redis, workers: checks.connectedWorkers() });
+      .send({ status, database, redis, workers: checks.connectedWorkers() });
   });
 }

@@ -124,7 +124,19 @@ async function accept(
   }
   const runId = randomUUID();
   span?.setAttribute('flowbox.run_id', runId);
-  await deps.lifecycle.accept({ id: runId, flowId: flow.flowId, flowVersionId: flow.flowVersionId, sync });
+  const syncInstanceId = sync ? deps.hub.instanceId : null;
+  // The run's context travels with its job: every later span of the run descends from this one.
+  const traceparent = span?.traceparent;
+  // The row holds all the job does (the reconciler enqueues it again should Redis lose it).
+  await deps.lifecycle.accept({
+    id: runId,
+    flowId: flow.flowId,
+    flowVersionId: flow.flowVersionId,
+    sync,
+    trigger,
+    syncInstanceId,
+    traceparent,
+  });
   reply.header(RUN_ID_HEADER, runId);
 
   const waiter = sync ? deps.hub.register(runId) : null;
@@ -135,11 +147,9 @@ async function accept(
     flowId: flow.flowId,
     flowVersionId: flow.flowVersionId,
     trigger,
-    syncInstanceId: sync ? deps.hub.instanceId : null,
+    syncInstanceId,
     acceptedAt: Date.now(),
   };
-  // The run's context travels with its job: every later span of the run descends from this one.
-  const traceparent = span?.traceparent;
   if (traceparent !== undefined) job.traceparent = traceparent;
   const enqueue =
     traceparent === undefined
@@ -150,7 +160,8 @@ async function accept(
   } catch (error) {
     waiter?.cancel();
     enqueue?.fail(serializeError(error));
-    // The run was accepted, so it must end readable: record why it never ran.
+    // The run was accepted, so it must end readable: record why it never ran. Its caller was
+    // told 503 and may send it again, so it is not run later for nobody (issue 30).
     await deps.lifecycle.failUnqueued({ id: runId, flowId: flow.flowId }, serializeError(error));
     throw error;
   } finally {

@@ -26,6 +26,7 @@ export class AppMetrics {
   readonly #runsFinished: Counter<'status'>;
   readonly #webhookAnswers: Counter<'status'>;
   readonly #callbacks: Counter<'route' | 'result'>;
+  readonly #runsRecovered: Counter<'action'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   #sources: AppMetricsSources | null = null;
@@ -54,6 +55,12 @@ export class AppMetrics {
       name: 'flowbox_engine_callbacks_total',
       help: 'Engine callbacks answered, by route (steps, response) and HTTP status.',
       labelNames: ['route', 'result'],
+      registers,
+    });
+    this.#runsRecovered = new Counter({
+      name: 'flowbox_runs_recovered_total',
+      help: 'Runs the reconciler recovered after Redis lost their job: requeued (QUEUED, enqueued again) or worker_lost (RUNNING, the lost-worker path).',
+      labelNames: ['action'],
       registers,
     });
     this.#runDuration = new Histogram({
@@ -118,6 +125,10 @@ export class AppMetrics {
     for (const part of ANATOMY_PARTS) {
       this.#anatomy.observe({ part: part.replace(/Ms$/, '') }, timings[part] / 1000);
     }
+  }
+
+  runRecovered(action: 'requeued' | 'worker_lost'): void {
+    this.#runsRecovered.inc({ action });
   }
 
   webhookAnswered(statusCode: number): void {

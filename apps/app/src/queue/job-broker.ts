@@ -41,11 +41,23 @@ export class JobBroker {
   readonly #logger: Logger;
   readonly #polls: PendingPoll[] = [];
   readonly #leases = new Map<string, NodeJS.Timeout>();
+  readonly #isOutage: (error: unknown) => boolean;
   #fetching = false;
   #closed = false;
 
-  constructor(options: { connection: Redis; prefix: string; logger: Logger; blockSeconds: number }) {
+  constructor(options: {
+    connection: Redis;
+    prefix: string;
+    logger: Logger;
+    blockSeconds: number;
+    /**
+     * True for an error that says Redis is unreachable: the app logs an outage once (RedisOutage),
+     * so the broker logs those at debug rather than once per retry.
+     */
+    isOutage?: (error: unknown) => boolean;
+  }) {
     this.#logger = options.logger;
+    this.#isOutage = options.isOutage ?? (() => false);
     this.#worker = new Worker<RunJobData>(RUN_QUEUE_NAME, null, {
       connection: options.connection,
       prefix: options.prefix,
@@ -53,7 +65,10 @@ export class JobBroker {
       lockDuration: LOCK_DURATION_MS,
       drainDelay: options.blockSeconds,
     });
-    this.#worker.on('error', (error) => this.#logger.error({ err: error }, 'job broker error'));
+    this.#worker.on('error', (error) => {
+      if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'job broker error');
+      else this.#logger.error({ err: error }, 'job broker error');
+    });
   }
 
   async start(): Promise<void> {
@@ -113,7 +128,8 @@ export class JobBroker {
         job = await this.#worker.getNextJob(token, { block: true });
       } catch (error) {
         if (this.#closed) return;
-        this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
+        if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'could not fetch a job; retrying');
+        else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
         await new Promise((r) => setTimeout(r, 1_000));
         continue;
       }
@@ -129,6 +145,24 @@ export class JobBroker {
     }
   }
 
+  /**
+   * Settles a job, or does nothing when Redis no longer has it (it restarted empty, or the
+   * reconciler enqueued the run again): the run's row, already written, is the truth; a retry
+   * left QUEUED without a job is the reconciler's to enqueue again.
+   */
+  async #unlessGone(jobId: string, settle: Promise<unknown>): Promise<unknown> {
+    try {
+      return await settle;
+    } catch (error) {
+      if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
+      this.#logger.info(
+        { jobId, reason: error.message },
+        'settled a job Redis no longer holds; the run row stands',
+      );
+      return null;
+    }
+  }
+
   #lease(job: Job<RunJobData>, token: string): LeasedJob | null {
     const jobId = job.id ?? '';
     const parsed = parseMessage(RunJobDataSchema, job.data);
@@ -140,7 +174,8 @@ export class JobBroker {
     // Keep the lock while a worker runs the job; the app, not the worker, talks to Redis.
     const renew = setInterval(() => {
       job.extendLock(token, LOCK_DURATION_MS).catch((error: unknown) => {
-        this.#logger.warn({ err: error, jobId }, 'could not extend a job lock');
+        const level = this.#isOutage(error) ? 'debug' : 'warn';
+        this.#logger[level]({ err: error, jobId }, 'could not extend a job lock');
       });
     }, LOCK_DURATION_MS / 2);
     this.#leases.set(jobId, renew);
@@ -157,15 +192,19 @@ export class JobBroker {
     return {
       jobId,
       data: parsed.value,
-      attempt: job.attemptsMade + 1,
+      attempt: job.attemptsMade + 1 + (parsed.value.priorAttempts ?? 0),
       complete: async (options) => {
         endLease();
-        return next(await job.moveToCompleted('done', token, options?.fetchNext === true));
+        return next(
+          await this.#unlessGone(jobId, job.moveToCompleted('done', token, options?.fetchNext === true)),
+        );
       },
       fail: async (reason, options) => {
         endLease();
         const error = options?.retry === true ? new Error(reason) : new UnrecoverableError(reason);
-        return next(await job.moveToFailed(error, token, options?.fetchNext === true));
+        return next(
+          await this.#unlessGone(jobId, job.moveToFailed(error, token, options?.fetchNext === true)),
+        );
       },
       release: async () => {
         endLease();

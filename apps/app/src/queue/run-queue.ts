@@ -8,11 +8,13 @@ export const RUN_QUEUE_NAME = 'runs';
 /** The producer side of the run queue. One job per run; the job id is the run id. */
 export class RunQueue {
   readonly #queue: Queue<RunJobData>;
+  readonly #connection: Redis;
 
   readonly #maxAttempts: number;
 
   constructor(options: { connection: Redis; prefix: string; maxAttempts: number }) {
     this.#maxAttempts = options.maxAttempts;
+    this.#connection = options.connection;
     this.#queue = new Queue<RunJobData>(RUN_QUEUE_NAME, {
       connection: options.connection,
       prefix: options.prefix,
@@ -37,6 +39,24 @@ export class RunQueue {
         cause: error,
       });
     }
+  }
+
+  /**
+   * Which of these runs have no job in Redis, in any state (one pipelined round trip): their
+   * job was lost (Redis restarted empty, a failover dropped it) or never written.
+   */
+  async missing(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const replies = await this.#connection
+      .pipeline(runIds.map((runId) => ['exists', this.#queue.toKey(runId)]))
+      .exec();
+    const missing = new Set<string>();
+    runIds.forEach((runId, index) => {
+      const [error, exists] = replies?.[index] ?? [new Error('no reply'), null];
+      if (error !== null) throw error;
+      if (exists === 0) missing.add(runId);
+    });
+    return missing;
   }
 
   /** Jobs by state (one Redis round trip), for the metrics. */

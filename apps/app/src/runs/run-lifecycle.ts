@@ -14,7 +14,7 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { RunsRepository } from './runs-repository.ts';
+import type { NewRun, RunsRepository } from './runs-repository.ts';
 
 /**
  * A run's outcome as its worker forwarded it, with what the worker measured: what the final write
@@ -92,7 +92,7 @@ export class RunLifecycle {
   }
 
   /** → QUEUED: a webhook accepted the run. */
-  async accept(run: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void> {
+  async accept(run: NewRun): Promise<void> {
     await this.#runs.create(run);
     this.#metrics.runAccepted();
   }

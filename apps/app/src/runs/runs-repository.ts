@@ -4,6 +4,7 @@ import {
   type RunOutcome,
   runStatusOf,
   type SerializedError,
+  type TriggerPayload,
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
@@ -31,8 +32,42 @@ export interface FinishResult {
   totalMs: number | null;
 }
 
+/** What a webhook records of a run it accepts: all that enqueueing its job again needs. */
+export interface NewRun {
+  id: string;
+  flowId: string;
+  flowVersionId: string;
+  sync: boolean;
+  trigger: TriggerPayload;
+  /** The app instance holding the sync caller's connection, or null for an async run. */
+  syncInstanceId: string | null;
+  /** The webhook's span, when the run is traced. */
+  traceparent?: string | undefined;
+}
+
+/** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
+export interface UnfinishedRun {
+  id: string;
+  flowId: string;
+  flowVersionId: string;
+  trigger: TriggerPayload;
+  syncInstanceId: string | null;
+  traceparent: string | null;
+  /** Starts so far. */
+  attempts: number;
+  createdAt: Date;
+  /** Where the next page of `unfinishedSince` starts. */
+  cursor: UnfinishedCursor;
+}
+
+export interface UnfinishedCursor {
+  /** The timestamp as Postgres prints it: a Date would drop its microseconds. */
+  at: string;
+  id: string;
+}
+
 export interface RunsRepository {
-  create(input: { id: string; flowId: string; flowVersionId: string; sync: boolean }): Promise<void>;
+  create(input: NewRun): Promise<void>;
   markRunning(runId: string, workerId: string): Promise<boolean>;
   /**
    * Puts a started run back in QUEUED for another attempt, keeping why the last one failed in
@@ -54,6 +89,18 @@ export interface RunsRepository {
     deadlineSeconds: number,
     error: SerializedError,
   ): Promise<Array<{ id: string; flowId: string }>>;
+  /**
+   * The reconciler's candidates, oldest first, at most `limit`: QUEUED runs accepted (or put
+   * back) more than `olderThanSeconds` ago, or RUNNING runs started that long ago; the page after
+   * `after`. Runs from before the trigger was kept (migration 0005) cannot be enqueued again and
+   * are left out.
+   */
+  unfinishedSince(options: {
+    status: 'QUEUED' | 'RUNNING';
+    olderThanSeconds: number;
+    limit: number;
+    after?: UnfinishedCursor | undefined;
+  }): Promise<UnfinishedRun[]>;
   /** One page of runs without their steps, by keyset cursor, filtered by flow, status and start. */
   page(query: RunPageQuery): Promise<RunPage>;
   /** Throughput and latency percentiles of the runs accepted in a recent window. */
@@ -74,11 +121,12 @@ export function createRunsRepository(
 ): RunsRepository {
   const named = (name: string) => (options.preparedStatements ? { name } : {});
   return {
-    async create({ id, flowId, flowVersionId, sync }) {
+    async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent }) {
       await pool.query({
         ...named('runs-create'),
-        text: "INSERT INTO runs (id, flow_id, flow_version_id, status, sync) VALUES ($1, $2, $3, 'QUEUED', $4)",
-        values: [id, flowId, flowVersionId, sync],
+        text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent)
+         VALUES ($1, $2, $3, 'QUEUED', $4, $5, $6, $7)`,
+        values: [id, flowId, flowVersionId, sync, jsonb(trigger), syncInstanceId, traceparent ?? null],
       });
     },
 
@@ -152,8 +200,45 @@ export function createRunsRepository(
       return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
     },
 
+    async unfinishedSince({ status, olderThanSeconds, limit, after }) {
+      // QUEUED by created_at (runs_page_status); RUNNING by started_at (runs_running_started).
+      const since = status === 'QUEUED' ? 'created_at' : 'started_at';
+      const { rows } = await pool.query<UnfinishedRow>(
+        `SELECT id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, attempts, created_at,
+           ${since}::text AS at
+         FROM runs
+         WHERE status = $1 AND ${since} < now() - make_interval(secs => $2) AND trigger IS NOT NULL
+           AND ($4::timestamptz IS NULL OR (${since}, id) > ($4, $5::uuid))
+         ORDER BY ${since}, id LIMIT $3`,
+        [status, olderThanSeconds, limit, after?.at ?? null, after?.id ?? null],
+      );
+      return rows.map((row) => ({
+        id: row.id,
+        flowId: row.flow_id,
+        flowVersionId: row.flow_version_id,
+        trigger: row.trigger,
+        syncInstanceId: row.sync_instance_id,
+        traceparent: row.traceparent,
+        attempts: row.attempts,
+        createdAt: row.created_at,
+        cursor: { at: row.at, id: row.id },
+      }));
+    },
+
     page: (query) => queryRunPage(pool, query),
 
     stats: (query) => queryRunStats(pool, query),
   };
+}
+
+interface UnfinishedRow {
+  id: string;
+  flow_id: string;
+  flow_version_id: string;
+  trigger: TriggerPayload;
+  sync_instance_id: string | null;
+  traceparent: string | null;
+  attempts: number;
+  created_at: Date;
+  at: string;
 }

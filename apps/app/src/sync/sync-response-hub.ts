@@ -21,6 +21,9 @@ export interface SyncWaiter {
  */
 export class SyncResponseHub {
   readonly #waiters = new Map<string, Deferred<SyncOutcome>>();
+  /** Resolved when no caller waits any more (`idle`). */
+  #onIdle: Array<() => void> = [];
+  #closed = false;
   readonly #publisher: Redis;
   readonly #subscriber: Redis;
   readonly #prefix: string;
@@ -53,7 +56,9 @@ export class SyncResponseHub {
   /** Register before the run is enqueued, so a fast answer cannot arrive before anyone listens. */
   register(runId: string): SyncWaiter {
     const deferred = defer<SyncOutcome>();
-    this.#waiters.set(runId, deferred);
+    // A webhook that came in while the app closes: its run goes on, its caller is told so.
+    if (this.#closed) deferred.resolve({ type: 'shutdown', runId });
+    else this.#waiters.set(runId, deferred);
     return {
       wait: async (timeoutMs) => {
         const timer = setTimeout(() => deferred.resolve({ type: 'timeout', runId }), timeoutMs);
@@ -61,11 +66,11 @@ export class SyncResponseHub {
           return await deferred.promise;
         } finally {
           clearTimeout(timer);
-          this.#waiters.delete(runId);
+          this.#forget(runId);
         }
       },
       cancel: () => {
-        this.#waiters.delete(runId);
+        this.#forget(runId);
       },
     };
   }
@@ -83,11 +88,24 @@ export class SyncResponseHub {
     return this.#waiters.size;
   }
 
+  /** Resolves once no caller waits (at shutdown: the callers still waiting get their real answers). */
+  idle(): Promise<void> {
+    if (this.#waiters.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#onIdle.push(resolve));
+  }
+
   /** Answers every waiting caller with `shutdown`; their runs go on and stay readable. */
   async close(): Promise<void> {
+    this.#closed = true;
     for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
     this.#waiters.clear();
     await this.#subscriber.unsubscribe().catch(() => {});
+  }
+
+  #forget(runId: string): void {
+    this.#waiters.delete(runId);
+    if (this.#waiters.size > 0) return;
+    for (const resolve of this.#onIdle.splice(0)) resolve();
   }
 
   #onMessage(raw: string): void {

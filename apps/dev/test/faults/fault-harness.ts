@@ -35,6 +35,8 @@ export interface FaultStackOptions {
   workerEnv?: Record<string, string>;
   /** `private`: a redis-server of this stack alone (append-only, so a restart keeps the queue). */
   redis?: 'shared' | 'private';
+  /** With `redis: 'private'`: false starts it without persistence, so a restart comes back empty. */
+  redisAppendOnly?: boolean;
   /** `private`: a versitygw of this stack alone, which the test may stop, start and freeze. */
   s3?: 'shared' | 'private';
   /** Flows to create and publish once the stack is up, by id. */
@@ -83,7 +85,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
 
     let redis: RedisServer | undefined;
     if (options.redis === 'private') {
-      redis = await startRedisServer({ appendOnly: true });
+      redis = await startRedisServer({ appendOnly: options.redisAppendOnly ?? true });
       cleanups.push(() => redis?.close() ?? Promise.resolve());
     }
     const sharedS3 = inject('s3');
@@ -273,7 +275,8 @@ export interface LoadResult {
  * so a hang shows up as a failure instead of stalling the test.
  */
 export function startLoad(options: {
-  url: string;
+  /** A function: asked before every request (a load balancer's choice). */
+  url: string | (() => string);
   flowId: string;
   concurrency: number;
   sync?: boolean;
@@ -288,7 +291,8 @@ export function startLoad(options: {
     while (!stopped) {
       const started = performance.now();
       try {
-        const answer = await postWebhook(options.url, options.flowId, options.body ?? {}, {
+        const url = typeof options.url === 'string' ? options.url : options.url();
+        const answer = await postWebhook(url, options.flowId, options.body ?? {}, {
           sync: options.sync ?? false,
           timeoutMs: options.requestTimeoutMs ?? 10_000,
         });

@@ -63,14 +63,10 @@ describe('Redis stopped and started again under load', () => {
         20_000,
         '503s while down',
       );
+      const outageLines = (pattern: RegExp) =>
+        fault.lines.filter((l) => l.name.startsWith('app') && pattern.test(l.line.raw));
       await waitUntil(
-        () =>
-          fault.lines.some(
-            (l) =>
-              l.name.startsWith('app') &&
-              /could not fetch a job|redis connection error/.test(l.line.raw) &&
-              l.line.raw.includes('broker'),
-          ),
+        () => outageLines(/redis is unavailable/).length > 0,
         20_000,
         'the app noticed Redis is gone',
       );
@@ -130,6 +126,13 @@ describe('Redis stopped and started again under load', () => {
       // The same worker processes resumed: nobody restarted them.
       for (const pid of workerPids) expect(isRunning(pid)).toBe(true);
       expect((await fetch(`${fault.url}/health/ready`)).status).toBe(200);
+      // The outage was told once when it began and once when it ended, with its length; not
+      // per reconnect attempt, refused webhook or failed fetch.
+      expect(outageLines(/redis is unavailable/)).toHaveLength(1);
+      const back = outageLines(/redis is available again/);
+      expect(back).toHaveLength(1);
+      expect(Number(back[0]?.line.json?.downForMs)).toBeGreaterThan(0);
+      expect(outageLines(/redis connection error|could not fetch a job|request failed/)).toEqual([]);
 
       report('Redis restart', {
         downForS: seconds(restarted - stopped),

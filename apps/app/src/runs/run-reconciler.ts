@@ -1,0 +1,195 @@
+import type { Logger } from '@flowbox/node-kit';
+import type { RunJobData } from '@flowbox/protocol';
+import { withLease } from '../db/lease.ts';
+import type { Pool } from '../db/pool.ts';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
+import type { RunLifecycle } from './run-lifecycle.ts';
+import type { RunsRepository, UnfinishedCursor, UnfinishedRun } from './runs-repository.ts';
+
+/** The lease the apps take turns on; a pass that outlives it (it should not) may overlap another. */
+const LEASE_NAME = 'run-reconciler';
+const LEASE_SECONDS = 60;
+/** Candidates read and checked against Redis at a time (one SELECT, one pipelined EXISTS). */
+const PAGE_SIZE = 500;
+/** Pages of QUEUED runs per pass: bounds a pass over a full backlog (WEBHOOK_MAX_QUEUED_RUNS). */
+const MAX_PAGES = 20;
+/**
+ * A RUNNING run's worker kills its engine at the flow timeout and reports at once; past this
+ * much more, a run without a job has nobody left who will report it.
+ */
+const RUNNING_GRACE_SECONDS = 10;
+
+/** The queue as the reconciler uses it (RunQueue). */
+export interface ReconcilerQueue {
+  missing(runIds: readonly string[]): Promise<Set<string>>;
+  add(data: RunJobData): Promise<void>;
+}
+
+export interface Reconciled {
+  /** QUEUED runs whose job was gone, enqueued again. */
+  requeued: string[];
+  /** RUNNING runs whose job was gone, taken down the lost-worker path. */
+  workerLost: string[];
+}
+
+/**
+ * Makes Postgres, not Redis, the truth about which runs still have to run. Every app runs one;
+ * the passes take turns under a lease in Postgres (db/lease.ts). A run QUEUED for longer than `queuedAfterSeconds`
+ * whose job is not in Redis (restarted empty, a failover that dropped the last writes, an app
+ * that died between its INSERT and its enqueue) is enqueued again under the same job id, so a
+ * job that does exist is never doubled. A RUNNING run past its flow timeout whose job (and so
+ * its lease) is gone takes the lost-worker path: retried while attempts are left.
+ */
+export class RunReconciler {
+  readonly #pool: Pool;
+  readonly #holder: string;
+  readonly #runs: RunsRepository;
+  readonly #lifecycle: RunLifecycle;
+  readonly #queue: ReconcilerQueue;
+  readonly #metrics: AppMetrics;
+  readonly #logger: Logger;
+  readonly #queuedAfterSeconds: number;
+  readonly #runningAfterSeconds: number;
+  readonly #intervalMs: number;
+  readonly #redisDown: () => boolean;
+  readonly #isOutage: (error: unknown) => boolean;
+  #timer: NodeJS.Timeout | undefined;
+  #passing: Promise<void> = Promise.resolve();
+  /** One pass at a time in this app too (a slow pass is not overtaken by the next tick). */
+  #inPass = false;
+
+  constructor(options: {
+    pool: Pool;
+    /** This app's INSTANCE_ID: who holds the lease. */
+    holder: string;
+    runs: RunsRepository;
+    lifecycle: RunLifecycle;
+    queue: ReconcilerQueue;
+    metrics: AppMetrics;
+    logger: Logger;
+    queuedAfterSeconds: number;
+    flowTimeoutSeconds: number;
+    /** While Redis is down nothing can be enqueued: passes are skipped (the outage is logged once). */
+    redisDown: () => boolean;
+    isOutage: (error: unknown) => boolean;
+  }) {
+    this.#pool = options.pool;
+    this.#holder = options.holder;
+    this.#runs = options.runs;
+    this.#lifecycle = options.lifecycle;
+    this.#queue = options.queue;
+    this.#metrics = options.metrics;
+    this.#logger = options.logger;
+    this.#queuedAfterSeconds = options.queuedAfterSeconds;
+    this.#runningAfterSeconds = options.flowTimeoutSeconds + RUNNING_GRACE_SECONDS;
+    this.#intervalMs = Math.max(1_000, (options.queuedAfterSeconds * 1000) / 2);
+    this.#redisDown = options.redisDown;
+    this.#isOutage = options.isOutage;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      this.#passing = this.reconcile().then(
+        () => {},
+        (error: unknown) => {
+          if (this.#isOutage(error))
+            this.#logger.debug({ err: error }, 'reconcile pass skipped: Redis is down');
+          else this.#logger.warn({ err: error }, 'reconcile pass failed; trying again next interval');
+        },
+      );
+    }, this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  /** One pass, unless Redis is down or another pass is on (here or in another app); returns what it recovered. */
+  async reconcile(): Promise<Reconciled> {
+    const done: Reconciled = { requeued: [], workerLost: [] };
+    if (this.#redisDown() || this.#inPass) return done;
+    this.#inPass = true;
+    try {
+      const lease = { name: LEASE_NAME, holder: this.#holder, ttlSeconds: LEASE_SECONDS };
+      await withLease(this.#pool, lease, async () => {
+        await this.#requeueLost(done);
+        await this.#recoverRunning(done);
+      });
+    } finally {
+      this.#inPass = false;
+    }
+    return done;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#passing;
+  }
+
+  async #requeueLost(done: Reconciled): Promise<void> {
+    let after: UnfinishedCursor | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const queued = await this.#runs.unfinishedSince({
+        status: 'QUEUED',
+        olderThanSeconds: this.#queuedAfterSeconds,
+        limit: PAGE_SIZE,
+        after,
+      });
+      const missing = await this.#queue.missing(queued.map((run) => run.id));
+      for (const run of queued) {
+        if (!missing.has(run.id)) continue;
+        // Same job id: should another app have enqueued it meanwhile, BullMQ keeps the one job.
+        await this.#queue.add(jobDataOf(run));
+        done.requeued.push(run.id);
+        this.#metrics.runRecovered('requeued');
+        this.#logger.warn(
+          { runId: run.id, flowId: run.flowId, attempts: run.attempts },
+          'enqueued a QUEUED run again: Redis had lost its job',
+        );
+      }
+      const last = queued.at(-1);
+      if (queued.length < PAGE_SIZE || last === undefined) return;
+      after = last.cursor;
+    }
+  }
+
+  async #recoverRunning(done: Reconciled): Promise<void> {
+    const running = await this.#runs.unfinishedSince({
+      status: 'RUNNING',
+      olderThanSeconds: this.#runningAfterSeconds,
+      limit: PAGE_SIZE,
+    });
+    const missing = await this.#queue.missing(running.map((run) => run.id));
+    for (const run of running) {
+      if (!missing.has(run.id)) continue;
+      const attempt = {
+        runId: run.id,
+        flowId: run.flowId,
+        syncInstanceId: run.syncInstanceId,
+        attempt: run.attempts,
+      };
+      const result = await this.#lifecycle.conclude(attempt, this.#lifecycle.lostWorkerOutcome());
+      if (result === 'retried') await this.#queue.add(jobDataOf(run));
+      done.workerLost.push(run.id);
+      this.#metrics.runRecovered('worker_lost');
+      this.#logger.warn(
+        { runId: run.id, flowId: run.flowId, attempts: run.attempts, result },
+        'a RUNNING run had lost its job and its worker: took the lost-worker path',
+      );
+    }
+  }
+}
+
+/** The job a run's row describes; its attempts go on from the row's count. */
+export function jobDataOf(run: UnfinishedRun): RunJobData {
+  const data: RunJobData = {
+    version: 1,
+    type: 'run-flow',
+    runId: run.id,
+    flowId: run.flowId,
+    flowVersionId: run.flowVersionId,
+    trigger: run.trigger,
+    syncInstanceId: run.syncInstanceId,
+    acceptedAt: run.createdAt.getTime(),
+    priorAttempts: run.attempts,
+  };
+  if (run.traceparent !== null) data.traceparent = run.traceparent;
+  return data;
+}
