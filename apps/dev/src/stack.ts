@@ -188,6 +188,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
           WORKER_TOKEN: workerToken,
+          // In the stack's data directory: two stacks on one host both have a `worker-0`, and the
+          // worker's default (`<tmpdir>/flowbox-worker-<id>`) would be one cache for both.
+          CACHE_DIR: workerCacheDir(options.dataDir, index),
           ...options.workerEnv,
           ...options.workerEnvAt?.(index),
         }),
@@ -199,6 +202,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await close();
     throw error;
   }
+}
+
+/** Where worker `index` of a stack keeps its provisioning cache, which outlives the stack. */
+function workerCacheDir(dataDir: string, index: number): string {
+  return join(dataDir, 'worker-cache', `worker-${index}`);
 }
 
 function supervisedOrNot(
