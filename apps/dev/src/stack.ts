@@ -7,6 +7,7 @@ import {
   type LocalService,
   type LogLine,
   type ManagedProcess,
+  ServiceStartError,
   spawnManaged,
   startPglite,
   startRedisServer,
@@ -101,6 +102,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         args: [entry],
         env: env(),
         ipc: true,
+        // A terminal's Ctrl-C reaches the launcher only, which stops workers (they drain) first.
+        ownProcessGroup: true,
         onLine: (line) => options.onLine?.(name, line),
       });
     const supervised = supervisedOrNot(name, start, options.supervise, (next) => {
@@ -127,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         await embed(services, embedded, 'redis-server', async () => {
           const dataDir = join(options.dataDir, 'redis');
           await mkdir(dataDir, { recursive: true });
-          return startRedisServer({ port: 0, dataDir });
+          return startRedisServer({ port: 0, dataDir, ownProcessGroup: true });
         })
       ).url;
     const s3 = options.s3 ?? (await embedS3(services, embedded, options.dataDir));
@@ -165,7 +168,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         apps,
       );
       // Apps start one after the other so the first one migrates and seeds alone.
-      const url = await readyUrl(app);
+      const url = await readyUrl(app, options.onLine !== undefined);
       // A restarted app comes back where its workers and clients look for it.
       port = Number(new URL(url).port);
       appUrls.push(url);
@@ -233,7 +236,8 @@ function supervisedOrNot(
   });
 }
 
-async function readyUrl(app: ManagedProcess): Promise<string> {
+/** `shown`: the app's output already went to `onLine`, so an early exit need not repeat it. */
+async function readyUrl(app: ManagedProcess, shown: boolean): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(
@@ -242,7 +246,14 @@ async function readyUrl(app: ManagedProcess): Promise<string> {
     );
   });
   try {
-    const message = await Promise.race([app.firstMessage, timeout]);
+    const message = await Promise.race([
+      app.firstMessage.catch((error: unknown) => {
+        throw shown && error instanceof ServiceStartError
+          ? new ServiceStartError(error.message.split('\n')[0] ?? '', '')
+          : error;
+      }),
+      timeout,
+    ]);
     const url = (message as { type?: unknown; url?: unknown } | null)?.url;
     if (typeof url !== 'string') throw new Error(`${app.name} sent an unexpected first message`);
     return url;
