@@ -29,17 +29,20 @@ export class StoreUnreachableError extends Error {
 /** How long each store has to answer its first request at start. */
 export const STORE_CHECK_TIMEOUT_MS = 10_000;
 
-/** Reaches every store at once; throws StoreUnreachableError naming each one that did not answer. */
+/**
+ * Reaches every store at once; throws StoreUnreachableError naming each one that did not answer
+ * or answered with an error (refused credentials, a bucket it may not write).
+ */
 export async function checkStores(probes: StoreProbe[], timeoutMs = STORE_CHECK_TIMEOUT_MS): Promise<void> {
   const outcomes = await Promise.all(
     probes.map(async (probe) => {
-      const reason = await failureOf(probe.reach(), timeoutMs);
-      return reason === null
-        ? null
-        : {
-            variable: probe.variable,
-            line: `${probe.variable} (${redact(probe.url)}) cannot be reached: ${reason}`,
-          };
+      const failure = await failureOf(probe.reach(), timeoutMs);
+      if (failure === null) return null;
+      const what = failure.unreachable ? 'cannot be reached' : 'answered with an error';
+      return {
+        variable: probe.variable,
+        line: `${probe.variable} (${redact(probe.url)}) ${what}: ${failure.reason}`,
+      };
     }),
   );
   const failures = outcomes.filter((outcome) => outcome !== null);
@@ -72,29 +75,45 @@ export async function pingRedis(url: string, timeoutMs = STORE_CHECK_TIMEOUT_MS)
   }
 }
 
+interface Failure {
+  /** No answer at all (refused, unresolvable, timed out), rather than an error answered. */
+  unreachable: boolean;
+  reason: string;
+}
+
+/** Socket and DNS errors: the store never answered. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
 /** Null when `work` succeeds within `ms`, else why not, in a few words. */
-async function failureOf(work: Promise<void>, ms: number): Promise<string | null> {
+async function failureOf(work: Promise<void>, ms: number): Promise<Failure | null> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => {
-    timer = setTimeout(resolve, ms, `no answer within ${ms / 1000} s`);
+  const late = new Promise<Failure>((resolve) => {
+    timer = setTimeout(resolve, ms, { unreachable: true, reason: `no answer within ${ms / 1000} s` });
   });
   try {
-    return await Promise.race([work.then(() => null, reasonOf), late]);
+    return await Promise.race([work.then(() => null, describeFailure), late]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function reasonOf(error: unknown): string {
+function describeFailure(error: unknown): Failure {
   // A host name with several addresses fails with an AggregateError whose message is empty.
   const first = error instanceof AggregateError && error.message === '' ? error.errors[0] : error;
-  if (first instanceof Error) {
-    const { code } = first as { code?: unknown };
-    const message = first.message.split('\n')[0] ?? '';
-    if (message !== '') return message;
-    return typeof code === 'string' ? code : first.name;
-  }
-  return String(first);
+  if (!(first instanceof Error)) return { unreachable: false, reason: String(first) };
+  const { code } = first as { code?: unknown };
+  const unreachable = typeof code === 'string' && UNREACHABLE_CODES.has(code);
+  const message = first.message.split('\n')[0] ?? '';
+  const reason = message !== '' ? message : typeof code === 'string' ? code : first.name;
+  return { unreachable, reason };
 }
 
 /** The URL without its password. */

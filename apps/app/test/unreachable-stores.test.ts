@@ -64,4 +64,16 @@ describe('an app whose store does not answer at start', () => {
     },
     60_000,
   );
+
+  it('exits 1 with one line naming S3_ENDPOINT when S3 refuses the credentials', async () => {
+    const stores = await reachableStores();
+    const { code, stderr } = await startApp({ ...stores, S3_SECRET_ACCESS_KEY: 'not-the-secret' });
+    expect(code).toBe(1);
+    const lines = stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^flowbox app failed to start: S3_ENDPOINT \(http:\/\/127\.0\.0\.1:\d+\/\) answered with an error: \S/,
+    );
+    expect(lines[0]).not.toContain('not-the-secret');
+  }, 60_000);
 });
