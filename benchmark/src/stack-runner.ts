@@ -45,8 +45,8 @@ export async function startScenarioStack(options: {
 }): Promise<ScenarioStack> {
   const { services, scenario } = options;
   const dataDir = join(options.root, `stack-${options.index}`);
-  // Each scenario's workers get their own temporary directory, so provisioning caches start
-  // empty and are never shared with a `pnpm dev` or test worker of the same id.
+  // Each scenario's workers cache in its own data directory (startStack: DATA_DIR/worker-cache),
+  // so provisioning caches start empty; their temporary files go to a directory of its own too.
   const tmpDir = join(dataDir, 'tmp');
   await mkdir(tmpDir, { recursive: true });
   const database = await services.createDatabase(`bench_${options.index}_${scenario.mode.replace('-', '_')}`);

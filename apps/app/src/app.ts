@@ -40,6 +40,7 @@ import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { ObjectStorage } from './storage/object-storage.ts';
+import { checkStores, pingRedis } from './store-check.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
 import { TokenService } from './tokens.ts';
 
@@ -49,6 +50,11 @@ export interface FlowboxApp {
   readonly routes: readonly ApiRoute[];
   readonly tokens: TokenService;
   readonly instanceId: string;
+  /**
+   * First start step: Postgres, Redis and S3 each answer one request, or the start fails with
+   * one line per store that did not, naming its variable (StoreUnreachableError).
+   */
+  checkStores(): Promise<void>;
   /** Start step: applies the database migrations (under a lock, so apps may race). */
   migrate(): Promise<void>;
   /** Start step: creates the bucket if missing and uploads the built piece archives. */
@@ -244,6 +250,19 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     tokens,
     instanceId: config.INSTANCE_ID,
 
+    async checkStores() {
+      await checkStores([
+        {
+          variable: 'DATABASE_URL',
+          url: config.DATABASE_URL,
+          reach: async () => void (await pool.query('SELECT 1')),
+        },
+        { variable: 'REDIS_URL', url: config.REDIS_URL, reach: () => pingRedis(config.REDIS_URL) },
+        // Creates the bucket when missing, as publishPieces would next.
+        { variable: 'S3_ENDPOINT', url: config.S3_ENDPOINT, reach: () => storage.ensureBucket() },
+      ]);
+    },
+
     async migrate() {
       await migrate(pool, logger);
     },
@@ -332,10 +351,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 }
 
 /**
- * The start steps in order: migrate, publish the pieces, seed the benchmark flow when the config
+ * The start steps in order: check the stores, migrate, publish the pieces, seed the benchmark flow when the config
  * asks for it, listen. Resolves with the base URL.
  */
 export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: boolean }): Promise<string> {
+  await app.checkStores();
   await app.migrate();
   await app.publishPieces();
   if (options.seedBenchmarkFlow) await app.seedBenchmarkFlow();

@@ -21,8 +21,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // Config errors already say which variable is wrong; print them without a stack.
-  const message = error instanceof Error && error.name === 'ConfigError' ? error.message : error;
+  // Config and unreachable-store errors already say which variable is wrong: no stack.
+  const message =
+    error instanceof Error && ['ConfigError', 'StoreUnreachableError'].includes(error.name)
+      ? error.message
+      : error;
   console.error('flowbox app failed to start:', message);
   process.exit(1);
 });

@@ -4,12 +4,23 @@ import { join } from 'node:path';
 import { BENCHMARK_FLOW_ID, INSPECTOR_PATH } from '@flowbox/app';
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
 import { loadConfig } from './env.ts';
+import { watchParent } from './parent-watch.ts';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.ts';
 import { startStack } from './stack.ts';
+
+/** Workers drain (SHUTDOWN_GRACE_SECONDS, 10 s by default), then apps and stores stop. */
+const SHUTDOWN_GRACE_MS = 20_000;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env, process.cwd());
   const logger = createLogger({ name: 'dev', level: config.LOG_LEVEL });
+  // Stopping pnpm (its PID, a closed terminal, SIGKILL) must not leave this launcher and its
+  // stack running under init: the parent's death is a hang-up. Until the stack is up, SIGHUP
+  // ends the launcher at once, and its processes follow (IPC channel, parent-death signal).
+  watchParent(() => {
+    logger.warn('the process that started flowbox dev is gone; stopping');
+    process.kill(process.pid, 'SIGHUP');
+  });
   // Set once the stack is up; a crash loop during start-up fails startStack itself.
   let closeStack = async () => {};
   const stack = await startStack({
@@ -45,7 +56,8 @@ async function main(): Promise<void> {
     },
   });
   closeStack = () => stack.close();
-  onShutdownSignal(logger, () => stack.close(), 20_000);
+  // `ignore`: under pnpm a Ctrl-C arrives twice (from the terminal, and passed on by pnpm).
+  onShutdownSignal(logger, () => stack.close(), SHUTDOWN_GRACE_MS, { repeat: 'ignore' });
   const url = stack.appUrls[0];
   process.stdout.write(
     [
@@ -82,7 +94,7 @@ async function localApiKey(dataDir: string): Promise<string> {
 
 main().catch((error: unknown) => {
   const message =
-    error instanceof Error && ['ConfigError', 'MissingBinaryError'].includes(error.name)
+    error instanceof Error && ['ConfigError', 'MissingBinaryError', 'ServiceStartError'].includes(error.name)
       ? error.message
       : error;
   console.error('flowbox dev failed to start:', message);

@@ -7,6 +7,7 @@ import {
   type LocalService,
   type LogLine,
   type ManagedProcess,
+  ServiceStartError,
   spawnManaged,
   startPglite,
   startRedisServer,
@@ -104,6 +105,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         args: [entry],
         env: env(),
         ipc: true,
+        // A terminal's Ctrl-C reaches the launcher only, which stops workers (they drain) first.
+        ownProcessGroup: true,
         onLine: (line) => options.onLine?.(name, line),
       });
     const supervised = supervisedOrNot(name, start, options.supervise, (next) => {
@@ -131,7 +134,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           const dataDir = join(options.dataDir, 'redis');
           await mkdir(dataDir, { recursive: true });
           // AOF (fsync'd every second), so a restarted Redis keeps its queue.
-          const redis = await startRedisServer({ port: 0, dataDir, appendOnly: true });
+          const redis = await startRedisServer({ port: 0, dataDir, appendOnly: true, ownProcessGroup: true });
           if (options.supervise !== undefined) {
             const supervision = options.supervise;
             unsupervise.push(
@@ -184,7 +187,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         apps,
       );
       // Apps start one after the other so the first one migrates and seeds alone.
-      const url = await readyUrl(app);
+      const url = await readyUrl(app, options.onLine !== undefined);
       // A restarted app comes back where its workers and clients look for it.
       port = Number(new URL(url).port);
       appUrls.push(url);
@@ -207,6 +210,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
           WORKER_TOKEN: workerToken,
+          // In the stack's data directory: two stacks on one host both have a `worker-0`, and the
+          // worker's default (`<tmpdir>/flowbox-worker-<id>`) would be one cache for both.
+          CACHE_DIR: workerCacheDir(options.dataDir, index),
           ...options.workerEnv,
           ...options.workerEnvAt?.(index),
         }),
@@ -218,6 +224,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await close();
     throw error;
   }
+}
+
+/** Where worker `index` of a stack keeps its provisioning cache, which outlives the stack. */
+function workerCacheDir(dataDir: string, index: number): string {
+  return join(dataDir, 'worker-cache', `worker-${index}`);
 }
 
 function supervisedOrNot(
@@ -244,7 +255,8 @@ function supervisedOrNot(
   });
 }
 
-async function readyUrl(app: ManagedProcess): Promise<string> {
+/** `shown`: the app's output already went to `onLine`, so an early exit need not repeat it. */
+async function readyUrl(app: ManagedProcess, shown: boolean): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(
@@ -253,7 +265,14 @@ async function readyUrl(app: ManagedProcess): Promise<string> {
     );
   });
   try {
-    const message = await Promise.race([app.firstMessage, timeout]);
+    const message = await Promise.race([
+      app.firstMessage.catch((error: unknown) => {
+        throw shown && error instanceof ServiceStartError
+          ? new ServiceStartError(error.message.split('\n')[0] ?? '', '')
+          : error;
+      }),
+      timeout,
+    ]);
     const url = (message as { type?: unknown; url?: unknown } | null)?.url;
     if (typeof url !== 'string') throw new Error(`${app.name} sent an unexpected first message`);
     return url;

@@ -77,6 +77,11 @@ describe('end to end: one app and one worker as real processes', () => {
       );
       expect(created.status).toBe(201);
     }
+    // The stack's worker cache starts empty (DATA_DIR/worker-cache): one run first installs the
+    // engine and builds its snapshot, so that the 2 s webhook timeout below times flows alone.
+    const warmUp = await postJson(`${url}/v1/webhooks/benchmark`, {});
+    const { runId } = (await warmUp.json()) as { runId: string };
+    await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId, 45_000);
   });
 
   afterAll(async () => {

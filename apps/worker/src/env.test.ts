@@ -23,6 +23,7 @@ describe('worker config', () => {
     });
     expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
     expect(config.cacheDir).toBe(path.join(tmpdir(), `flowbox-worker-${config.workerId}`));
+    expect(config.cacheDirTemporary).toBe(true);
   });
 
   it('bounds every engine at ENGINE_MEMORY_LIMIT_MB, not below the recycling threshold', () => {
@@ -54,6 +55,7 @@ describe('worker config', () => {
       workerId: 'w-1',
       logLevel: 'debug',
       cacheDir: path.resolve('cache'),
+      cacheDirTemporary: false,
       sandbox: { reuse: false, prewarm: false },
       executionMode: 'UNSANDBOXED',
     });

@@ -40,7 +40,7 @@ export const WorkerEnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      'The provisioning cache (engine, flow bundles, pieces); unset: `<os tmpdir>/flowbox-worker-<WORKER_ID>`.',
+      'The provisioning cache (engine, flow bundles, pieces), kept across restarts; unset: `<os tmpdir>/flowbox-worker-<WORKER_ID>`, which the worker removes when it shuts down cleanly. `pnpm dev` sets it to `DATA_DIR/worker-cache/worker-<n>`.',
     ),
   ENGINE_BUNDLE: z
     .string()
@@ -151,6 +151,8 @@ export interface WorkerConfig {
   workerId: string;
   logLevel: string;
   cacheDir: string;
+  /** CACHE_DIR was unset: the cache is the worker's own temporary directory, removed at a clean shutdown. */
+  cacheDirTemporary: boolean;
   engineBundle: string;
   /** Start engines from a startup snapshot (ENGINE_SNAPSHOT). */
   engineSnapshot: boolean;
@@ -188,6 +190,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     workerId,
     logLevel: env.LOG_LEVEL,
     cacheDir: path.resolve(env.CACHE_DIR ?? path.join(tmpdir(), `flowbox-worker-${workerId}`)),
+    cacheDirTemporary: env.CACHE_DIR === undefined,
     engineBundle: env.ENGINE_BUNDLE === undefined ? defaultEngineBundle() : path.resolve(env.ENGINE_BUNDLE),
     engineSnapshot: env.ENGINE_SNAPSHOT,
     sandbox: env.REUSE_SANDBOX

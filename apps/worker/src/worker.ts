@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
@@ -21,7 +22,10 @@ import { prepareSandboxedEngine } from './sandbox/sandboxed-engine.ts';
 export interface Worker {
   /** Starts the metrics server (when configured), the engine supply and the app connection. */
   start(): Promise<void>;
-  /** Stops polling, finishes and reports the job in progress, then stops its engines. */
+  /**
+   * Stops polling, finishes and reports the job in progress, then stops its engines and removes
+   * the cache when it is the worker's temporary one.
+   */
   close(): Promise<void>;
 }
 
@@ -167,6 +171,8 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     async close() {
       await connection.close();
       await runner.close();
+      // After the engines have exited, which run from the cache. A CACHE_DIR someone set is kept.
+      if (config.cacheDirTemporary) await rm(config.cacheDir, { recursive: true, force: true });
       await metricsServer?.close();
       await tracer?.close();
     },

@@ -33,6 +33,12 @@ export interface SpawnOptions {
    * (util-linux); without it the child is only killed on a normal exit of this process.
    */
   parentDeathSignal?: NodeJS.Signals;
+  /**
+   * Starts the child in a process group (a session) of its own, so that a terminal's Ctrl-C or
+   * hang-up reaches only this process, which then stops the child in its own order (`pnpm dev`
+   * stops workers before apps before stores). Its own children (a worker's engines) follow it.
+   */
+  ownProcessGroup?: boolean;
   /** Opens an IPC channel to a Node child; its first message resolves `firstMessage`. */
   ipc?: boolean;
   /** Every line the child writes, as it comes. */
@@ -82,7 +88,7 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
-    detached: false,
+    detached: options.ownProcessGroup === true,
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc === true ? (['ipc'] as const) : [])],
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
   });

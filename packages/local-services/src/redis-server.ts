@@ -18,6 +18,8 @@ export interface RedisServerOptions {
    * production Redis would: fault tests restart the server and expect the queue to survive.
    */
   appendOnly?: boolean;
+  /** Start it in a process group of its own (see SpawnOptions.ownProcessGroup). */
+  ownProcessGroup?: boolean;
 }
 
 /** `stop`, `start`, `pause` and `resume` are for fault tests. */
@@ -41,7 +43,11 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       port: options.port,
       portTaken: /Address already in use/i,
       url: (port) => `redis://127.0.0.1:${port}`,
-      launch: (port) => spawnRedis(options.binary ?? 'redis-server', port, dir, options.appendOnly ?? false),
+      launch: (port) =>
+        spawnRedis(options.binary ?? 'redis-server', port, dir, {
+          appendOnly: options.appendOnly ?? false,
+          ownProcessGroup: options.ownProcessGroup ?? false,
+        }),
       ready: (child) => child.waitForLine(/Ready to accept connections/, options.readyTimeoutMs ?? 20_000),
       // SIGTERM: Redis writes its append-only file and exits, as on an operator's restart.
       stopSignal: 'SIGTERM',
@@ -54,7 +60,12 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
 }
 
-function spawnRedis(binary: string, port: number, dir: string, appendOnly: boolean): ManagedProcess {
+function spawnRedis(
+  binary: string,
+  port: number,
+  dir: string,
+  { appendOnly, ownProcessGroup }: { appendOnly: boolean; ownProcessGroup: boolean },
+): ManagedProcess {
   return spawnManaged({
     name: 'redis-server',
     command: binary,
@@ -78,5 +89,6 @@ function spawnRedis(binary: string, port: number, dir: string, appendOnly: boole
     ],
     cwd: dir,
     parentDeathSignal: 'SIGTERM',
+    ownProcessGroup,
   });
 }

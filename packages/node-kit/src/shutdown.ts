@@ -1,18 +1,33 @@
 import type { Logger } from 'pino';
 
+export interface ShutdownSignalOptions {
+  /**
+   * What a second SIGTERM or SIGINT while closing does: `exit` (the default) stops at once, for
+   * an impatient supervisor or a second Ctrl-C; `ignore` lets the close go on within `graceMs`,
+   * for a process that gets each signal twice (`pnpm dev`'s launcher: the terminal's Ctrl-C
+   * reaches it directly and once more through pnpm).
+   */
+  repeat?: 'exit' | 'ignore';
+}
+
 /**
- * Calls `close` once on SIGTERM or SIGINT and exits 0 when it resolves (1 when it throws, takes
- * longer than `graceMs`, or a second SIGTERM or SIGINT comes while it runs). `graceMs` is each
- * process's SHUTDOWN_GRACE_SECONDS. A process started with an IPC channel (by `pnpm dev`, a test
- * or the benchmark) also shuts down when that channel closes: its supervisor is gone, and a
+ * Calls `close` once on SIGTERM, SIGINT or SIGHUP and exits 0 when it resolves (1 when it throws,
+ * takes longer than `graceMs`, or a second SIGTERM or SIGINT comes while it runs). `graceMs` is
+ * each process's SHUTDOWN_GRACE_SECONDS. A process started with an IPC channel (by `pnpm dev`, a
+ * test or the benchmark) also shuts down when that channel closes: its supervisor is gone, and a
  * killed supervisor must not leave it running. Returns a function that removes the handlers.
  */
-export function onShutdownSignal(logger: Logger, close: () => Promise<void>, graceMs = 10_000): () => void {
+export function onShutdownSignal(
+  logger: Logger,
+  close: () => Promise<void>,
+  graceMs = 10_000,
+  options: ShutdownSignalOptions = {},
+): () => void {
   let closing = false;
   const handler = (signal: NodeJS.Signals) => {
     if (closing) {
       // Asked again while draining (a second Ctrl-C, an impatient supervisor): stop now.
-      if (signal !== 'SIGHUP') {
+      if (signal !== 'SIGHUP' && options.repeat !== 'ignore') {
         logger.warn({ signal }, 'asked again to stop; exiting without waiting');
         process.exit(1);
       }
@@ -37,12 +52,12 @@ export function onShutdownSignal(logger: Logger, close: () => Promise<void>, gra
     );
   };
   const onDisconnect = () => handler('SIGHUP');
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+  // SIGHUP: the terminal closed, or (pnpm dev) the launcher's parent is gone.
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  for (const signal of signals) process.on(signal, handler);
   if (process.connected) process.on('disconnect', onDisconnect);
   return () => {
-    process.off('SIGTERM', handler);
-    process.off('SIGINT', handler);
+    for (const signal of signals) process.off(signal, handler);
     process.off('disconnect', onDisconnect);
   };
 }

@@ -26,6 +26,13 @@ describe('onShutdownSignal', () => {
     expect(await exited).toEqual([0, null]);
   });
 
+  it('shuts down cleanly on SIGHUP (the terminal closed)', async () => {
+    const { child, ready, exited } = startChild();
+    await ready;
+    child.kill('SIGHUP');
+    expect(await exited).toEqual([0, null]);
+  });
+
   it('exits 1 when close outlasts the grace period', async () => {
     const { child, ready, exited } = startChild(['hang']);
     await ready;

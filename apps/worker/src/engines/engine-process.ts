@@ -167,16 +167,19 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   });
 
   function onExit(error: FlowboxError): void {
-    if (sandbox !== undefined) {
-      void sandbox.dispose().catch((disposeError: unknown) => {
-        logger.warn({ err: disposeError }, "could not clean up a sandboxed engine's relay");
-      });
-    }
+    // `exited` (and so kill()) waits for the clean-up: a worker shutting down cleanly leaves no
+    // sandbox directory behind in tmp.
+    const disposed =
+      sandbox === undefined
+        ? Promise.resolve()
+        : sandbox.dispose().catch((disposeError: unknown) => {
+            logger.warn({ err: disposeError }, "could not clean up a sandboxed engine's relay");
+          });
     alive = false;
     ready.reject(error);
     pending?.result.reject(error);
     pending = undefined;
-    exited.resolve();
+    void disposed.then(() => exited.resolve());
   }
 
   // Nobody awaits these when the engine dies at an idle moment.
