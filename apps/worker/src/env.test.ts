@@ -74,6 +74,20 @@ describe('worker config', () => {
     });
   });
 
+  it('reads the egress policy from EGRESS, or from its former name CODE_STEP_EGRESS', () => {
+    const loopback = { allowPublic: false, named: [{ host: '127.0.0.1', port: 8080 }] };
+    expect(loadConfig(required).egress).toEqual({ allowPublic: true, named: [] });
+    expect(loadConfig({ ...required, EGRESS: '127.0.0.1:8080' }).egress).toEqual(loopback);
+    expect(loadConfig({ ...required, CODE_STEP_EGRESS: '127.0.0.1:8080' }).egress).toEqual(loopback);
+    expect(
+      loadConfig({ ...required, EGRESS: '127.0.0.1:8080', CODE_STEP_EGRESS: '127.0.0.1:8080' }).egress,
+    ).toEqual(loopback);
+    expect(() => loadConfig({ ...required, EGRESS: 'none', CODE_STEP_EGRESS: 'public' })).toThrow(
+      /CODE_STEP_EGRESS: must not differ from EGRESS/,
+    );
+    expect(() => loadConfig({ ...required, EGRESS: 'none,public' })).toThrow(/EGRESS/);
+  });
+
   it('names missing and invalid variables without echoing the token', () => {
     expect(() => loadConfig({ APP_URL: 'not a url', WORKER_TOKEN: '' })).toThrow(
       /APP_URL[\s\S]*WORKER_TOKEN/,

@@ -17,6 +17,16 @@ import { z } from 'zod';
 const MIN_FETCH_BUFFERED_MB = 11;
 const MIB = 1024 * 1024;
 
+/** An egress policy as written (see parseEgressPolicy), checked where it is read. */
+const egressPolicyText = () =>
+  z.string().superRefine((text, ctx) => {
+    try {
+      parseEgressPolicy(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
+
 /**
  * The worker's environment. Each variable's meaning and default is its `.describe()`, from
  * which docs/configuration.md is generated.
@@ -74,23 +84,20 @@ export const WorkerEnvSchema = z.object({
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `SANDBOXED`: the same, with the whole engine in a bubblewrap sandbox (no network, read-only files, no process of its own; needs `bwrap` and user namespaces, and the worker refuses to start without them); `UNSANDBOXED`: code steps in the engine itself (for comparison only).',
   ),
-  CODE_STEP_EGRESS: z
-    .string()
-    .default(DEFAULT_EGRESS_POLICY_TEXT)
-    .superRefine((text, ctx) => {
-      try {
-        parseEgressPolicy(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    })
+  EGRESS: egressPolicyText()
+    .optional()
     .describe(
-      'Which hosts code steps may call with `fetch`, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect.',
+      "Which hosts a run may call: code steps' `fetch` and pieces' requests (`ctx.fetch`, the `http` piece) alike, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect. Unset: `CODE_STEP_EGRESS`, else `public`.",
+    ),
+  CODE_STEP_EGRESS: egressPolicyText()
+    .optional()
+    .describe(
+      'The former name of `EGRESS`, still read when `EGRESS` is unset; setting both to different policies is refused.',
     ),
   CODE_STEP_FETCH_MAX_IN_FLIGHT: envFields
     .positiveInt(DEFAULT_FETCH_LIMITS.maxInFlight)
     .describe(
-      "How many of one run's code-step `fetch` requests are in flight at once; more wait, in order, for a slot. Held by the engine, and by the worker's relay in SANDBOXED mode.",
+      "How many of one run's HTTP requests (code steps' `fetch` and pieces' `ctx.fetch` together) are in flight at once; more wait, in order, for a slot. Held by the engine, and by the worker's relay in SANDBOXED mode.",
     ),
   CODE_STEP_FETCH_MAX_BUFFERED_MB: envFields
     .positiveInt(DEFAULT_FETCH_LIMITS.maxBufferedBytes / MIB)
@@ -99,7 +106,7 @@ export const WorkerEnvSchema = z.object({
       `must be at least ${MIN_FETCH_BUFFERED_MB}, room for one largest response`,
     )
     .describe(
-      "MiB one run's code-step `fetch` requests may hold at once, in the engine and (SANDBOXED) in the worker's relay: request bodies (waiting ones included) and responses as they arrive. A request or response that would go past it fails at once with `CODE_STEP_FETCH_LIMIT`, and its connection is closed. At least 11 (one 5 MiB response, escaped as JSON on its way through the relay).",
+      "MiB one run's HTTP requests (code steps' `fetch` and pieces' `ctx.fetch` together) may hold at once, in the engine and (SANDBOXED) in the worker's relay: request bodies (waiting ones included) and responses as they arrive. A request or response that would go past it fails at once with `CODE_STEP_FETCH_LIMIT`, and its connection is closed. At least 11 (one 5 MiB response, escaped as JSON on its way through the relay).",
     ),
   METRICS_PORT: z.coerce
     .number()
@@ -160,7 +167,7 @@ export interface WorkerConfig {
   /** ENGINE_MEMORY_LIMIT_MB in bytes: an engine past it during a job is killed. */
   engineMemoryLimitBytes: number;
   executionMode: ExecutionMode;
-  /** Which hosts code steps may call (parsed CODE_STEP_EGRESS). */
+  /** Which hosts code steps and pieces may call (parsed EGRESS, or its alias CODE_STEP_EGRESS). */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
   fetchLimits: FetchLimits;
@@ -180,7 +187,14 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     WorkerEnvSchema.refine((c) => !c.REUSE_SANDBOX || c.ENGINE_MAX_RSS_MB <= c.ENGINE_MEMORY_LIMIT_MB, {
       message: 'must not be below ENGINE_MAX_RSS_MB (an engine is recycled above that after a job)',
       path: ['ENGINE_MEMORY_LIMIT_MB'],
-    }),
+    }).refine(
+      // Two policies would leave it to the reader which one holds: refused rather than guessed.
+      (c) => c.EGRESS === undefined || c.CODE_STEP_EGRESS === undefined || c.EGRESS === c.CODE_STEP_EGRESS,
+      {
+        message: 'must not differ from EGRESS, which replaces it (set EGRESS only)',
+        path: ['CODE_STEP_EGRESS'],
+      },
+    ),
     source,
   );
   const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
@@ -198,7 +212,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
       : { reuse: false, prewarm: env.PREWARM },
     engineMemoryLimitBytes: env.ENGINE_MEMORY_LIMIT_MB * 1024 * 1024,
     executionMode: env.EXECUTION_MODE,
-    egress: parseEgressPolicy(env.CODE_STEP_EGRESS),
+    egress: parseEgressPolicy(env.EGRESS ?? env.CODE_STEP_EGRESS ?? DEFAULT_EGRESS_POLICY_TEXT),
     fetchLimits: {
       maxInFlight: env.CODE_STEP_FETCH_MAX_IN_FLIGHT,
       maxBufferedBytes: env.CODE_STEP_FETCH_MAX_BUFFERED_MB * MIB,

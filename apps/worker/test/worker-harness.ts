@@ -62,7 +62,7 @@ export interface WorkerHarness {
 export interface HarnessOptions {
   sandbox: SandboxConfig;
   executionMode?: ExecutionMode;
-  /** CODE_STEP_EGRESS as parsed; `public` unless a test names its own hosts. */
+  /** EGRESS as parsed; `public` unless a test names its own hosts. */
   egress?: EgressPolicy;
   logger?: Logger;
   readRss?: (pid: number) => Promise<number | undefined>;

@@ -16,6 +16,8 @@ async function startServer(): Promise<{ server: Server; port: number; seen: Inco
     const path = request.url ?? '/';
     if (path.startsWith('/redirect?to=')) {
       response.writeHead(302, { location: decodeURIComponent(path.slice('/redirect?to='.length)) }).end();
+    } else if (path === '/bytes') {
+      response.end(Buffer.from([0, 0xff, 0xfe, 0x80]));
     } else if (path === '/large') {
       response.end('x'.repeat(10_000));
     } else if (path === '/3k-then-hang') {
@@ -65,6 +67,13 @@ describe('egress fetch against loopback servers', () => {
     other.server.closeAllConnections();
     allowed.server.close();
     other.server.close();
+  });
+
+  it('hands a binary body back as base64 when asked, as UTF-8 text otherwise', async () => {
+    const url = `http://127.0.0.1:${allowed.port}/bytes`;
+    const binary = await fetchNamed({ ...get(url), responseEncoding: 'base64' }, signal());
+    expect(Buffer.from(binary.body, 'base64')).toEqual(Buffer.from([0, 0xff, 0xfe, 0x80]));
+    expect((await fetchNamed(get(url), signal())).body).toBe('\u0000\ufffd\ufffd\ufffd');
   });
 
   it('reaches a host the policy names, with method, headers and body', async () => {

@@ -12,6 +12,8 @@ export interface EgressRequest {
   method: string;
   headers: Record<string, string>;
   body?: string | undefined;
+  /** How the response body is handed back: `text` (UTF-8, the default) or `base64` (its bytes, for binary answers). */
+  responseEncoding?: 'text' | 'base64' | undefined;
 }
 
 export interface EgressResponse {
@@ -62,7 +64,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const REFUSED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'upgrade']);
 
 /**
- * HTTP for code steps under an egress policy. Each hop (the request and every redirect, followed
+ * HTTP for code steps and pieces (their `ctx.fetch`) under an egress policy. Each hop (the request and every redirect, followed
  * here rather than by the client) is checked before anything connects: the host must be named by
  * the policy, or the policy must allow the public internet and every address the host resolves
  * to must be public. The connection then goes to the address that was checked, so a DNS answer
@@ -87,7 +89,7 @@ export function createEgressFetch(options: {
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
     const named = isNamed(options.policy, host, port);
     if (!named && !options.policy.allowPublic) {
-      throw denied(`${host}:${port} is not in the egress policy (CODE_STEP_EGRESS)`);
+      throw denied(`${host}:${port} is not in the egress policy (EGRESS)`);
     }
     const family = isIP(host);
     const addresses = family === 0 ? await resolveOrFail(resolve, host) : [{ address: host, family }];
@@ -147,9 +149,11 @@ export function createEgressFetch(options: {
       return {
         status: response.statusCode ?? 0,
         headers: flatHeaders(response),
-        body: await readBody(response, options.limits.maxResponseBytes, slot).catch((error: unknown) => {
-          throw signal.aborted ? signal.reason : error;
-        }),
+        body: await readBody(response, options.limits.maxResponseBytes, slot)
+          .then((bytes) => bytes.toString(request.responseEncoding === 'base64' ? 'base64' : 'utf8'))
+          .catch((error: unknown) => {
+            throw signal.aborted ? signal.reason : error;
+          }),
         url: url.toString(),
       };
     }
@@ -185,7 +189,7 @@ function send(
   });
 }
 
-async function readBody(response: IncomingMessage, maxBytes: number, slot: FetchSlot): Promise<string> {
+async function readBody(response: IncomingMessage, maxBytes: number, slot: FetchSlot): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response) {
@@ -202,7 +206,7 @@ async function readBody(response: IncomingMessage, maxBytes: number, slot: Fetch
     }
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function flatHeaders(response: IncomingMessage): Record<string, string> {

@@ -3,7 +3,8 @@ import type { EgressPolicy } from '@flowbox/protocol';
 export type { EgressPolicy };
 
 /**
- * Which hosts code steps may reach (`CODE_STEP_EGRESS`): a comma-separated list of
+ * Which hosts code steps and pieces may reach (`EGRESS`, alias `CODE_STEP_EGRESS`): a
+ * comma-separated list of
  *
  *   public        any host whose every address is on the public internet (the default)
  *   NAME          this host name or IP address, on any port, whatever it resolves to

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import piece, { mathHelperPiece } from './index.ts';
 
-const ctx: ActionContext = { runId: 'r', stepName: 'step_1', respond: async () => {}, log: () => {} };
+const ctx: ActionContext = {
+  runId: 'r',
+  stepName: 'step_1',
+  respond: async () => {},
+  fetch: () => Promise.reject(new Error('no network in this test')),
+  log: () => {},
+};
 const addition = mathHelperPiece.actions.get('addition_math');
 
 describe('addition_math', () => {

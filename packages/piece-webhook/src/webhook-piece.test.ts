@@ -19,6 +19,7 @@ describe('webhook piece', () => {
       respond: async (response) => {
         sent.push(response);
       },
+      fetch: () => Promise.reject(new Error('no network in this test')),
       log: () => {},
     };
     const action = webhookPiece.actions.get('return_response');
@@ -78,6 +79,7 @@ function recordingContext(): { ctx: ActionContext; sent: unknown[] } {
     respond: async (response) => {
       sent.push(response);
     },
+    fetch: () => Promise.reject(new Error('no network in this test')),
     log: () => {},
   };
   return { ctx, sent };

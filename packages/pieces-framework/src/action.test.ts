@@ -10,6 +10,7 @@ const ctx: ActionContext = {
   runId: 'run-1',
   stepName: 'step_1',
   respond: async () => {},
+  fetch: () => Promise.reject(new Error('no network in this test')),
   log: () => {},
 };
 

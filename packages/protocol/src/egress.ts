@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /**
- * Which hosts code steps may reach with `fetch`: parsed from `CODE_STEP_EGRESS` by the worker
+ * Which hosts code steps (`fetch`) and pieces (`ctx.fetch`) may reach: parsed from `EGRESS`
+ * (alias `CODE_STEP_EGRESS`) by the worker
  * (`@flowbox/egress` parses and enforces it) and handed to the engine with each job.
  */
 export const EgressPolicySchema = z.object({

@@ -34,7 +34,10 @@ export const ERROR_CATALOG = {
   ENGINE_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
-  /** A code step's HTTP request to a host the egress policy (CODE_STEP_EGRESS) does not allow. */
+  /**
+   * A code step's (or a piece's `ctx.fetch`) HTTP request to a host the egress policy (EGRESS) does
+   * not allow. The CODE_STEP_ codes name both: a piece's request goes through the same fetch.
+   */
   CODE_STEP_EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A code step's HTTP request failed: unreachable, too large, too many redirects. */
   CODE_STEP_FETCH_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
@@ -45,6 +48,8 @@ export const ERROR_CATALOG = {
    * (CODE_STEP_FETCH_MAX_BUFFERED_MB): that request is refused or its response cut off.
    */
   CODE_STEP_FETCH_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A piece's HTTP request (`ctx.fetch`, e.g. the `http` piece) outlasted its own timeout. */
+  HTTP_REQUEST_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The flow outran its timeout (FLOW_TIMEOUT_SECONDS): its worker killed the engine. */
   FLOW_TIMEOUT: { family: 'user', runStatus: 'TIMEOUT', httpStatus: 504 },
   // flowbox failed.

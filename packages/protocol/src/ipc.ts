@@ -38,7 +38,7 @@ export const EngineJobSchema = z.object({
   engineToken: z.string(),
   logUpload: LogUploadSchema,
   limits: RunLimitsSchema,
-  /** Which hosts this run's code steps may call with `fetch` (the worker's CODE_STEP_EGRESS). */
+  /** Which hosts this run's code steps (`fetch`) and pieces (`ctx.fetch`) may call (the worker's EGRESS). */
   egress: EgressPolicySchema,
   /** How much this run's `fetch` calls may hold at once (the worker's CODE_STEP_FETCH_* settings). */
   fetchLimits: FetchLimitsSchema,

@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * engine ⇄ worker over the sandbox relay (EXECUTION_MODE=SANDBOXED), HTTP on a Unix socket the
  * worker binds into the sandbox. The engine has no network of its own: its job names the relay
- * as the app (`appUrl`) and as the log upload's URL, and code steps' `fetch` posts here.
+ * as the app (`appUrl`) and as the log upload's URL, and code steps' `fetch` and pieces'
+ * `ctx.fetch` post here.
  *
  *   POST /v1/engine/runs/:runId/{steps,response}          forwarded to the app, for this run's
  *                                                         id with this run's token only
@@ -22,6 +23,8 @@ export const RelayFetchRequestSchema = z.object({
   method: z.string(),
   headers: z.record(z.string(), z.string()),
   body: z.string().optional(),
+  /** `base64`: the answer's body is the response's bytes in base64 (a piece asked for binary). */
+  responseEncoding: z.enum(['text', 'base64']).optional(),
 });
 
 export const RelayFetchAnswerSchema = z.union([

@@ -27,14 +27,19 @@ describe('piece catalog', () => {
   it('holds exactly the built-in pieces unless EXTRA_PIECES_DIR is set', async () => {
     const catalog = await PieceCatalog.load();
     expect(catalog.all).toHaveLength(BUILT_IN_PIECE_PACKAGES.length);
-    expect(catalog.all.map((p) => p.manifest.name).sort()).toEqual(['math-helper', 'webhook']);
+    expect(catalog.all.map((p) => p.manifest.name).sort()).toEqual(['http', 'math-helper', 'webhook']);
     expect(catalog.get('faults')).toBeUndefined();
   });
 
   it('adds the built pieces of EXTRA_PIECES_DIR, skipping directories without a manifest', async () => {
     const dir = await extraPiecesDir(['faults']);
     const catalog = await PieceCatalog.load({ extraPiecesDir: dir });
-    expect(catalog.all.map((p) => p.manifest.name).sort()).toEqual(['faults', 'math-helper', 'webhook']);
+    expect(catalog.all.map((p) => p.manifest.name).sort()).toEqual([
+      'faults',
+      'http',
+      'math-helper',
+      'webhook',
+    ]);
     expect(catalog.get('faults')?.archivePath).toBe(join(dir, 'faults', 'piece.tgz'));
   });
 

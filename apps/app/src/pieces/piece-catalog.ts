@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { FlowboxError, type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
 
 /** The piece packages this app publishes at start; each is built by `pnpm build` into an archive. */
-export const BUILT_IN_PIECE_PACKAGES = ['@flowbox/piece-webhook', '@flowbox/piece-math-helper'] as const;
+export const BUILT_IN_PIECE_PACKAGES = [
+  '@flowbox/piece-webhook',
+  '@flowbox/piece-math-helper',
+  '@flowbox/piece-http',
+] as const;
 
 export interface CatalogPiece {
   manifest: PieceManifest;

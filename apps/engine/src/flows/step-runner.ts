@@ -13,6 +13,7 @@ import {
 import type { CodeRunner } from '../code-steps/code-runner.ts';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
+import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { resolveTemplates, type TemplateScope } from './template.ts';
 
@@ -21,7 +22,7 @@ export interface StepRunnerDeps {
   bundle: FlowBundle;
   pieces: PieceRegistry;
   codeRunner: CodeRunner;
-  /** Code steps' `fetch`, under the job's egress policy. */
+  /** Code steps' `fetch` and pieces' `ctx.fetch`, under the job's egress policy. */
   egressFetch: EgressFetch;
   log: EngineLog;
 }
@@ -80,16 +81,23 @@ export function createStepRunner(
         const logs = session.lines();
         return logs.length > 0 ? { ...result, logs } : result;
       }
-      return record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
-        const action = deps.pieces.action(step.piece, step.action);
-        const ctx: ActionContext = {
-          runId: job.runId,
-          stepName: step.name,
-          respond,
-          log: stepLog(step.name),
-        };
-        return action.execute(input, ctx);
-      });
+      const http = openPieceFetch(deps.egressFetch);
+      try {
+        return await record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
+          const action = deps.pieces.action(step.piece, step.action);
+          const ctx: ActionContext = {
+            runId: job.runId,
+            stepName: step.name,
+            respond,
+            fetch: http.fetch,
+            log: stepLog(step.name),
+          };
+          return action.execute(input, ctx);
+        });
+      } finally {
+        // A request the piece left running does not outlive its step.
+        http.close();
+      }
     },
   };
 }

@@ -35,7 +35,7 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
-  /** Which hosts code steps may call (CODE_STEP_EGRESS), handed to the engine with each job. */
+  /** Which hosts code steps and pieces may call (EGRESS), handed to the engine with each job. */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
   fetchLimits: FetchLimits;
