@@ -1,6 +1,7 @@
-import { describeExit, type ManagedProcess } from '@flowbox/local-services';
+import type { ManagedProcess } from '@flowbox/local-services';
 import type { Logger } from '@flowbox/node-kit';
-import { decideRestart, type RestartPolicy } from './restart-policy.ts';
+import { judgeDeath } from './death-judge.ts';
+import type { RestartPolicy } from './restart-policy.ts';
 
 export interface SupervisedProcess {
   readonly name: string;
@@ -38,27 +39,14 @@ export function supervise(options: SuperviseOptions): SupervisedProcess {
   const watch = (process: ManagedProcess) => {
     void process.exited.then((exit) => {
       if (stopping) return;
-      deaths.push(now());
-      const how = describeExit(exit);
-      const decision = decideRestart(deaths, options.policy);
-      if (!decision.restart) {
-        options.logger.error(
-          { process: options.name, exit: how, reason: decision.reason },
-          `${options.name} died (${how}) and is crash-looping: ${decision.reason}; not restarting it`,
-        );
-        options.onGiveUp(decision.reason);
-        return;
-      }
-      options.logger.warn(
-        { process: options.name, exit: how, restartInMs: decision.delayMs },
-        `${options.name} died (${how}); restarting it in ${decision.delayMs} ms`,
-      );
+      const delayMs = judgeDeath({ ...options, exit, deaths, now: now() });
+      if (delayMs === null) return;
       timer = setTimeout(() => {
         if (stopping) return;
         current = options.start();
         options.onRestart?.(current);
         watch(current);
-      }, decision.delayMs);
+      }, delayMs);
     });
   };
   watch(current);

@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { describeExit, type Restartable } from '@flowbox/local-services';
+import type { Restartable } from '@flowbox/local-services';
 import type { Logger } from '@flowbox/node-kit';
-import { decideRestart, type RestartPolicy } from './restart-policy.ts';
+import { judgeDeath } from './death-judge.ts';
+import type { RestartPolicy } from './restart-policy.ts';
 
 /**
  * Keeps an embedded store of `pnpm dev` (its redis-server) running as `supervise` keeps the app
@@ -24,22 +25,9 @@ export function superviseService(options: {
     while (!stopping) {
       const exit = await options.server.exited();
       if (stopping) return;
-      deaths.push(now());
-      const how = describeExit(exit);
-      const decision = decideRestart(deaths, options.policy);
-      if (!decision.restart) {
-        options.logger.error(
-          { process: options.name, exit: how, reason: decision.reason },
-          `${options.name} died (${how}) and is crash-looping: ${decision.reason}; not restarting it`,
-        );
-        options.onGiveUp(decision.reason);
-        return;
-      }
-      options.logger.warn(
-        { process: options.name, exit: how, restartInMs: decision.delayMs },
-        `${options.name} died (${how}); restarting it in ${decision.delayMs} ms`,
-      );
-      await delay(decision.delayMs);
+      const delayMs = judgeDeath({ ...options, exit, deaths, now: now() });
+      if (delayMs === null) return;
+      await delay(delayMs);
       if (stopping) return;
       // A start that fails leaves the dead process as the latest: the next turn counts it again.
       await options.server.start().catch((error: unknown) => {
