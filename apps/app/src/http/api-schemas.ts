@@ -183,6 +183,14 @@ const webhookBody: JsonSchema = {
   },
 };
 
+/** Refused by the server before any route, in fastify's own words (not an ErrorBody). */
+const serverLimits = {
+  414: { description: 'A flow id longer than 100 characters (fastify maxParamLength).' },
+  431: {
+    description: 'Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize).',
+  },
+};
+
 const webhookAccepted = json('Accepted.', {
   type: 'object',
   required: ['runId'],
@@ -200,7 +208,8 @@ export const ROUTE_SCHEMAS = {
     body: webhookBody,
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 413, 414, 431, 500, 502, 503, 504),
+      ...errors(400, 404, 413, 500, 502, 503, 504),
+      ...serverLimits,
     },
   },
   webhookSyncGet: {
@@ -211,7 +220,8 @@ export const ROUTE_SCHEMAS = {
     querystring: webhookQuery,
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 414, 431, 500, 502, 503, 504),
+      ...errors(400, 404, 500, 502, 503, 504),
+      ...serverLimits,
     },
   },
   webhookAsync: {
@@ -223,7 +233,8 @@ export const ROUTE_SCHEMAS = {
     body: webhookBody,
     response: {
       202: webhookAccepted,
-      ...errors(400, 404, 413, 414, 431, 503),
+      ...errors(400, 404, 413, 503),
+      ...serverLimits,
     },
   },
   webhookAsyncGet: {
@@ -234,7 +245,8 @@ export const ROUTE_SCHEMAS = {
     querystring: webhookQuery,
     response: {
       202: webhookAccepted,
-      ...errors(400, 404, 414, 431, 503),
+      ...errors(400, 404, 503),
+      ...serverLimits,
     },
   },
   createFlow: {
