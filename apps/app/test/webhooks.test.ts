@@ -44,7 +44,7 @@ describe('webhook intake (no worker attached)', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'BODY_TOO_LARGE' } });
   });
 
-  it('takes a form, text, bytes and a GET, and keeps the whole request in the run row', async () => {
+  it('takes a form, text, bytes (typed or not) and a GET, and keeps the whole request in the run row', async () => {
     const bytes = Buffer.from([0, 1, 254, 255]);
     const sent: Array<[string, RequestInit, unknown]> = [
       [
@@ -78,6 +78,17 @@ describe('webhook intake (no worker attached)', () => {
           headers: { 'content-type': 'application/octet-stream', 'X-Sig': 's1' },
           body: bytes,
         },
+        {
+          method: 'POST',
+          query: {},
+          body: null,
+          rawBody: bytes.toString('base64'),
+          rawBodyEncoding: 'base64',
+        },
+      ],
+      [
+        '',
+        { method: 'POST', headers: { 'X-Sig': 's1' }, body: bytes },
         {
           method: 'POST',
           query: {},

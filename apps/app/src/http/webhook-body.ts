@@ -10,7 +10,11 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 const TEXT_TYPE = /^text\/[\w.+-]+\s*(;|$)/i;
 
 /** What a request without a body (a GET, an empty POST) hands the flow. */
-export const NO_BODY: WebhookBody = { body: {}, rawBody: '', rawBodyEncoding: 'utf8' };
+export const NO_BODY: Readonly<WebhookBody> = Object.freeze({
+  body: {},
+  rawBody: '',
+  rawBodyEncoding: 'utf8',
+});
 
 /**
  * The webhook routes' one body parser, for every content type (fastify's own would answer 415 to
