@@ -97,7 +97,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
     ...serverTimeouts(config.HTTP_REQUEST_TIMEOUT_SECONDS),
   });
-  // Webhook bodies are JSON; anything else is refused with 415 rather than parsed as text.
+  // The API takes JSON only (415 otherwise); the webhook routes have their own parser for any
+  // content type (webhook-body.ts).
   http.removeContentTypeParser('text/plain');
   installJsonBodyParser(http);
   installErrorHandler(http, logger);

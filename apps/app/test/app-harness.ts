@@ -34,11 +34,11 @@ export async function testAppConfig(env: Record<string, string> = {}): Promise<A
 /** An in-process app, started (all start steps) on a fresh database, bucket and Redis namespace. */
 export async function startTestApp(
   env: Record<string, string> = {},
-): Promise<{ app: FlowboxApp; url: string }> {
+): Promise<{ app: FlowboxApp; url: string; config: AppConfig }> {
   const config = await testAppConfig(env);
   const app = await createApp(config, createLogger({ name: 'app', level: 'silent' }));
   const url = await startApp(app, { seedBenchmarkFlow: config.SEED_BENCHMARK_FLOW });
-  return { app, url };
+  return { app, url, config };
 }
 
 export function postJson(

@@ -65,12 +65,22 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2), flows (7), runs (3), health (2), metrics.
-    expect(publicRoutes.length).toBe(15);
+    // Webhooks (2, each POST and GET), flows (7), runs (3), health (2), metrics.
+    expect(publicRoutes.length).toBe(17);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
     expect(missing).toEqual([]);
+    // A webhook documents every body it takes.
+    const webhook = spec.paths['/v1/webhooks/{flowId}']?.post as unknown as {
+      requestBody?: { content: Record<string, unknown> };
+    };
+    expect(Object.keys(webhook.requestBody?.content ?? {}).sort()).toEqual([
+      'application/json',
+      'application/octet-stream',
+      'application/x-www-form-urlencoded',
+      'text/plain',
+    ]);
     // And the engine's callbacks are not advertised.
     expect(Object.keys(spec.paths).filter((path) => path.startsWith('/v1/engine'))).toEqual([]);
   });
@@ -105,6 +115,7 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const accepted = await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/documented', { a: 1 });
     expect(accepted.status).toBe(202);
     await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/no-such-flow', {});
+    expect((await call('GET', '/v1/webhooks/:flowId', '/v1/webhooks/documented?a=1&a=2')).status).toBe(202);
     // No worker runs it: the sync caller gets the documented 504.
     expect((await call('POST', '/v1/webhooks/:flowId/sync', '/v1/webhooks/documented/sync', {})).status).toBe(
       504,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
+import type { TriggerPayload } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -11,7 +12,14 @@ import { createRunsRepository } from '../src/runs/runs-repository.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHA = 'a'.repeat(64);
-const TRIGGER = { body: { n: 1 }, headers: {}, query: {} };
+const TRIGGER: TriggerPayload = {
+  method: 'POST',
+  body: { n: 1 },
+  rawBody: null,
+  rawBodyEncoding: 'utf8',
+  headers: {},
+  query: {},
+};
 
 // One contract, two adapters: a real Postgres server and embedded PGlite behind pglite-socket.
 describe.each([

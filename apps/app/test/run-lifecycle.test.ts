@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import { BENCHMARK_FLOW, failedOutcome, type StepResult } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, failedOutcome, type StepResult, type TriggerPayload } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
@@ -18,7 +18,14 @@ import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const INSTANCE = 'app-under-test';
-const TRIGGER = { body: { n: 1 }, headers: {}, query: {} };
+const TRIGGER: TriggerPayload = {
+  method: 'POST',
+  body: { n: 1 },
+  rawBody: null,
+  rawBodyEncoding: 'utf8',
+  headers: {},
+  query: {},
+};
 
 const step = (name: string): StepResult => ({
   name,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import { BENCHMARK_FLOW, parseMessage, RunJobDataSchema } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, parseMessage, RunJobDataSchema, type TriggerPayload } from '@flowbox/protocol';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,7 +19,14 @@ import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const INSTANCE = 'app-under-test';
-const TRIGGER = { body: { n: 7 }, headers: { 'x-a': 'b' }, query: { q: '1' } };
+const TRIGGER: TriggerPayload = {
+  method: 'POST',
+  body: { n: 7 },
+  rawBody: null,
+  rawBodyEncoding: 'utf8',
+  headers: { 'x-a': 'b' },
+  query: { q: '1' },
+};
 const FLOW_TIMEOUT_SECONDS = 60;
 
 // The reconciler against real Postgres (the run rows, the lease) and real Redis (the
@@ -135,7 +142,7 @@ describe('run reconciler', () => {
       runId: present,
       flowId: 'flow',
       flowVersionId: 'flow-v1',
-      trigger: { body: {}, headers: {}, query: {} },
+      trigger: { method: 'POST', body: {}, rawBody: null, rawBodyEncoding: 'utf8', headers: {}, query: {} },
       syncInstanceId: null,
       acceptedAt: 1,
     });
@@ -168,7 +175,14 @@ describe('run reconciler', () => {
       flowId: 'flow',
       flowVersionId: 'flow-v1',
       sync: false,
-      trigger: { body: { text: 'a\u0000b' }, headers: {}, query: {} },
+      trigger: {
+        method: 'POST',
+        body: { text: 'a\u0000b' },
+        rawBody: null,
+        rawBodyEncoding: 'utf8',
+        headers: {},
+        query: {},
+      },
       syncInstanceId: null,
     });
     await pool.query(`UPDATE runs SET created_at = now() - interval '30 seconds' WHERE id = $1`, [id]);

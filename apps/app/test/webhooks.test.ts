@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
+import { createPool } from '../src/db/pool.ts';
+import type { AppConfig } from '../src/env.ts';
 import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
 import { getRun, manage, postJson, startTestApp } from './app-harness.ts';
 
 describe('webhook intake (no worker attached)', () => {
   let app: FlowboxApp;
   let url: string;
+  let config: AppConfig;
 
   beforeAll(async () => {
-    ({ app, url } = await startTestApp({ WEBHOOK_TIMEOUT_SECONDS: '1' }));
+    ({ app, url, config } = await startTestApp({ WEBHOOK_TIMEOUT_SECONDS: '1' }));
   });
   afterAll(async () => {
     await app.close();
@@ -41,14 +44,113 @@ describe('webhook intake (no worker attached)', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'BODY_TOO_LARGE' } });
   });
 
-  it('answers 415 for a content type it does not take', async () => {
-    const response = await fetch(`${url}/v1/webhooks/benchmark/sync`, {
+  it('takes a form, text, bytes (typed or not) and a GET, and keeps the whole request in the run row', async () => {
+    const bytes = Buffer.from([0, 1, 254, 255]);
+    const sent: Array<[string, RequestInit, unknown]> = [
+      [
+        '?src=slack&tag=a&tag=b',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'X-Sig': 's1' },
+          body: 'a=1&a=2&b=x+y',
+        },
+        {
+          method: 'POST',
+          query: { src: 'slack', tag: ['a', 'b'] },
+          body: { a: ['1', '2'], b: 'x y' },
+          rawBody: 'a=1&a=2&b=x+y',
+          rawBodyEncoding: 'utf8',
+        },
+      ],
+      [
+        '',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain; charset=utf-8', 'X-Sig': 's1' },
+          body: 'hello',
+        },
+        { method: 'POST', query: {}, body: 'hello', rawBody: 'hello', rawBodyEncoding: 'utf8' },
+      ],
+      [
+        '',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', 'X-Sig': 's1' },
+          body: bytes,
+        },
+        {
+          method: 'POST',
+          query: {},
+          body: null,
+          rawBody: bytes.toString('base64'),
+          rawBodyEncoding: 'base64',
+        },
+      ],
+      [
+        '',
+        { method: 'POST', headers: { 'X-Sig': 's1' }, body: bytes },
+        {
+          method: 'POST',
+          query: {},
+          body: null,
+          rawBody: bytes.toString('base64'),
+          rawBodyEncoding: 'base64',
+        },
+      ],
+      [
+        '?a=1&a=2&b=3',
+        { method: 'GET', headers: { 'X-Sig': 's1' } },
+        { method: 'GET', query: { a: ['1', '2'], b: '3' }, body: {}, rawBody: '', rawBodyEncoding: 'utf8' },
+      ],
+      [
+        '',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'X-Sig': 's1' },
+          body: '{ "x" : 1 }',
+        },
+        { method: 'POST', query: {}, body: { x: 1 }, rawBody: '{ "x" : 1 }', rawBodyEncoding: 'utf8' },
+      ],
+    ];
+    const pool = createPool(config.DATABASE_URL, 1);
+    try {
+      for (const [query, init, expected] of sent) {
+        const response = await fetch(`${url}/v1/webhooks/benchmark${query}`, init);
+        expect(response.status, `${init.method} ${String(init.headers)}`).toBe(202);
+        const { runId } = (await response.json()) as { runId: string };
+        const { rows } = await pool.query('SELECT trigger FROM runs WHERE id = $1', [runId]);
+        expect(rows[0]?.trigger).toMatchObject({
+          ...(expected as object),
+          headers: expect.objectContaining({ 'x-sig': 's1' }),
+        });
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('answers 400 for a form with a __proto__ field', async () => {
+    const response = await fetch(`${url}/v1/webhooks/benchmark`, {
       method: 'POST',
-      headers: { 'content-type': 'text/plain' },
-      body: 'hello',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '__proto__=x',
     });
-    expect(response.status).toBe(415);
-    expect(await response.json()).toMatchObject({ error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: 'INVALID_BODY' } });
+  });
+
+  it('does not run a flow for a HEAD', async () => {
+    const response = await fetch(`${url}/v1/webhooks/benchmark`, { method: 'HEAD' });
+    expect(response.status).toBe(404);
+    expect(response.headers.get(RUN_ID_HEADER)).toBeNull();
+  });
+
+  it('refuses a huge header set or URL with 431, and an overlong flow id with 414, and stays up', async () => {
+    const headers = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}`, 'v'.repeat(1_000)]));
+    expect((await fetch(`${url}/v1/webhooks/benchmark`, { method: 'POST', headers })).status).toBe(431);
+    expect((await fetch(`${url}/v1/webhooks/benchmark?q=${'a'.repeat(40_000)}`)).status).toBe(431);
+    expect((await fetch(`${url}/v1/webhooks/${'f'.repeat(200)}`, { method: 'POST' })).status).toBe(414);
+    expect((await fetch(`${url}/v1/webhooks/benchmark`, { method: 'POST' })).status).toBe(202);
   });
 
   it('accepts an async webhook with 202 and a readable QUEUED run', async () => {

@@ -26,6 +26,34 @@ function codeFlow(code: string): FlowDefinition {
   };
 }
 
+/** Answers with the request as its parts reach a step through templates. */
+const REQUEST_FLOW: FlowDefinition = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    {
+      type: 'code',
+      name: 'step_1',
+      code: 'return inputs;',
+      input: {
+        method: '{{trigger.method}}',
+        sig: '{{trigger.headers.x-sig}}',
+        type: 'type={{trigger.headers.content-type}}',
+        query: '{{trigger.query}}',
+        body: '{{trigger.body}}',
+        rawBody: '{{trigger.rawBody}}',
+        encoding: '{{trigger.rawBodyEncoding}}',
+      },
+    },
+    {
+      type: 'piece',
+      name: 'step_2',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, headers: {}, body: '{{step_1}}' },
+    },
+  ],
+};
+
 async function startTestStack(
   options: { apps: number; workers: number; workerTargets?: number[]; appEnv?: Record<string, string> },
   dataDir: string,
@@ -77,6 +105,14 @@ describe('end to end: one app and one worker as real processes', () => {
       );
       expect(created.status).toBe(201);
     }
+    const request = await manage(
+      url,
+      'POST',
+      '/v1/flows',
+      { id: 'request', name: 'request', definition: REQUEST_FLOW, publish: true },
+      stack.apiKey,
+    );
+    expect(request.status).toBe(201);
     // The stack's worker cache starts empty (DATA_DIR/worker-cache): one run first installs the
     // engine and builds its snapshot, so that the 2 s webhook timeout below times flows alone.
     const warmUp = await postJson(`${url}/v1/webhooks/benchmark`, {});
@@ -99,7 +135,7 @@ describe('end to end: one app and one worker as real processes', () => {
     const run = await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
-      ['trigger', 'SUCCEEDED', {}],
+      ['trigger', 'SUCCEEDED', expect.objectContaining({ method: 'POST', body: {}, rawBody: '{}' })],
       ['step_1', 'SUCCEEDED', { result: 5 }],
       ['step_2', 'SUCCEEDED', { result: 6 }],
       ['step_3', 'SUCCEEDED', expect.objectContaining({ body: { result: 6 } })],
@@ -139,6 +175,79 @@ describe('end to end: one app and one worker as real processes', () => {
     expect(response.status).toBe(202);
     const { runId } = (await response.json()) as { runId: string };
     expect((await waitForFinalRun(() => getRun(url, runId, stack.apiKey), runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('hands a form, text, bytes and a GET to the flow with method, headers, query and rawBody', async () => {
+    const bytes = Buffer.from([0, 1, 254, 255]);
+    const cases: Array<[string, RequestInit, Record<string, unknown>]> = [
+      [
+        '?src=slack&tag=a&tag=b',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'X-Sig': 's1' },
+          body: 'a=1&a=2&b=x+y',
+        },
+        {
+          method: 'POST',
+          type: 'type=application/x-www-form-urlencoded',
+          query: { src: 'slack', tag: ['a', 'b'] },
+          body: { a: ['1', '2'], b: 'x y' },
+          rawBody: 'a=1&a=2&b=x+y',
+          encoding: 'utf8',
+        },
+      ],
+      [
+        '',
+        { method: 'POST', headers: { 'content-type': 'text/plain', 'X-Sig': 's1' }, body: 'hello' },
+        {
+          method: 'POST',
+          type: 'type=text/plain',
+          query: {},
+          body: 'hello',
+          rawBody: 'hello',
+          encoding: 'utf8',
+        },
+      ],
+      [
+        '',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', 'X-Sig': 's1' },
+          body: bytes,
+        },
+        {
+          method: 'POST',
+          type: 'type=application/octet-stream',
+          query: {},
+          body: null,
+          rawBody: bytes.toString('base64'),
+          encoding: 'base64',
+        },
+      ],
+      [
+        '?a=1&a=2&b=3',
+        { method: 'GET', headers: { 'X-Sig': 's1', 'content-type': 'none' } },
+        {
+          method: 'GET',
+          type: 'type=none',
+          query: { a: ['1', '2'], b: '3' },
+          body: {},
+          rawBody: '',
+          encoding: 'utf8',
+        },
+      ],
+    ];
+    for (const [query, init, expected] of cases) {
+      const response = await fetch(`${url}/v1/webhooks/request/sync${query}`, init);
+      expect(response.status, String(init.method)).toBe(200);
+      expect(await response.json()).toEqual({ ...expected, sig: 's1' });
+    }
+  });
+
+  it('still reads {{trigger.x}} as the body field x', async () => {
+    const response = await postJson(`${url}/v1/webhooks/echo/sync`, { who: 'ada' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ who: 'ada' });
   });
 
   it('records a run whose body and step output hold U+0000, which Postgres text cannot', async () => {

@@ -49,7 +49,7 @@ export function makeDispatchedJob(runId: string): DispatchedJob {
         sizeBytes: 1,
       },
     ],
-    trigger: { body: {}, headers: {}, query: {} },
+    trigger: { method: 'POST', body: {}, rawBody: null, rawBodyEncoding: 'utf8', headers: {}, query: {} },
     engineToken: 'engine-token',
     logUpload: {
       url: `http://127.0.0.1:1/runs/${runId}.json`,

@@ -64,7 +64,7 @@ async function publishedJob(flowVersionId = 'fv-1'): Promise<DispatchedJob> {
     flowVersionId,
     bundle: await store.publishBundle(bundle),
     pieces,
-    trigger: { body: {}, headers: {}, query: {} },
+    trigger: { method: 'POST', body: {}, rawBody: null, rawBodyEncoding: 'utf8', headers: {}, query: {} },
     engineToken: 'engine-token',
     logUpload: { url: 'http://127.0.0.1:1/log', fields: {}, key: 'runs/run.json', maxBytes: 1_000 },
     limits: { flowTimeoutMs: 10_000, codeStepTimeoutMs: 1_000, codeStepMemoryMb: 32 },

@@ -158,7 +158,14 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
         runId,
         ...published,
         pieces: usedPieces,
-        trigger: { body: { hello: 'world' }, headers: { 'content-type': 'application/json' }, query: {} },
+        trigger: {
+          method: 'POST',
+          body: { hello: 'world' },
+          rawBody: null,
+          rawBodyEncoding: 'utf8',
+          headers: { 'content-type': 'application/json' },
+          query: {},
+        },
         engineToken: `engine-token-${runId}`,
         logUpload: {
           url: app.logUploadUrl(`runs/${runId}.json`),

@@ -1,14 +1,22 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
+import type { TriggerPayload } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import piece, { webhookPiece } from './index.ts';
 
 describe('webhook piece', () => {
-  it('catch_webhook outputs the request body', async () => {
+  it('catch_webhook outputs the whole request', async () => {
     const trigger = webhookPiece.triggers.get('catch_webhook');
-    const payload = { body: { x: 1 }, headers: { a: 'b' }, query: {} };
+    const payload: TriggerPayload = {
+      method: 'POST',
+      body: { x: 1 },
+      rawBody: null,
+      rawBodyEncoding: 'utf8',
+      headers: { a: 'b' },
+      query: {},
+    };
     const output = await trigger?.execute(payload, { runId: 'r', stepName: 'trigger', log: () => {} });
-    expect(output).toEqual({ x: 1 });
+    expect(output).toEqual(payload);
   });
 
   it('return_response sends the response with defaults and returns it', async () => {

@@ -45,11 +45,24 @@ export type CodeStepDefinition = z.infer<typeof CodeStepDefinitionSchema>;
 export type StepDefinition = z.infer<typeof StepDefinitionSchema>;
 export type FlowDefinition = z.infer<typeof FlowDefinitionSchema>;
 
-/** What the webhook trigger hands to the flow: the request as the app received it. */
+/**
+ * What the webhook trigger hands to the flow: the request as the app received it. Kept in the
+ * run row (`runs.trigger`) and in the job. `rawBody` is the body as sent, once: the text of a JSON,
+ * form or `text/*` body, base64 of any other (whose `body` is then null); '' without a body.
+ * `body` is the parsed JSON object, the form's fields (a repeated key: an array of its values),
+ * the text, or `{}` without a body (GET). Rows written before method and rawBody existed read
+ * as a POST whose raw body is unknown (null).
+ */
 export const TriggerPayloadSchema = z.object({
-  body: z.record(z.string(), z.unknown()),
+  method: z.string().default('POST'),
+  /** Lower-cased names; a repeated header's values joined with `, `. */
   headers: z.record(z.string(), z.string()),
-  query: z.record(z.string(), z.string()),
+  /** A repeated parameter: an array of its values. */
+  query: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+  body: z.union([z.record(z.string(), z.unknown()), z.string(), z.null()]),
+  rawBody: z.string().nullable().default(null),
+  /** How `rawBody` is written: base64 for a body that is not JSON, a form or text. */
+  rawBodyEncoding: z.enum(['utf8', 'base64']).default('utf8'),
 });
 export type TriggerPayload = z.infer<typeof TriggerPayloadSchema>;
 
@@ -60,3 +73,11 @@ export const RunLimitsSchema = z.object({
   codeStepMemoryMb: z.number().int().min(8),
 });
 export type RunLimits = z.infer<typeof RunLimitsSchema>;
+
+/**
+ * The parts of the webhook request a template reaches on the trigger: `{{trigger.headers.x}}`,
+ * `{{trigger.query.x}}`, `{{trigger.method}}`, `{{trigger.rawBody}}`, `{{trigger.body.x}}`. Any
+ * other `{{trigger.x}}` reads the body's `x`, and `{{trigger}}` alone the body, as before the
+ * trigger's output held the whole request; a body field named like a part is `{{trigger.body.<name>}}`.
+ */
+export const TRIGGER_REQUEST_PARTS: ReadonlySet<string> = new Set(Object.keys(TriggerPayloadSchema.shape));

@@ -146,30 +146,107 @@ const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, { description: 'error', ...ErrorBody }]));
 const json = (description: string, schema: JsonSchema) => ({ description, ...schema });
 
+const WEBHOOK_REQUEST_NOTE =
+  "The flow's trigger sees the whole request: `method`, `headers` (lower-cased names), `query`, " +
+  '`body` (parsed) and `rawBody` (as sent; base64 when `rawBodyEncoding` is `base64`). ' +
+  'Templates read them as `{{trigger.headers.x}}`, `{{trigger.query.x}}`, `{{trigger.body.x}}`; ' +
+  "`{{trigger.x}}` is the body's `x`.";
+
+const webhookQuery: JsonSchema = {
+  type: 'object',
+  description: 'Any parameters; a repeated one reaches the flow as an array of its values.',
+  additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+};
+
+/** Documentation only (the validator is off): every content type is taken, within the body limit. */
+const webhookBody: JsonSchema = {
+  content: {
+    'application/json': {
+      schema: { type: 'object', description: 'A JSON object: `body` is the object, `rawBody` its text.' },
+    },
+    'application/x-www-form-urlencoded': {
+      schema: {
+        type: 'object',
+        description: '`body` holds the fields; a repeated key holds an array of its values.',
+      },
+    },
+    'text/plain': {
+      schema: { type: 'string', description: 'Any `text/*`: `body` and `rawBody` are the text.' },
+    },
+    'application/octet-stream': {
+      schema: {
+        type: 'string',
+        format: 'binary',
+        description: 'Any other type: `body` is null, `rawBody` the bytes in base64.',
+      },
+    },
+  },
+};
+
+/** Refused by the server before any route, in fastify's own words (not an ErrorBody). */
+const serverLimits = {
+  414: { description: 'A flow id longer than 100 characters (fastify maxParamLength).' },
+  431: {
+    description: 'Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize).',
+  },
+};
+
+const webhookAccepted = json('Accepted.', {
+  type: 'object',
+  required: ['runId'],
+  properties: { runId: { type: 'string', format: 'uuid' } },
+});
+
 /** Each public route's `schema` option: summary, tag, auth, request and responses. */
 export const ROUTE_SCHEMAS = {
   webhookSync: {
     tags: ['webhooks'],
     summary: "Runs the flow and answers with its response step's status, headers and body.",
+    description: WEBHOOK_REQUEST_NOTE,
     params: flowIdParam,
-    body: { type: 'object', description: 'Any JSON object: the trigger hands it to the flow.' },
+    querystring: webhookQuery,
+    body: webhookBody,
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 413, 415, 500, 502, 503, 504),
+      ...errors(400, 404, 413, 500, 502, 503, 504),
+      ...serverLimits,
+    },
+  },
+  webhookSyncGet: {
+    tags: ['webhooks'],
+    summary: "Runs the flow with the query string (no body) and answers with its response step's answer.",
+    description: WEBHOOK_REQUEST_NOTE,
+    params: flowIdParam,
+    querystring: webhookQuery,
+    response: {
+      200: { description: "The flow's own response (its status, headers and body)." },
+      ...errors(400, 404, 500, 502, 503, 504),
+      ...serverLimits,
     },
   },
   webhookAsync: {
     tags: ['webhooks'],
     summary: 'Accepts a run and answers at once with its id; read it with GET /v1/runs/{runId}.',
+    description: WEBHOOK_REQUEST_NOTE,
     params: flowIdParam,
-    body: { type: 'object', description: 'Any JSON object: the trigger hands it to the flow.' },
+    querystring: webhookQuery,
+    body: webhookBody,
     response: {
-      202: json('Accepted.', {
-        type: 'object',
-        required: ['runId'],
-        properties: { runId: { type: 'string', format: 'uuid' } },
-      }),
-      ...errors(400, 404, 413, 415, 503),
+      202: webhookAccepted,
+      ...errors(400, 404, 413, 503),
+      ...serverLimits,
+    },
+  },
+  webhookAsyncGet: {
+    tags: ['webhooks'],
+    summary: 'Accepts a run of the query string (no body) and answers at once with its id.',
+    description: WEBHOOK_REQUEST_NOTE,
+    params: flowIdParam,
+    querystring: webhookQuery,
+    response: {
+      202: webhookAccepted,
+      ...errors(400, 404, 503),
+      ...serverLimits,
     },
   },
   createFlow: {

@@ -66,38 +66,51 @@ function pathOf(visit: Visit): string {
 }
 
 /**
+ * Parses a JSON body, refusing what inspectJson finds (a prototype key always; nesting past
+ * `maxDepth` when given), with a message saying what was refused.
+ */
+export function parseJsonBody(text: string, maxDepth?: number): unknown {
+  if (text.length === 0) {
+    throw new FlowboxError('INVALID_BODY', 'the body is empty but its content-type is application/json');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new FlowboxError('INVALID_BODY', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  // Most bodies cannot hold such a key (it would be spelt out, or escaped with \u): no walk.
+  const suspect = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+  const finding = suspect || maxDepth !== undefined ? inspectJson(value, maxDepth) : null;
+  if (finding?.kind === 'prototype-key') {
+    const what =
+      finding.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding "prototype"';
+    throw new FlowboxError(
+      'INVALID_BODY',
+      `the body holds ${what} (${finding.path}), which is refused: it could change the prototype of objects built from the body`,
+    );
+  }
+  if (finding?.kind === 'too-deep') {
+    throw new FlowboxError(
+      'INVALID_BODY',
+      `the webhook body nests deeper than ${maxDepth} levels (at ${finding.path}; WEBHOOK_MAX_DEPTH)`,
+    );
+  }
+  return value;
+}
+
+/**
  * Replaces fastify's JSON parser, which answers a `__proto__` key, like any other refusal, with
  * "Body is not valid JSON": this one says what was refused. Nesting is bounded by the routes that
- * need it (webhooks, WEBHOOK_MAX_DEPTH): engine callbacks carry user data inside their own.
+ * need it (webhooks, WEBHOOK_MAX_DEPTH, with their own parser: webhook-body.ts): engine callbacks
+ * carry user data inside their own.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, raw, done) => {
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    if (text.length === 0) {
-      done(new FlowboxError('INVALID_BODY', 'the body is empty but its content-type is application/json'));
-      return;
-    }
-    let value: unknown;
     try {
-      value = JSON.parse(text);
+      done(null, parseJsonBody(typeof raw === 'string' ? raw : raw.toString('utf8')));
     } catch (error) {
-      done(new FlowboxError('INVALID_BODY', `the body is not valid JSON: ${(error as Error).message}`));
-      return;
+      done(error as Error);
     }
-    // Most bodies cannot hold such a key (it would be spelt out, or escaped with \u): no walk.
-    const suspect = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
-    const finding = suspect ? inspectJson(value) : null;
-    if (finding?.kind === 'prototype-key') {
-      const what =
-        finding.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding "prototype"';
-      done(
-        new FlowboxError(
-          'INVALID_BODY',
-          `the body holds ${what} (${finding.path}), which is refused: it could change the prototype of objects built from the body`,
-        ),
-      );
-      return;
-    }
-    done(null, value);
   });
 }

@@ -5,7 +5,6 @@ import {
   type RunJobData,
   serializeError,
   TRACEPARENT_HEADER,
-  type TriggerPayload,
 } from '@flowbox/protocol';
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
@@ -15,7 +14,7 @@ import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { ROUTE_SCHEMAS } from './api-schemas.ts';
 import type { ErrorBody } from './error-handler.ts';
-import { inspectJson } from './json-body.ts';
+import { installWebhookBodyParser, toTriggerPayload } from './webhook-body.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
 
@@ -43,21 +42,37 @@ export interface WebhookDeps {
 
 interface WebhookRequest {
   Params: { flowId: string };
-  Querystring: Record<string, string>;
+  Querystring: Record<string, string | string[]>;
   Body: unknown;
 }
 
+/**
+ * POST takes any body (webhook-body.ts); GET takes the query string alone. In their own scope,
+ * so that their body parser is theirs: the other routes keep JSON only.
+ */
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
-  app.post<WebhookRequest>(
-    '/v1/webhooks/:flowId/sync',
-    { schema: ROUTE_SCHEMAS.webhookSync, onSend: guardAnswer },
-    (request, reply) => acceptRun(request, reply, deps, true),
-  );
-  app.post<WebhookRequest>(
-    '/v1/webhooks/:flowId',
-    { schema: ROUTE_SCHEMAS.webhookAsync, onSend: guardAnswer },
-    (request, reply) => acceptRun(request, reply, deps, false),
-  );
+  void app.register(async (scope) => {
+    installWebhookBodyParser(scope, deps.maxBodyDepth);
+    for (const method of ['POST', 'GET'] as const) {
+      scope.route<WebhookRequest>({
+        method,
+        url: '/v1/webhooks/:flowId/sync',
+        // A HEAD must not run the flow.
+        exposeHeadRoute: false,
+        schema: method === 'POST' ? ROUTE_SCHEMAS.webhookSync : ROUTE_SCHEMAS.webhookSyncGet,
+        onSend: guardAnswer,
+        handler: (request, reply) => acceptRun(request, reply, deps, true),
+      });
+      scope.route<WebhookRequest>({
+        method,
+        url: '/v1/webhooks/:flowId',
+        exposeHeadRoute: false,
+        schema: method === 'POST' ? ROUTE_SCHEMAS.webhookAsync : ROUTE_SCHEMAS.webhookAsyncGet,
+        onSend: guardAnswer,
+        handler: (request, reply) => acceptRun(request, reply, deps, false),
+      });
+    }
+  });
 }
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
@@ -114,7 +129,7 @@ async function accept(
   sync: boolean,
   span: Span | undefined,
 ): Promise<FastifyReply> {
-  const trigger = toTriggerPayload(request, deps.maxBodyDepth);
+  const trigger = toTriggerPayload(request);
   const flow = await deps.flows.findPublished(request.params.flowId);
   if (flow === null || !flow.enabled) {
     throw new FlowboxError(
@@ -171,30 +186,6 @@ async function accept(
   if (waiter === null) return reply.status(202).send({ runId });
   const outcome = await waiter.wait(deps.webhookTimeoutMs);
   return sendOutcome(reply, outcome, deps.webhookTimeoutMs);
-}
-
-function toTriggerPayload(request: FastifyRequest<WebhookRequest>, maxDepth: number): TriggerPayload {
-  const body = request.body ?? {};
-  if (typeof body !== 'object' || Array.isArray(body) || body === null) {
-    throw new FlowboxError('INVALID_BODY', 'the webhook body must be a JSON object');
-  }
-  // Before anything holds the body: enqueueing serialises it recursively, and a deep one would
-  // overflow the stack there and read as a queue failure.
-  const finding = inspectJson(body, maxDepth);
-  if (finding !== null) {
-    throw new FlowboxError(
-      'INVALID_BODY',
-      finding.kind === 'too-deep'
-        ? `the webhook body nests deeper than ${maxDepth} levels (at ${finding.path}; WEBHOOK_MAX_DEPTH)`
-        : `the body holds a "${finding.key}" key (${finding.path}), which is refused`,
-    );
-  }
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (typeof value === 'string') headers[name] = value;
-    else if (Array.isArray(value)) headers[name] = value.join(', ');
-  }
-  return { body: body as Record<string, unknown>, headers, query: { ...request.query } };
 }
 
 function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: number): FastifyReply {

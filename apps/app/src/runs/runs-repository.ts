@@ -5,6 +5,7 @@ import {
   runStatusOf,
   type SerializedError,
   type TriggerPayload,
+  TriggerPayloadSchema,
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
@@ -216,7 +217,8 @@ export function createRunsRepository(
         id: row.id,
         flowId: row.flow_id,
         flowVersionId: row.flow_version_id,
-        trigger: row.trigger,
+        // Rows written before the trigger held the method and raw body read as a POST without one.
+        trigger: TriggerPayloadSchema.parse(row.trigger),
         syncInstanceId: row.sync_instance_id,
         traceparent: row.traceparent,
         attempts: row.attempts,
@@ -235,7 +237,7 @@ interface UnfinishedRow {
   id: string;
   flow_id: string;
   flow_version_id: string;
-  trigger: TriggerPayload;
+  trigger: unknown;
   sync_instance_id: string | null;
   traceparent: string | null;
   attempts: number;

@@ -13,7 +13,10 @@ import { type FaultStack, postWebhook, startFaultStack, waitForFinal, waitUntil 
 
 const METRICS_TOKEN = 'metrics-token-for-the-response-test';
 
-/** Answers with the status, headers and body the webhook body names. */
+/**
+ * Answers with the status, headers and body the webhook body names (`headers` and `body` are
+ * request parts on the trigger, so the body's own fields of those names are read under body).
+ */
 const ECHO: FlowDefinition = {
   trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
   steps: [
@@ -22,7 +25,11 @@ const ECHO: FlowDefinition = {
       name: 'respond',
       piece: 'webhook',
       action: 'return_response',
-      input: { status: '{{trigger.status}}', headers: '{{trigger.headers}}', body: '{{trigger.body}}' },
+      input: {
+        status: '{{trigger.status}}',
+        headers: '{{trigger.body.headers}}',
+        body: '{{trigger.body.body}}',
+      },
     },
   ],
 } as unknown as FlowDefinition;

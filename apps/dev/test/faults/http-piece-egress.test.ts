@@ -93,7 +93,10 @@ async function startListener() {
 
 const TRIGGER = { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} };
 
-/** The `http` piece with every input from the webhook body, then a response with its output. */
+/**
+ * The `http` piece with every input from the webhook body, then a response with its output.
+ * Read under `body`: `{{trigger.method}}`, `headers`, `query` and `body` are the request's own.
+ */
 const HTTP_FLOW = {
   trigger: TRIGGER,
   steps: [
@@ -105,7 +108,7 @@ const HTTP_FLOW = {
       input: Object.fromEntries(
         ['method', 'url', 'headers', 'query', 'bodyType', 'body', 'timeoutMs', 'responseType'].map((key) => [
           key,
-          `{{trigger.${key}}}`,
+          `{{trigger.body.${key}}}`,
         ]),
       ),
     },

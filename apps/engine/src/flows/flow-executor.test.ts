@@ -22,7 +22,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
       ['step_2', 'code', 'SUCCEEDED'],
       ['step_3', 'webhook/return_response', 'SUCCEEDED'],
     ]);
-    expect(steps[0]?.output).toEqual({ hello: 'world' });
+    expect(steps[0]?.output).toMatchObject({ method: 'POST', body: { hello: 'world' } });
     expect(steps[1]?.output).toEqual({ result: 5 });
     expect(steps[2]).toMatchObject({ input: { sum: 5 }, output: { result: 6 } });
     expect(steps[3]?.input).toEqual({ status: 200, headers: {}, body: { result: 6 } });

@@ -65,4 +65,45 @@ describe('resolveTemplates', () => {
   it('rejects an empty template', () => {
     expect(templateError(() => resolveTemplates('{{}}', scope))).toMatch(/invalid template/);
   });
+
+  describe('on the webhook request the trigger outputs', () => {
+    const request = {
+      method: 'POST',
+      headers: { 'x-signature': 'sha256=ab' },
+      query: { page: '2', tag: ['a', 'b'] },
+      body: { who: 'ada', headers: 'a body field', nested: { n: 1 } },
+      rawBody: '{"who":"ada"}',
+      rawBodyEncoding: 'utf8',
+    };
+    const withRequest = { trigger: request, step_1: { result: 5 } };
+
+    it('reads the request parts by name', () => {
+      expect(resolveTemplates('{{trigger.method}}', withRequest)).toBe('POST');
+      expect(resolveTemplates('{{trigger.headers.x-signature}}', withRequest)).toBe('sha256=ab');
+      expect(resolveTemplates('{{trigger.query.tag}}', withRequest)).toEqual(['a', 'b']);
+      expect(resolveTemplates('{{trigger.rawBody}}', withRequest)).toBe('{"who":"ada"}');
+      expect(resolveTemplates('{{trigger.body.nested.n}}', withRequest)).toBe(1);
+    });
+
+    it('reads any other name, and the trigger alone, as the body, as before', () => {
+      expect(resolveTemplates('{{trigger.who}}', withRequest)).toBe('ada');
+      expect(resolveTemplates('hi {{trigger.nested.n}}', withRequest)).toBe('hi 1');
+      expect(resolveTemplates('{{trigger}}', withRequest)).toEqual(request.body);
+    });
+
+    it('gives a part its request meaning: a body field of that name is under body', () => {
+      expect(resolveTemplates('{{trigger.headers}}', withRequest)).toEqual(request.headers);
+      expect(resolveTemplates('{{trigger.body.headers}}', withRequest)).toBe('a body field');
+    });
+
+    it('names the body when a field is missing', () => {
+      expect(templateError(() => resolveTemplates('{{trigger.nope}}', withRequest))).toMatch(
+        "'trigger.body' has no property 'nope'",
+      );
+    });
+
+    it('leaves an older trigger output (the body alone) as it is', () => {
+      expect(resolveTemplates('{{trigger.headers}}', { trigger: { headers: 'field' } })).toBe('field');
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { FlowboxError } from '@flowbox/protocol';
+import { FlowboxError, TRIGGER_REQUEST_PARTS } from '@flowbox/protocol';
 
 /** Earlier outputs a step's input may reference: `{ trigger: ..., step_1: ..., ... }`. */
 export type TemplateScope = Readonly<Record<string, unknown>>;
@@ -41,6 +41,11 @@ function lookup(expression: string, scope: TemplateScope): unknown {
   }
   let current: unknown = scope[root];
   let walked = root;
+  if (root === TRIGGER_STEP && isWebhookRequest(current) && !TRIGGER_REQUEST_PARTS.has(path[0] ?? '')) {
+    // Flows written when the trigger's output was the body keep reading the body.
+    current = current.body;
+    walked = `${root}.body`;
+  }
   for (const segment of path) {
     if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) {
       throw new FlowboxError(
@@ -52,6 +57,20 @@ function lookup(expression: string, scope: TemplateScope): unknown {
     walked = `${walked}.${segment}`;
   }
   return current;
+}
+
+/** The trigger step's name (TriggerDefinitionSchema): its output is the webhook request. */
+const TRIGGER_STEP = 'trigger';
+
+/** The webhook trigger's output (piece webhook 0.2.0 on); older versions output the body alone. */
+function isWebhookRequest(value: unknown): value is { body: unknown } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.hasOwn(value, 'body') &&
+    Object.hasOwn(value, 'rawBody') &&
+    Object.hasOwn(value, 'method')
+  );
 }
 
 function asText(value: unknown): string {

@@ -20,7 +20,14 @@ export function makeEngineJob(
     flowId: 'flow-1',
     flowVersionId: 'flow-version-1',
     executionMode: 'SANDBOX_CODE_ONLY',
-    trigger: { body: { hello: 'world' }, headers: { 'content-type': 'application/json' }, query: {} },
+    trigger: {
+      method: 'POST',
+      body: { hello: 'world' },
+      rawBody: null,
+      rawBodyEncoding: 'utf8',
+      headers: { 'content-type': 'application/json' },
+      query: {},
+    },
     appUrl,
     engineToken: 'engine-token-1',
     logUpload: {
