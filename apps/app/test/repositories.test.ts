@@ -39,6 +39,7 @@ describe.each([
       '0003_attempts.sql',
       '0004_run_pages.sql',
       '0005_run_requeue.sql',
+      '0006_rerun_retention.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
