@@ -3,7 +3,9 @@ import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
-import { BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID } from '../src/flows/seed.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { withPublishedFlowCache } from '../src/flows/published-flow-cache.ts';
+import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID } from '../src/flows/seed.ts';
 import { AppMetrics } from '../src/metrics/app-metrics.ts';
 import { RunRetention } from '../src/runs/run-retention.ts';
 import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
@@ -160,5 +162,31 @@ describe('run retention', () => {
     );
     expect(await retention(30, 'app-a').retain()).toMatchObject({ runs: 0 });
     expect(await retention(30, 'app-b').retain()).toMatchObject({ runs: 1 });
+  });
+
+  it("refuses a deleted flow's runs in the INSERT itself, while another app's cache still has it published", async () => {
+    const other = withPublishedFlowCache(createFlowsRepository(pool), { ttlMs: 600_000, maxEntries: 10 });
+    const created = await manage(url, 'POST', '/v1/flows', {
+      id: 'short-lived',
+      name: 'short-lived',
+      definition: BENCHMARK_FLOW,
+      publish: true,
+    });
+    expect(created.status).toBe(201);
+    const cached = await other.findPublished('short-lived');
+    expect(cached).not.toBeNull();
+    expect((await manage(url, 'DELETE', '/v1/flows/short-lived')).status).toBe(204);
+    // Stale on purpose: this "app" has not heard of the deletion.
+    expect(await other.findPublished('short-lived')).toEqual(cached);
+    const run = {
+      id: randomUUID(),
+      flowId: 'short-lived',
+      flowVersionId: cached?.flowVersionId ?? '',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    };
+    expect(await runs.create(run)).toBe(false);
+    expect(await runs.get(run.id)).toBeNull();
   });
 });
