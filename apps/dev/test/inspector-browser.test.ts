@@ -147,6 +147,7 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.locator('[data-testid=rerun-of]').click();
       await page.locator('h1', { hasText: runId }).waitFor();
       expect(await page.locator('[data-testid=rerun-link]').allTextContents()).toEqual([newId]);
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
     });
 
     it('says so for a run that does not exist', async () => {
