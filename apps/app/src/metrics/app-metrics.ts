@@ -37,7 +37,7 @@ export class AppMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'flowbox_app_' });
     this.#runsAccepted = new Counter({
       name: 'flowbox_runs_accepted_total',
-      help: 'Runs accepted by a webhook on this app.',
+      help: 'Runs accepted on this app: by a webhook or a re-run.',
       registers,
     });
     this.#runsFinished = new Counter({
