@@ -36,6 +36,7 @@ import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
 import { RunReconciler } from './runs/run-reconciler.ts';
+import { RunRetention } from './runs/run-retention.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
@@ -204,6 +205,15 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     redisDown: () => outage.down,
     isOutage: outage.isOutage,
   });
+  const retention = new RunRetention({
+    pool,
+    holder: config.INSTANCE_ID,
+    runs,
+    storage,
+    metrics,
+    logger: logger.child({ component: 'run-retention' }),
+    days: config.RUN_RETENTION_DAYS,
+  });
   let gateway: WorkerGateway | null = null;
 
   registerHealthRoutes(http, {
@@ -232,7 +242,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   void http.register(async (management) => {
     management.addHook('onRequest', requireApiKey(config.API_KEY));
     registerFlowRoutes(management, { flows, publisher, catalog });
-    registerRunRoutes(management, { runs, progress, storage });
+    registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
   });
   registerEngineRoutes(http, {
     ended,
@@ -285,6 +295,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await admission.start();
       sweeper.start();
       reconciler.start();
+      retention.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -329,7 +340,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         await within(boundMs, work);
         logger.debug({ step: name, ms: Math.round(performance.now() - started) }, 'closing');
       };
-      await step('sweeper and reconciler', Promise.all([sweeper.close(), reconciler.close()]));
+      await step(
+        'sweeper and reconciler',
+        Promise.all([sweeper.close(), reconciler.close(), retention.close()]),
+      );
       admission.close();
       // Callers still waiting get their runs' real answers while the workers report; those
       // left when the step's bound ends are answered 503 APP_SHUTTING_DOWN with their run id.

@@ -142,6 +142,14 @@ export const AppEnvSchema = z.object({
     .describe(
       'A run QUEUED this long whose job is not in Redis (Redis restarted empty, a failover lost it) is enqueued again by the reconciler, which every app runs, one at a time, every half of this. Runs RUNNING past FLOW_TIMEOUT_SECONDS plus 10 s whose job is gone take the lost-worker path (docs/operations.md).',
     ),
+  RUN_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30)
+    .describe(
+      'Finished runs older than this many days are deleted with their S3 logs (`runs/<runId>/log.json`), in batches of 100, by one app at a time, every minute; a re-run of a deleted run answers 410. 0: keep every run.',
+    ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(

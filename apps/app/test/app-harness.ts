@@ -58,6 +58,7 @@ export interface RunView {
   id: string;
   status: string;
   flowId: string;
+  flowVersionId: string;
   sync: boolean;
   steps: Array<{ name: string; status: string; output?: unknown; error?: { code: string; message: string } }>;
   error: { code: string; message: string; step?: string } | null;
@@ -68,6 +69,8 @@ export interface RunView {
   attempts: number;
   timings: Record<string, number> | null;
   provisioning: Record<string, unknown> | null;
+  rerunOf: string | null;
+  reruns: string[];
 }
 
 /** Calls the management API with the test API key. */

@@ -65,8 +65,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (7), runs (3), health (2), metrics.
-    expect(publicRoutes.length).toBe(17);
+    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics.
+    expect(publicRoutes.length).toBe(19);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -132,6 +132,14 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/runs/stats', '/v1/runs/stats?windowSeconds=60&bucketSeconds=5');
     await call('GET', '/v1/runs/stats', '/v1/runs/stats?flowId=documented');
     await call('GET', '/v1/runs/stats', '/v1/runs/stats?windowSeconds=86400&bucketSeconds=1');
+    const rerun = await call('POST', '/v1/runs/:runId/rerun', `/v1/runs/${runId}/rerun`);
+    expect(rerun.status).toBe(202);
+    await call('POST', '/v1/runs/:runId/rerun', '/v1/runs/00000000-0000-4000-8000-000000000000/rerun');
+    await call('GET', '/v1/runs/:runId', `/v1/runs/${String(rerun.json.runId)}`);
+    expect((await call('DELETE', '/v1/flows/:flowId', '/v1/flows/documented')).status).toBe(204);
+    await call('DELETE', '/v1/flows/:flowId', '/v1/flows/documented');
+    expect((await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/documented', {})).status).toBe(404);
+    await call('GET', '/v1/runs/:runId', `/v1/runs/${runId}`);
     await call('GET', '/health/live', '/health/live');
     await call('GET', '/health/ready', '/health/ready');
   });

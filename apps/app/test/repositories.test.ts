@@ -47,6 +47,7 @@ describe.each([
       '0003_attempts.sql',
       '0004_run_pages.sql',
       '0005_run_requeue.sql',
+      '0006_rerun_retention.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -216,6 +217,46 @@ describe.each([
     expect(
       (await createRunsRepository(pool).finish(randomUUID(), { outcome: { status: 'FAILED' } })).finalised,
     ).toBe(false);
+  });
+
+  it('links re-runs, deletes old runs leaving tombstones, and refuses runs of a deleted flow', async () => {
+    const flows = createFlowsRepository(pool);
+    await flows.createFlow({ id: 'kept-runs', name: 'kept-runs', definition: BENCHMARK_FLOW });
+    const runs = createRunsRepository(pool);
+    const run = {
+      flowId: 'kept-runs',
+      flowVersionId: 'kept-runs-v1',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    };
+    const [old, rerun] = [randomUUID(), randomUUID()];
+    expect(await runs.create({ ...run, id: old })).toBe(true);
+    expect(await runs.create({ ...run, id: rerun, rerunOf: old })).toBe(true);
+    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+    expect(await runs.rerunsOf(old)).toEqual([rerun]);
+    expect(await runs.rerunSource(old)).toMatchObject({
+      kind: 'found',
+      flowVersionId: 'kept-runs-v1',
+      trigger: TRIGGER,
+    });
+
+    await pool.query(
+      `UPDATE runs SET status = 'FAILED', finished_at = now(), created_at = now() - interval '10 days' WHERE id = $1`,
+      [old],
+    );
+    expect(await runs.retentionBatch(9, 10)).toEqual([{ id: old, logKey: null }]);
+    expect(await runs.remove([old])).toBe(1);
+    expect(await runs.rerunSource(old)).toEqual({ kind: 'removed' });
+    expect(await runs.rerunSource(randomUUID())).toEqual({ kind: 'missing' });
+    // The re-run still says what it repeated.
+    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+
+    expect(await flows.delete('kept-runs')).toBe(true);
+    expect(await flows.delete('kept-runs')).toBe(false);
+    expect(await flows.getFlow('kept-runs')).toBeNull();
+    expect(await runs.create({ ...run, id: randomUUID() })).toBe(false);
+    expect(await runs.get(rerun)).not.toBeNull();
   });
 
   it('finds no run for an unknown id', async () => {

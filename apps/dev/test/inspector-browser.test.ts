@@ -126,6 +126,30 @@ describe.skipIf(chromiumPath === null && !required)(
       );
     });
 
+    it('re-runs a failed run from its page and goes to the new run, linked both ways', async () => {
+      const answer = await postWebhook(fault.url, 'throws');
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      await page.locator('[data-testid=rerun]').click();
+
+      // The new run's page: its id in the URL and the heading, a link back to the one it re-runs.
+      await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(runId));
+      const newId = new URL(page.url()).hash.replace('#/runs/', '');
+      await page.locator('h1', { hasText: newId }).waitFor();
+      expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
+      // The same code step fails again (the flow was not fixed): it did run.
+      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      const rerun = await fault.getRun(newId);
+      expect(rerun).toMatchObject({ status: 'FAILED', sync: false });
+
+      await page.locator('[data-testid=rerun-of]').click();
+      await page.locator('h1', { hasText: runId }).waitFor();
+      expect(await page.locator('[data-testid=rerun-link]').allTextContents()).toEqual([newId]);
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
+    });
+
     it('says so for a run that does not exist', async () => {
       await page.goto(`${fault.url}/inspector/#/runs/00000000-0000-4000-8000-000000000000`);
       await page.locator('.notice', { hasText: 'No run 00000000-0000-4000-8000-000000000000' }).waitFor();

@@ -14,6 +14,8 @@ export const ERROR_CATALOG = {
   INVALID_REQUEST: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   RUN_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** A re-run of a run whose trigger request is gone: retention deleted the run, or it predates kept requests. */
+  RUN_TRIGGER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 410 },
   ROUTE_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   BODY_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 413 },
   UNSUPPORTED_MEDIA_TYPE: { family: 'user', runStatus: 'FAILED', httpStatus: 415 },

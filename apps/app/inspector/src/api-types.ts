@@ -54,10 +54,14 @@ export interface RunSummary {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The run this one re-runs. */
+  rerunOf: string | null;
 }
 
 export interface RunView extends RunSummary {
   steps: StepView[];
+  /** The runs that re-run this one, oldest first. */
+  reruns: string[];
   logUrl: string | null;
   logError: SerializedError | null;
   provisioning: {

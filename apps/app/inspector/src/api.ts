@@ -60,6 +60,11 @@ export class Api {
     return this.#call('GET', `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
+  /** A new run of the same flow version with the same request (202, async). */
+  rerun(runId: string): Promise<{ runId: string; rerunOf: string }> {
+    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`);
+  }
+
   stats(query: { flowId?: string; windowSeconds: number; bucketSeconds: number }): Promise<RunStats> {
     return this.#call('GET', `/v1/runs/stats?${params(query)}`);
   }

@@ -30,7 +30,7 @@ export function runView(context: ViewContext, runId: string): Dispose {
         }
         throw error;
       }
-      show(context.main, ...runPage(run));
+      show(context.main, ...runPage(run, rerunButton(context, run)));
       // A final run can still gain its timings (a late worker result), but never steps.
       return !(isFinal(run.status) && run.timings !== null);
     },
@@ -39,7 +39,37 @@ export function runView(context: ViewContext, runId: string): Dispose {
   return () => poller.stop();
 }
 
-function runPage(run: RunView): Node[] {
+/**
+ * Re-runs the run (same flow version, same request) and goes to the new run's page. Only on a
+ * final run: the page of one in flight is redrawn every second.
+ */
+function rerunButton(context: ViewContext, run: RunView): HTMLElement | null {
+  if (!isFinal(run.status)) return null;
+  return h(
+    'button',
+    {
+      type: 'button',
+      'data-testid': 'rerun',
+      title: 'Run the same flow version again with the same request',
+      onclick: (event: Event) => {
+        const button = event.currentTarget as HTMLButtonElement;
+        button.disabled = true;
+        void context.api.rerun(run.id).then(
+          ({ runId }) => {
+            window.location.hash = `#/runs/${runId}`;
+          },
+          (error: unknown) => {
+            button.disabled = false;
+            context.fail(error);
+          },
+        );
+      },
+    },
+    'Re-run',
+  );
+}
+
+function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
   return [
     h(
       'p',
@@ -48,7 +78,7 @@ function runPage(run: RunView): Node[] {
       ' / ',
       h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId),
     ),
-    h('div', { class: 'heading' }, h('h1', { class: 'mono' }, run.id), statusBadge(run.status)),
+    h('div', { class: 'heading' }, h('h1', { class: 'mono' }, run.id), statusBadge(run.status), rerun),
     facts(run),
     run.error === null ? null : errorBox('Error', run.error),
     h(
@@ -94,11 +124,22 @@ function facts(run: RunView): HTMLElement {
     ],
     ['log', log],
   ];
+  if (run.rerunOf !== null) rows.push(['re-run of', runLink(run.rerunOf, 'rerun-of')]);
+  if (run.reruns.length > 0) {
+    rows.push([
+      're-runs',
+      h('span', {}, ...run.reruns.flatMap((id, i) => [i > 0 ? ', ' : '', runLink(id, 'rerun-link')])),
+    ]);
+  }
   return h(
     'dl',
     { class: 'facts' },
     ...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
   );
+}
+
+function runLink(runId: string, testId: string): HTMLElement {
+  return h('a', { href: `#/runs/${runId}`, class: 'mono', 'data-testid': testId }, runId);
 }
 
 function errorBox(

@@ -54,6 +54,11 @@ export interface FlowsRepository {
     flowId: string,
     changes: { name?: string | undefined; enabled?: boolean | undefined },
   ): Promise<FlowRecord | null>;
+  /**
+   * Deletes a flow, softly: the row stays (its id stays taken) with its versions, which its runs
+   * reference, but no read or webhook finds it again. False when there is no such flow.
+   */
+  delete(flowId: string): Promise<boolean>;
 }
 
 interface FlowRow {
@@ -115,7 +120,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
       const { rows } = await pool.query<FlowRow>(
-        'SELECT id, published_version_id, enabled FROM flows WHERE id = $1',
+        'SELECT id, published_version_id, enabled FROM flows WHERE id = $1 AND deleted_at IS NULL',
         [flowId],
       );
       const row = rows[0];
@@ -124,12 +129,16 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
     },
 
     async getFlow(flowId) {
-      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows WHERE id = $1', [flowId]);
+      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows WHERE id = $1 AND deleted_at IS NULL', [
+        flowId,
+      ]);
       return rows[0] === undefined ? null : toFlow(rows[0]);
     },
 
     async listFlows() {
-      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows ORDER BY created_at, id');
+      const { rows } = await pool.query<FlowRow>(
+        'SELECT * FROM flows WHERE deleted_at IS NULL ORDER BY created_at, id',
+      );
       return rows.map(toFlow);
     },
 
@@ -192,10 +201,18 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
     async update(flowId, { name, enabled }) {
       const { rows } = await pool.query<FlowRow>(
         `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now()
-         WHERE id = $1 RETURNING *`,
+         WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
         [flowId, name ?? null, enabled ?? null],
       );
       return rows[0] === undefined ? null : toFlow(rows[0]);
+    },
+
+    async delete(flowId) {
+      const result = await pool.query(
+        'UPDATE flows SET deleted_at = now(), updated_at = now() WHERE id = $1 AND deleted_at IS NULL',
+        [flowId],
+      );
+      return result.rowCount === 1;
     },
   };
 }

@@ -19,6 +19,7 @@ function fakeFlows(published: Map<string, PublishedFlow>) {
     listVersions: unused,
     publish: async () => {},
     update: async () => null,
+    delete: async () => true,
   };
   return { flows, calls };
 }

@@ -18,6 +18,8 @@ export interface PublishedFlowCacheOptions {
  * from memory for `ttlMs`. Changes made through this repository (publish, enable, disable, a
  * new flow) clear the cache at once; changes made on another app instance show here within
  * `ttlMs`. Unknown flow ids are remembered too, so repeated calls to a missing flow are cheap.
+ * A deletion needs no wait: the run's INSERT checks the flow is not deleted (RunsRepository.create),
+ * so a webhook on an app whose cache is stale still answers 404 and creates no run.
  */
 export function withPublishedFlowCache(
   flows: FlowsRepository,
@@ -57,5 +59,6 @@ export function withPublishedFlowCache(
     createFlow: clearing(flows.createFlow),
     publish: clearing(flows.publish),
     update: clearing(flows.update),
+    delete: clearing(flows.delete),
   };
 }

@@ -94,15 +94,25 @@ const runProperties = {
   createdAt: dateTime,
   startedAt: nullable(dateTime),
   finishedAt: nullable(dateTime),
+  rerunOf: {
+    description:
+      'The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention.',
+    ...nullable({ type: 'string', format: 'uuid' }),
+  },
 };
 const RUN_REQUIRED = Object.keys(runProperties);
 
 const RunView: JsonSchema = {
   type: 'object',
-  required: [...RUN_REQUIRED, 'logUrl'],
+  required: [...RUN_REQUIRED, 'logUrl', 'reruns'],
   additionalProperties: false,
   properties: {
     ...runProperties,
+    reruns: {
+      description: 'The runs that re-run this one, oldest first.',
+      type: 'array',
+      items: { type: 'string', format: 'uuid' },
+    },
     logUrl: nullable({ type: 'string', format: 'uri' }),
     response: {
       description: 'While the run is in flight: the response its flow gave, once given.',
@@ -304,6 +314,14 @@ export const ROUTE_SCHEMAS = {
     },
     response: { 200: json('The flow as changed.', FlowView), ...errors(400, 401, 404) },
   },
+  deleteFlow: {
+    tags: ['flows'],
+    summary:
+      'Deletes a flow: its webhooks answer 404 at once on every app; its runs stay readable until retention (RUN_RETENTION_DAYS) takes them, and its versions stay for them. The id stays taken.',
+    security: bearer,
+    params: flowIdParam,
+    response: { 204: { description: 'Deleted.', type: 'null' }, ...errors(401, 404) },
+  },
   listVersions: {
     tags: ['flows'],
     summary: "A flow's versions.",
@@ -357,6 +375,24 @@ export const ROUTE_SCHEMAS = {
     security: bearer,
     params: { type: 'object', required: ['runId'], properties: { runId: { type: 'string' } } },
     response: { 200: json('The run.', RunView), ...errors(401, 404) },
+  },
+  rerunRun: {
+    tags: ['runs'],
+    summary:
+      "Starts a new run of the run's flow version with the same trigger request, asynchronously; the new run's `rerunOf` names this one. 410 when the request is gone (retention deleted the run, or it predates kept requests).",
+    security: bearer,
+    params: { type: 'object', required: ['runId'], properties: { runId: { type: 'string' } } },
+    response: {
+      202: json('The new run, accepted.', {
+        type: 'object',
+        required: ['runId', 'rerunOf'],
+        properties: {
+          runId: { type: 'string', format: 'uuid' },
+          rerunOf: { type: 'string', format: 'uuid' },
+        },
+      }),
+      ...errors(401, 404, 410, 503),
+    },
   },
   listRuns: {
     tags: ['runs'],

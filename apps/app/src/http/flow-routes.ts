@@ -61,6 +61,19 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     return flow;
   });
 
+  /**
+   * Soft delete: webhooks answer 404 from now on, on every app (the run's INSERT checks); the
+   * flow's runs stay readable until retention takes them, and its versions stay for them.
+   */
+  app.delete<FlowParams>(
+    '/v1/flows/:flowId',
+    { schema: ROUTE_SCHEMAS.deleteFlow },
+    async (request, reply) => {
+      if (!(await deps.flows.delete(request.params.flowId))) throw notFound(request.params.flowId);
+      return reply.status(204).send();
+    },
+  );
+
   app.get<FlowParams>(
     '/v1/flows/:flowId/versions',
     { schema: ROUTE_SCHEMAS.listVersions },
@@ -87,6 +100,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     '/v1/flows/:flowId/versions/:versionId/publish',
     { schema: ROUTE_SCHEMAS.publishVersion },
     async (request) => {
+      await mustGetFlow(deps.flows, request.params.flowId);
       const version = await deps.flows.getVersion(request.params.versionId);
       if (version === null || version.flowId !== request.params.flowId) {
         throw new FlowboxError(

@@ -1,6 +1,8 @@
 import { FlowboxError, formatIssues, RunStatusSchema } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { type RerunQueue, startRerun } from '../runs/rerun.ts';
+import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 import type { RunsRepository } from '../runs/runs-repository.ts';
 import type { ObjectStorage } from '../storage/object-storage.ts';
@@ -33,7 +35,13 @@ const StatsQuery = z
 
 export function registerRunRoutes(
   app: FastifyInstance,
-  deps: { runs: RunsRepository; progress: RunProgressStore; storage: ObjectStorage },
+  deps: {
+    runs: RunsRepository;
+    progress: RunProgressStore;
+    storage: ObjectStorage;
+    lifecycle: RunLifecycle;
+    queue: RerunQueue;
+  },
 ): void {
   app.get<{ Params: { runId: string } }>(
     '/v1/runs/:runId',
@@ -42,14 +50,34 @@ export function registerRunRoutes(
       const { runId } = request.params;
       const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
       if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const logUrl =
-        run.logKey === null ? null : await deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS);
-      if (run.finishedAt !== null) return { ...run, logUrl };
+      const [logUrl, reruns] = await Promise.all([
+        run.logKey === null ? null : deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS),
+        deps.runs.rerunsOf(runId),
+      ]);
+      if (run.finishedAt !== null) return { ...run, logUrl, reruns };
       // In flight: what the engine has reported, from Redis (whichever app it reported to), until
       // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
       const { steps } = progress;
-      return { ...run, steps: steps.length > 0 ? steps : run.steps, response: progress.response, logUrl };
+      return {
+        ...run,
+        steps: steps.length > 0 ? steps : run.steps,
+        response: progress.response,
+        logUrl,
+        reruns,
+      };
+    },
+  );
+
+  /** A new run of the same flow version with the same trigger request: 202 with its id. */
+  app.post<{ Params: { runId: string } }>(
+    '/v1/runs/:runId/rerun',
+    { schema: ROUTE_SCHEMAS.rerunRun },
+    async (request, reply) => {
+      const { runId } = request.params;
+      if (!UUID.test(runId)) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
+      const newRunId = await startRerun(deps, runId);
+      return reply.status(202).send({ runId: newRunId, rerunOf: runId });
     },
   );
 

@@ -143,7 +143,7 @@ async function accept(
   // The run's context travels with its job: every later span of the run descends from this one.
   const traceparent = span?.traceparent;
   // The row holds all the job does (the reconciler enqueues it again should Redis lose it).
-  await deps.lifecycle.accept({
+  const accepted = await deps.lifecycle.accept({
     id: runId,
     flowId: flow.flowId,
     flowVersionId: flow.flowVersionId,
@@ -152,6 +152,8 @@ async function accept(
     syncInstanceId,
     traceparent,
   });
+  // Deleted since this app's flow cache read it (on any app): the INSERT checked, no run exists.
+  if (!accepted) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${request.params.flowId} was deleted`);
   reply.header(RUN_ID_HEADER, runId);
 
   const waiter = sync ? deps.hub.register(runId) : null;

@@ -27,6 +27,7 @@ export class AppMetrics {
   readonly #webhookAnswers: Counter<'status'>;
   readonly #callbacks: Counter<'route' | 'result'>;
   readonly #runsRecovered: Counter<'action'>;
+  readonly #retentionDeleted: Counter<'kind'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   #sources: AppMetricsSources | null = null;
@@ -36,7 +37,7 @@ export class AppMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'flowbox_app_' });
     this.#runsAccepted = new Counter({
       name: 'flowbox_runs_accepted_total',
-      help: 'Runs accepted by a webhook on this app.',
+      help: 'Runs accepted on this app: by a webhook or a re-run.',
       registers,
     });
     this.#runsFinished = new Counter({
@@ -61,6 +62,12 @@ export class AppMetrics {
       name: 'flowbox_runs_recovered_total',
       help: 'Runs the reconciler recovered after Redis lost their job: requeued (QUEUED, enqueued again) or worker_lost (RUNNING, the lost-worker path).',
       labelNames: ['action'],
+      registers,
+    });
+    this.#retentionDeleted = new Counter({
+      name: 'flowbox_retention_deleted_total',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone.',
+      labelNames: ['kind'],
       registers,
     });
     this.#runDuration = new Histogram({
@@ -129,6 +136,10 @@ export class AppMetrics {
 
   runRecovered(action: 'requeued' | 'worker_lost'): void {
     this.#runsRecovered.inc({ action });
+  }
+
+  retentionDeleted(kind: 'run' | 'log' | 'tombstone', count: number): void {
+    if (count > 0) this.#retentionDeleted.inc({ kind }, count);
   }
 
   webhookAnswered(statusCode: number): void {

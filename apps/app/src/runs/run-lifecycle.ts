@@ -91,10 +91,11 @@ export class RunLifecycle {
     this.#logger = deps.logger;
   }
 
-  /** → QUEUED: a webhook accepted the run. */
-  async accept(run: NewRun): Promise<void> {
-    await this.#runs.create(run);
+  /** → QUEUED: a webhook (or a re-run) accepted the run; false when its flow is deleted (no run). */
+  async accept(run: NewRun): Promise<boolean> {
+    if (!(await this.#runs.create(run))) return false;
     this.#metrics.runAccepted();
+    return true;
   }
 
   /** QUEUED → RUNNING for a worker; false when the run has ended already (its job came back). */

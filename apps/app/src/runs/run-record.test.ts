@@ -36,6 +36,7 @@ const row = () => ({
   created_at: new Date('2026-11-25T10:00:00.000Z'),
   started_at: new Date('2026-11-25T10:00:00.001Z'),
   finished_at: new Date('2026-11-25T10:00:00.008Z'),
+  rerun_of: null,
 });
 
 describe('run rows', () => {

@@ -36,6 +36,7 @@ const RunRowSchema = z.object({
   created_at: z.date(),
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
+  rerun_of: z.string().nullable(),
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -59,6 +60,8 @@ export interface RunRecord {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** The run this one re-runs, or null. */
+  rerunOf: string | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -89,5 +92,6 @@ export function toRunRecord(row: unknown): RunRecord {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    rerunOf: r.rerun_of,
   };
 }

@@ -44,6 +44,23 @@ export interface NewRun {
   syncInstanceId: string | null;
   /** The webhook's span, when the run is traced. */
   traceparent?: string | undefined;
+  /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
+  rerunOf?: string | undefined;
+}
+
+/** What a re-run starts from: the run's flow version and its kept trigger request. */
+export type RerunSource =
+  | { kind: 'found'; id: string; flowId: string; flowVersionId: string; trigger: TriggerPayload }
+  /** The run is there but its trigger is not (accepted before migration 0005 kept it). */
+  | { kind: 'no-trigger' }
+  /** Retention deleted the run (a tombstone says it was there). */
+  | { kind: 'removed' }
+  | { kind: 'missing' };
+
+/** What one retention batch deleted. */
+export interface RemovedRun {
+  id: string;
+  logKey: string | null;
 }
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
@@ -68,7 +85,11 @@ export interface UnfinishedCursor {
 }
 
 export interface RunsRepository {
-  create(input: NewRun): Promise<void>;
+  /**
+   * Records an accepted run; false (nothing written) when its flow is deleted: the one statement
+   * checks, so a deletion on any app refuses new runs at once, whatever a flow cache says.
+   */
+  create(input: NewRun): Promise<boolean>;
   markRunning(runId: string, workerId: string): Promise<boolean>;
   /**
    * Puts a started run back in QUEUED for another attempt, keeping why the last one failed in
@@ -102,6 +123,18 @@ export interface RunsRepository {
     limit: number;
     after?: UnfinishedCursor | undefined;
   }): Promise<UnfinishedRun[]>;
+  /** The runs that re-run `runId`, oldest first. */
+  rerunsOf(runId: string): Promise<string[]>;
+  rerunSource(runId: string): Promise<RerunSource>;
+  /**
+   * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
+   * retention deletes next. Reading first lets their S3 logs go before their rows.
+   */
+  retentionBatch(olderThanDays: number, limit: number): Promise<RemovedRun[]>;
+  /** Deletes these runs, leaving a tombstone for each; returns how many rows went. */
+  remove(runIds: readonly string[]): Promise<number>;
+  /** Deletes tombstones older than `olderThanDays`; returns how many. */
+  pruneTombstones(olderThanDays: number): Promise<number>;
   /** One page of runs without their steps, by keyset cursor, filtered by flow, status and start. */
   page(query: RunPageQuery): Promise<RunPage>;
   /** Throughput and latency percentiles of the runs accepted in a recent window. */
@@ -122,13 +155,24 @@ export function createRunsRepository(
 ): RunsRepository {
   const named = (name: string) => (options.preparedStatements ? { name } : {});
   return {
-    async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent }) {
-      await pool.query({
+    async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent, rerunOf }) {
+      const result = await pool.query({
         ...named('runs-create'),
-        text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent)
-         VALUES ($1, $2, $3, 'QUEUED', $4, $5, $6, $7)`,
-        values: [id, flowId, flowVersionId, sync, jsonb(trigger), syncInstanceId, traceparent ?? null],
+        text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of)
+         SELECT $1, $2, $3, 'QUEUED', $4, $5, $6, $7, $8
+         WHERE EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL)`,
+        values: [
+          id,
+          flowId,
+          flowVersionId,
+          sync,
+          jsonb(trigger),
+          syncInstanceId,
+          traceparent ?? null,
+          rerunOf ?? null,
+        ],
       });
+      return result.rowCount === 1;
     },
 
     async markRunning(runId, workerId) {
@@ -225,6 +269,67 @@ export function createRunsRepository(
         createdAt: row.created_at,
         cursor: { at: row.at, id: row.id },
       }));
+    },
+
+    async rerunsOf(runId) {
+      const { rows } = await pool.query<{ id: string }>(
+        'SELECT id FROM runs WHERE rerun_of = $1 ORDER BY created_at, id',
+        [runId],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    async rerunSource(runId) {
+      const { rows } = await pool.query<{
+        id: string;
+        flow_id: string;
+        flow_version_id: string;
+        trigger: TriggerPayload | null;
+      }>('SELECT id, flow_id, flow_version_id, trigger FROM runs WHERE id = $1', [runId]);
+      const row = rows[0];
+      if (row !== undefined) {
+        if (row.trigger === null) return { kind: 'no-trigger' };
+        return {
+          kind: 'found',
+          id: row.id,
+          flowId: row.flow_id,
+          flowVersionId: row.flow_version_id,
+          trigger: row.trigger,
+        };
+      }
+      const gone = await pool.query('SELECT 1 FROM run_tombstones WHERE id = $1', [runId]);
+      return gone.rowCount === 1 ? { kind: 'removed' } : { kind: 'missing' };
+    },
+
+    async retentionBatch(olderThanDays, limit) {
+      // runs_page (created_at, id) reads them oldest first; unfinished runs are left to the
+      // reconciler and the sweeper, whatever their age.
+      const { rows } = await pool.query<{ id: string; log_key: string | null }>(
+        `SELECT id, log_key FROM runs
+         WHERE created_at < now() - make_interval(days => $1) AND NOT (${UNFINISHED})
+         ORDER BY created_at, id LIMIT $2`,
+        [olderThanDays, limit],
+      );
+      return rows.map((row) => ({ id: row.id, logKey: row.log_key }));
+    },
+
+    async remove(runIds) {
+      if (runIds.length === 0) return 0;
+      const { rows } = await pool.query<{ removed: number }>(
+        `WITH gone AS (DELETE FROM runs WHERE id = ANY($1::uuid[]) RETURNING id),
+              kept AS (INSERT INTO run_tombstones (id) SELECT id FROM gone ON CONFLICT (id) DO NOTHING)
+         SELECT count(*)::int AS removed FROM gone`,
+        [runIds],
+      );
+      return rows[0]?.removed ?? 0;
+    },
+
+    async pruneTombstones(olderThanDays) {
+      const result = await pool.query(
+        'DELETE FROM run_tombstones WHERE removed_at < now() - make_interval(days => $1)',
+        [olderThanDays],
+      );
+      return result.rowCount ?? 0;
     },
 
     page: (query) => queryRunPage(pool, query),

@@ -1,5 +1,6 @@
 import {
   CreateBucketCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   PutObjectCommand,
   S3Client,
@@ -112,6 +113,27 @@ export class ObjectStorage {
       Conditions: [['content-length-range', 0, maxBytes]],
       Expires: expiresInSeconds,
     });
+  }
+
+  /**
+   * Deletes up to 1000 objects in one request; a key that is not there counts as deleted (S3
+   * says so too). Throws when any key could not be deleted, naming the first.
+   */
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { Errors } = await this.#client.send(
+      new DeleteObjectsCommand({
+        Bucket: this.#bucket,
+        Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+    const failed = (Errors ?? []).filter((error) => error.Code !== 'NoSuchKey');
+    const first = failed[0];
+    if (first !== undefined) {
+      throw new Error(
+        `S3 could not delete ${failed.length} object(s), first ${first.Key}: ${first.Code} ${first.Message}`,
+      );
+    }
   }
 
   presignDownload(key: string, expiresInSeconds: number): Promise<string> {

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { FlowboxError, type RunJobData, serializeError } from '@flowbox/protocol';
+import type { RunLifecycle } from './run-lifecycle.ts';
+import type { RunsRepository } from './runs-repository.ts';
+
+/** The queue as a re-run uses it (RunQueue). */
+export interface RerunQueue {
+  add(data: RunJobData): Promise<void>;
+}
+
+/**
+ * Starts a new run of `runId`'s flow version with its kept trigger request, async (nobody holds
+ * a connection for it), linked by `rerunOf`. The same version, not the flow's published one: a
+ * re-run repeats what ran; a fix outside the version (a connection, a downstream service) is
+ * what it picks up. Returns the new run's id.
+ */
+export async function startRerun(
+  deps: { runs: RunsRepository; lifecycle: RunLifecycle; queue: RerunQueue },
+  runId: string,
+): Promise<string> {
+  const source = await deps.runs.rerunSource(runId);
+  switch (source.kind) {
+    case 'missing':
+      throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
+    case 'removed':
+      throw new FlowboxError('RUN_TRIGGER_GONE', `run ${runId} and its request were deleted by retention`);
+    case 'no-trigger':
+      throw new FlowboxError('RUN_TRIGGER_GONE', `run ${runId} was accepted before requests were kept`);
+  }
+  const id = randomUUID();
+  const accepted = await deps.lifecycle.accept({
+    id,
+    flowId: source.flowId,
+    flowVersionId: source.flowVersionId,
+    sync: false,
+    trigger: source.trigger,
+    syncInstanceId: null,
+    rerunOf: source.id,
+  });
+  if (!accepted) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${source.flowId} was deleted`);
+  const job: RunJobData = {
+    version: 1,
+    type: 'run-flow',
+    runId: id,
+    flowId: source.flowId,
+    flowVersionId: source.flowVersionId,
+    trigger: source.trigger,
+    syncInstanceId: null,
+    acceptedAt: Date.now(),
+  };
+  try {
+    await deps.queue.add(job);
+  } catch (error) {
+    // As a webhook's: the accepted run ends readable, saying why it never ran.
+    await deps.lifecycle.failUnqueued({ id, flowId: source.flowId }, serializeError(error));
+    throw error;
+  }
+  return id;
+}

@@ -1,0 +1,120 @@
+import type { Logger } from '@flowbox/node-kit';
+import { withLease } from '../db/lease.ts';
+import type { Pool } from '../db/pool.ts';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { objectKeys } from '../storage/object-storage.ts';
+import type { RunsRepository } from './runs-repository.ts';
+
+const LEASE_NAME = 'run-retention';
+const LEASE_SECONDS = 120;
+/** Runs deleted per statement (and S3 logs per DeleteObjects request): short locks, small requests. */
+const BATCH_SIZE = 100;
+/** Batches per pass: bounds a pass well inside its lease; a backlog goes over several passes. */
+const MAX_BATCHES = 50;
+const INTERVAL_MS = 60_000;
+
+/** What one retention pass deleted. */
+export interface Retained {
+  runs: number;
+  logs: number;
+  tombstones: number;
+}
+
+/** Where run logs are deleted (ObjectStorage). */
+export interface RetentionStorage {
+  deleteMany(keys: readonly string[]): Promise<void>;
+}
+
+/**
+ * RUN_RETENTION_DAYS: deletes finished runs older than that, with their S3 logs, in small
+ * batches. Every app runs one; the passes take turns under a lease row (db/lease.ts), as the
+ * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
+ * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
+ * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
+ * as long again.
+ */
+export class RunRetention {
+  readonly #pool: Pool;
+  readonly #holder: string;
+  readonly #runs: RunsRepository;
+  readonly #storage: RetentionStorage;
+  readonly #metrics: AppMetrics;
+  readonly #logger: Logger;
+  readonly #days: number;
+  #timer: NodeJS.Timeout | undefined;
+  #passing: Promise<void> = Promise.resolve();
+  #inPass = false;
+
+  constructor(options: {
+    pool: Pool;
+    /** This app's INSTANCE_ID: who holds the lease. */
+    holder: string;
+    runs: RunsRepository;
+    storage: RetentionStorage;
+    metrics: AppMetrics;
+    logger: Logger;
+    /** RUN_RETENTION_DAYS; 0 keeps everything (no pass runs). */
+    days: number;
+  }) {
+    this.#pool = options.pool;
+    this.#holder = options.holder;
+    this.#runs = options.runs;
+    this.#storage = options.storage;
+    this.#metrics = options.metrics;
+    this.#logger = options.logger;
+    this.#days = options.days;
+  }
+
+  start(): void {
+    if (this.#days === 0) return;
+    this.#timer = setInterval(() => {
+      this.#passing = this.retain().then(
+        () => {},
+        (error: unknown) =>
+          this.#logger.warn({ err: error }, 'retention pass failed; trying again next interval'),
+      );
+    }, INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  /** One pass, unless another is on (here or in another app); returns what it deleted. */
+  async retain(): Promise<Retained> {
+    const done: Retained = { runs: 0, logs: 0, tombstones: 0 };
+    if (this.#days === 0 || this.#inPass) return done;
+    this.#inPass = true;
+    try {
+      const lease = { name: LEASE_NAME, holder: this.#holder, ttlSeconds: LEASE_SECONDS };
+      await withLease(this.#pool, lease, async () => {
+        for (let batch = 0; batch < MAX_BATCHES; batch++) {
+          const runs = await this.#runs.retentionBatch(this.#days, BATCH_SIZE);
+          if (runs.length === 0) break;
+          // The engine uploads to runs/<id>/log.json whether or not the run recorded its key.
+          const keys = new Set(runs.map((run) => objectKeys.runLog(run.id)));
+          for (const run of runs) if (run.logKey !== null) keys.add(run.logKey);
+          await this.#storage.deleteMany([...keys]);
+          done.logs += runs.filter((run) => run.logKey !== null).length;
+          done.runs += await this.#runs.remove(runs.map((run) => run.id));
+          if (runs.length < BATCH_SIZE) break;
+        }
+        done.tombstones = await this.#runs.pruneTombstones(this.#days);
+      });
+    } finally {
+      this.#inPass = false;
+      this.#metrics.retentionDeleted('run', done.runs);
+      this.#metrics.retentionDeleted('log', done.logs);
+      this.#metrics.retentionDeleted('tombstone', done.tombstones);
+      if (done.runs + done.tombstones > 0) {
+        this.#logger.info(
+          { ...done, retentionDays: this.#days },
+          'retention deleted old runs and their logs',
+        );
+      }
+    }
+    return done;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#passing;
+  }
+}

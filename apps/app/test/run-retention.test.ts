@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@flowbox/node-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { withPublishedFlowCache } from '../src/flows/published-flow-cache.ts';
+import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID } from '../src/flows/seed.ts';
+import { AppMetrics } from '../src/metrics/app-metrics.ts';
+import { RunRetention } from '../src/runs/run-retention.ts';
+import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
+import { ObjectStorage, objectKeys } from '../src/storage/object-storage.ts';
+import { manage, testAppConfig } from './app-harness.ts';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+const TRIGGER = {
+  method: 'POST',
+  headers: {},
+  query: {},
+  body: { n: 1 },
+  rawBody: '{"n":1}',
+  rawBodyEncoding: 'utf8' as const,
+};
+
+// Retention against real Postgres (rows, lease, tombstones) and S3 (the logs), and the re-run
+// route's answers for what it deleted, through an app on the same database and bucket.
+describe('run retention', () => {
+  let app: FlowboxApp;
+  let url: string;
+  let pool: Pool;
+  let runs: RunsRepository;
+  let storage: ObjectStorage;
+  let metrics: AppMetrics;
+
+  beforeAll(async () => {
+    const config = await testAppConfig();
+    app = await createApp(config, logger);
+    url = await startApp(app, { seedBenchmarkFlow: true });
+    pool = createPool(config.DATABASE_URL, 2);
+    runs = createRunsRepository(pool);
+    storage = new ObjectStorage({
+      endpoint: config.S3_ENDPOINT,
+      region: config.S3_REGION,
+      bucket: config.S3_BUCKET,
+      accessKeyId: config.S3_ACCESS_KEY_ID,
+      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    });
+    metrics = new AppMetrics();
+  });
+  afterAll(async () => {
+    await app?.close();
+    storage?.close();
+    await pool?.end();
+  });
+
+  const retention = (days: number, holder = 'app-a') =>
+    new RunRetention({ pool, holder, runs, storage, metrics, logger, days });
+
+  /** A run `ageDays` old; finished with a log in S3 unless `queued`. */
+  async function runAged(ageDays: number, options: { queued?: boolean } = {}): Promise<string> {
+    const id = randomUUID();
+    const created = await runs.create({
+      id,
+      flowId: BENCHMARK_FLOW_ID,
+      flowVersionId: BENCHMARK_FLOW_VERSION_ID,
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
+    expect(created).toBe(true);
+    if (options.queued !== true) {
+      const logKey = objectKeys.runLog(id);
+      await storage.put(logKey, new TextEncoder().encode('{"steps":[]}'), 'application/json');
+      await pool.query(
+        `UPDATE runs SET status = 'SUCCEEDED', finished_at = now(), log_key = $2 WHERE id = $1`,
+        [id, logKey],
+      );
+    }
+    await pool.query(`UPDATE runs SET created_at = now() - make_interval(days => $2) WHERE id = $1`, [
+      id,
+      ageDays,
+    ]);
+    return id;
+  }
+
+  async function logExists(runId: string): Promise<boolean> {
+    const response = await fetch(await storage.presignDownload(objectKeys.runLog(runId), 60));
+    await response.arrayBuffer();
+    if (response.status !== 200 && response.status !== 404) throw new Error(`S3 answered ${response.status}`);
+    return response.status === 200;
+  }
+
+  const deleted = async (kind: string) =>
+    (await metrics.registry.getSingleMetric('flowbox_retention_deleted_total')?.get())?.values.find(
+      (v) => v.labels.kind === kind,
+    )?.value ?? 0;
+
+  it('deletes finished runs past the retention and their S3 logs, and nothing younger or unfinished', async () => {
+    const old = [await runAged(31), await runAged(45)];
+    const young = await runAged(29);
+    const oldQueued = await runAged(40, { queued: true });
+    for (const id of [...old, young]) expect(await logExists(id)).toBe(true);
+
+    // RUN_RETENTION_DAYS=0 keeps everything.
+    expect(await retention(0).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
+    const done = await retention(30).retain();
+    expect(done).toMatchObject({ runs: 2, logs: 2 });
+
+    for (const id of old) {
+      expect(await runs.get(id)).toBeNull();
+      expect(await logExists(id)).toBe(false);
+      expect((await manage(url, 'GET', `/v1/runs/${id}`)).status).toBe(404);
+    }
+    expect(await runs.get(young)).not.toBeNull();
+    expect(await logExists(young)).toBe(true);
+    expect((await runs.get(oldQueued))?.status).toBe('QUEUED');
+    expect(await deleted('run')).toBe(2);
+    expect(await deleted('log')).toBe(2);
+    // A second pass finds nothing more.
+    expect(await retention(30).retain()).toMatchObject({ runs: 0, logs: 0 });
+  });
+
+  it('answers a re-run of a run retention deleted 410, of an unknown run 404, of a kept one 202', async () => {
+    const old = await runAged(60);
+    const young = await runAged(1);
+    await retention(30).retain();
+
+    const gone = await manage(url, 'POST', `/v1/runs/${old}/rerun`);
+    expect(gone.status).toBe(410);
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('RUN_TRIGGER_GONE');
+    expect((await manage(url, 'POST', `/v1/runs/${randomUUID()}/rerun`)).status).toBe(404);
+    expect((await manage(url, 'POST', '/v1/runs/not-a-uuid/rerun')).status).toBe(404);
+
+    const rerun = await manage(url, 'POST', `/v1/runs/${young}/rerun`);
+    expect(rerun.status).toBe(202);
+    const { runId } = (await rerun.json()) as { runId: string };
+    const view = (await (await manage(url, 'GET', `/v1/runs/${runId}`)).json()) as {
+      rerunOf: string;
+      flowVersionId: string;
+    };
+    expect(view).toMatchObject({ rerunOf: young, flowVersionId: BENCHMARK_FLOW_VERSION_ID });
+    const original = (await (await manage(url, 'GET', `/v1/runs/${young}`)).json()) as { reruns: string[] };
+    expect(original.reruns).toEqual([runId]);
+  });
+
+  it('answers a re-run of a run from before triggers were kept 410', async () => {
+    const id = await runAged(1);
+    await pool.query('UPDATE runs SET trigger = NULL WHERE id = $1', [id]);
+    const answer = await manage(url, 'POST', `/v1/runs/${id}/rerun`);
+    expect(answer.status).toBe(410);
+  });
+
+  it('prunes tombstones as old as the retention', async () => {
+    const old = await runAged(60);
+    await retention(30).retain();
+    await pool.query(
+      `UPDATE run_tombstones SET removed_at = now() - make_interval(days => 31) WHERE id = $1`,
+      [old],
+    );
+    expect((await retention(30).retain()).tombstones).toBe(1);
+    expect((await manage(url, 'POST', `/v1/runs/${old}/rerun`)).status).toBe(404);
+  });
+
+  it('lets one app at a time delete (the lease), the other skipping its turn', async () => {
+    await runAged(90);
+    await pool.query(
+      `INSERT INTO leases (name, holder, expires_at) VALUES ('run-retention', 'app-b', now() + interval '1 minute')
+       ON CONFLICT (name) DO UPDATE SET holder = 'app-b', expires_at = EXCLUDED.expires_at`,
+    );
+    expect(await retention(30, 'app-a').retain()).toMatchObject({ runs: 0 });
+    expect(await retention(30, 'app-b').retain()).toMatchObject({ runs: 1 });
+  });
+
+  it("refuses a deleted flow's runs in the INSERT itself, while another app's cache still has it published", async () => {
+    const other = withPublishedFlowCache(createFlowsRepository(pool), { ttlMs: 600_000, maxEntries: 10 });
+    const created = await manage(url, 'POST', '/v1/flows', {
+      id: 'short-lived',
+      name: 'short-lived',
+      definition: BENCHMARK_FLOW,
+      publish: true,
+    });
+    expect(created.status).toBe(201);
+    const cached = await other.findPublished('short-lived');
+    expect(cached).not.toBeNull();
+    expect((await manage(url, 'DELETE', '/v1/flows/short-lived')).status).toBe(204);
+    // Stale on purpose: this "app" has not heard of the deletion.
+    expect(await other.findPublished('short-lived')).toEqual(cached);
+    const run = {
+      id: randomUUID(),
+      flowId: 'short-lived',
+      flowVersionId: cached?.flowVersionId ?? '',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    };
+    expect(await runs.create(run)).toBe(false);
+    expect(await runs.get(run.id)).toBeNull();
+  });
+});
