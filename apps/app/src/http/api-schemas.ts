@@ -155,7 +155,7 @@ export const ROUTE_SCHEMAS = {
     body: { type: 'object', description: 'Any JSON object: the trigger hands it to the flow.' },
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 413, 415, 500, 502, 503, 504),
+      ...errors(400, 404, 413, 415, 429, 500, 502, 503, 504),
     },
   },
   webhookAsync: {
@@ -169,7 +169,7 @@ export const ROUTE_SCHEMAS = {
         required: ['runId'],
         properties: { runId: { type: 'string', format: 'uuid' } },
       }),
-      ...errors(400, 404, 413, 415, 503),
+      ...errors(400, 404, 413, 415, 429, 503),
     },
   },
   createFlow: {

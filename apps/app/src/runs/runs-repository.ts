@@ -66,9 +66,33 @@ export interface UnfinishedCursor {
   id: string;
 }
 
+/** Per-flow bounds the run statements apply (FLOW_MAX_QUEUED_RUNS, FLOW_MAX_CONCURRENT_RUNS; 0: none). */
+export interface FlowRunBounds {
+  maxQueued: number;
+  maxRunning: number;
+}
+
+/** Why `markRunning` did or did not start a run. */
+export type StartResult =
+  | 'started'
+  /** The run is final already (its job came back after it ended, or its caller left). */
+  | 'ended'
+  /** Its flow has `maxRunning` runs running: the run stays QUEUED. */
+  | 'busy';
+
 export interface RunsRepository {
-  create(input: NewRun): Promise<void>;
-  markRunning(runId: string, workerId: string): Promise<boolean>;
+  /**
+   * Creates a QUEUED run unless its flow has `maxQueued` runs waiting already (null: no run was
+   * created). `rank` is the run's place among its flow's unfinished runs (1: none before it),
+   * counted in the same statement.
+   */
+  create(input: NewRun): Promise<{ rank: number } | null>;
+  markRunning(runId: string, workerId: string): Promise<StartResult>;
+  /**
+   * Ends a run that never started (QUEUED, no attempt yet) with `error`, in the status its code
+   * has in the catalog; false when it had started or ended already.
+   */
+  abandon(runId: string, error: SerializedError): Promise<boolean>;
   /**
    * Puts a started run back in QUEUED for another attempt, keeping why the last one failed in
    * `error`; false when it is final already.
@@ -108,6 +132,8 @@ export interface RunsRepository {
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
+/** How far a flow's runs are counted for a run's rank when no bound stops the count earlier. */
+const RANK_COUNT_LIMIT = 10_000;
 
 /**
  * With `preparedStatements` (the default), the statements every run makes (create, mark
@@ -117,26 +143,90 @@ const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
  */
 export function createRunsRepository(
   pool: Pool,
-  options: { preparedStatements: boolean } = { preparedStatements: true },
+  options: { preparedStatements: boolean; bounds?: FlowRunBounds } = { preparedStatements: true },
 ): RunsRepository {
   const named = (name: string) => (options.preparedStatements ? { name } : {});
+  const maxQueued = options.bounds?.maxQueued ?? 0;
+  const maxRunning = options.bounds?.maxRunning ?? 0;
+  /**
+   * Runs of each flow this instance is creating right now. Concurrent inserts do not see each
+   * other's rows, so a burst would share one rank: each is ranked after those begun before it
+   * here (one that committed before this one's snapshot counts twice: a burst ranks a little
+   * late, never early). Across apps, simultaneous creations may still share a rank.
+   */
+  const creating = new Map<string, number>();
   return {
     async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent }) {
-      await pool.query({
-        ...named('runs-create'),
-        text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent)
-         VALUES ($1, $2, $3, 'QUEUED', $4, $5, $6, $7)`,
-        values: [id, flowId, flowVersionId, sync, jsonb(trigger), syncInstanceId, traceparent ?? null],
-      });
+      const begunBefore = creating.get(flowId) ?? 0;
+      creating.set(flowId, begunBefore + 1);
+      // The flow's waiting and running runs are counted in the insert's own round trip, each
+      // count stopped at its bound (index runs_page_flow_status), so the bound costs no
+      // statement and heals itself: it is the rows, which always reach a final state.
+      const { rows } = await pool
+        .query<{ ahead: string }>({
+          ...named('runs-create'),
+          text: `WITH backlog AS (SELECT
+           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $5) q) AS queued,
+           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'RUNNING' LIMIT $6) r) AS running)
+         INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent)
+         SELECT $1, $2, $3, 'QUEUED', $4, $8, $9, $10 FROM backlog WHERE $7::int = 0 OR backlog.queued < $7
+         RETURNING (SELECT queued + running FROM backlog) AS ahead`,
+          values: [
+            id,
+            flowId,
+            flowVersionId,
+            sync,
+            maxQueued > 0 ? maxQueued : RANK_COUNT_LIMIT,
+            RANK_COUNT_LIMIT,
+            maxQueued,
+            jsonb(trigger),
+            syncInstanceId,
+            traceparent ?? null,
+          ],
+        })
+        .finally(() => {
+          const left = (creating.get(flowId) ?? 1) - 1;
+          if (left > 0) creating.set(flowId, left);
+          else creating.delete(flowId);
+        });
+      const row = rows[0];
+      return row === undefined ? null : { rank: Number(row.ahead) + begunBefore + 1 };
     },
 
     async markRunning(runId, workerId) {
-      const result = await pool.query({
-        ...named('runs-mark-running'),
-        text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
-         WHERE id = $1 AND ${UNFINISHED}`,
-        values: [runId, workerId],
+      if (maxRunning === 0) {
+        const result = await pool.query({
+          ...named('runs-mark-running'),
+          text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
+           WHERE id = $1 AND ${UNFINISHED}`,
+          values: [runId, workerId],
+        });
+        return result.rowCount === 1 ? 'started' : 'ended';
+      }
+      // The flow's running runs are counted in the same statement (read committed: apps starting
+      // runs of one flow at the same instant may pass the bound by as many).
+      const { rows } = await pool.query<{ open: boolean; started: boolean }>({
+        ...named('runs-mark-running-bounded'),
+        text: `WITH run AS (SELECT id, flow_id, ${UNFINISHED} AS open FROM runs WHERE id = $1),
+           busy AS (SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE status = 'RUNNING'
+             AND flow_id = (SELECT flow_id FROM run) AND id <> $1 LIMIT $3) b),
+           started AS (UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(),
+             attempts = attempts + 1
+             WHERE id = $1 AND ${UNFINISHED} AND (SELECT n FROM busy) < $3 RETURNING id)
+         SELECT run.open, EXISTS (SELECT 1 FROM started) AS started FROM run`,
+        values: [runId, workerId, maxRunning],
       });
+      const row = rows[0];
+      if (row?.started === true) return 'started';
+      return row?.open === true ? 'busy' : 'ended';
+    },
+
+    async abandon(runId, error) {
+      const result = await pool.query(
+        `UPDATE runs SET status = $3, error = $2, finished_at = now()
+         WHERE id = $1 AND status = 'QUEUED' AND attempts = 0`,
+        [runId, jsonb(error), runStatusOf(error.code)],
+      );
       return result.rowCount === 1;
     },
 
