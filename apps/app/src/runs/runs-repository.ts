@@ -149,16 +149,17 @@ export function createRunsRepository(
   const maxQueued = options.bounds?.maxQueued ?? 0;
   const maxRunning = options.bounds?.maxRunning ?? 0;
   /**
-   * Runs of each flow this instance is creating right now. Concurrent inserts do not see each
-   * other's rows, so a burst would share one rank: each is ranked after those begun before it
-   * here (one that committed before this one's snapshot counts twice: a burst ranks a little
-   * late, never early). Across apps, simultaneous creations may still share a rank.
+   * Runs of each flow this instance is creating right now, and the last rank it gave one of them.
+   * Concurrent inserts do not see each other's rows, so a burst would share one rank: while any
+   * is in flight, each gets at least the last rank given plus one. Across apps, simultaneous
+   * creations may still share a rank.
    */
-  const creating = new Map<string, number>();
+  const creating = new Map<string, { inFlight: number; lastRank: number }>();
   return {
     async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent }) {
-      const begunBefore = creating.get(flowId) ?? 0;
-      creating.set(flowId, begunBefore + 1);
+      const burst = creating.get(flowId) ?? { inFlight: 0, lastRank: 0 };
+      burst.inFlight += 1;
+      creating.set(flowId, burst);
       // The flow's waiting and running runs are counted in the insert's own round trip, each
       // count stopped at its bound (index runs_page_flow_status), so the bound costs no
       // statement and heals itself: it is the rows, which always reach a final state.
@@ -185,12 +186,13 @@ export function createRunsRepository(
           ],
         })
         .finally(() => {
-          const left = (creating.get(flowId) ?? 1) - 1;
-          if (left > 0) creating.set(flowId, left);
-          else creating.delete(flowId);
+          burst.inFlight -= 1;
+          if (burst.inFlight === 0) creating.delete(flowId);
         });
       const row = rows[0];
-      return row === undefined ? null : { rank: Number(row.ahead) + begunBefore + 1 };
+      if (row === undefined) return null;
+      burst.lastRank = Math.max(Number(row.ahead) + 1, burst.lastRank + 1);
+      return { rank: burst.lastRank };
     },
 
     async markRunning(runId, workerId) {
