@@ -120,7 +120,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     maxEntries: FLOW_CACHE_MAX_ENTRIES,
   });
   const pieces = createPiecesRepository(pool);
-  const runs = createRunsRepository(pool, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
+  const runs = createRunsRepository(pool, {
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    bounds: { maxQueued: config.FLOW_MAX_QUEUED_RUNS, maxRunning: config.FLOW_MAX_CONCURRENT_RUNS },
+  });
   // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
   // commands offline; the broker's connection waits and reconnects on its own.
   const producerRedis = new Redis(config.REDIS_URL, {

@@ -88,6 +88,22 @@ export const AppEnvSchema = z.object({
     .describe(
       "Restricted headers a flow's response may set anyway, comma-separated (e.g. `access-control-allow-origin`). Restricted: `set-cookie`, every `access-control-*` (CORS) and the security headers (`content-security-policy`, `strict-transport-security`, `x-frame-options`, `x-content-type-options`, `clear-site-data`, `cross-origin-*-policy`, `permissions-policy`, `referrer-policy` and the like; the full list is `RESTRICTED_RESPONSE_HEADERS` in `apps/app/src/http/response-header-policy.ts`): a webhook answers on the app's origin, the run inspector's too. A response with one that is not allowed fails its run (`INVALID_RESPONSE`).",
     ),
+  FLOW_MAX_QUEUED_RUNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1_000)
+    .describe(
+      'Most runs of one flow that may wait to start, counted across every app (Postgres, in the statement that creates the run); past it a webhook of that flow is answered 429 (`FLOW_QUEUE_FULL`, `retry-after: 1`) and creates no run. Apps creating runs of one flow at the same instant may pass it by as many. 0: no bound.',
+    ),
+  FLOW_MAX_CONCURRENT_RUNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. 0: no bound.",
+    ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe(

@@ -114,9 +114,12 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
 
     const accepted = await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/documented', { a: 1 });
     expect(accepted.status).toBe(202);
+    expect((await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/documented', { a: 2 })).status).toBe(
+      202,
+    );
     await call('POST', '/v1/webhooks/:flowId', '/v1/webhooks/no-such-flow', {});
     expect((await call('GET', '/v1/webhooks/:flowId', '/v1/webhooks/documented?a=1&a=2')).status).toBe(202);
-    // No worker runs it: the sync caller gets the documented 504.
+    // No worker runs it: the sync caller gets the documented 504 (and its run ends CALLER_GONE).
     expect((await call('POST', '/v1/webhooks/:flowId/sync', '/v1/webhooks/documented/sync', {})).status).toBe(
       504,
     );

@@ -27,12 +27,14 @@ describe.each([
   ['pglite', () => startTestPglite()],
 ])('repositories on %s', (_name, open) => {
   let pool: Pool;
+  let url: string;
   let close: () => Promise<void>;
 
   beforeAll(async () => {
     const database = await open();
     close = database.close;
-    pool = createPool(database.url, 4);
+    url = database.url;
+    pool = createPool(url, 4);
   });
 
   afterAll(async () => {
@@ -73,6 +75,7 @@ describe.each([
       flowId: 'bench',
       flowVersionId: 'bench-v2',
       enabled: true,
+      runWhenCallerGone: false,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
     expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
@@ -129,7 +132,7 @@ describe.each([
     });
     expect((await runs.get(id))?.status).toBe('QUEUED');
 
-    expect(await runs.markRunning(id, 'worker-1')).toBe(true);
+    expect(await runs.markRunning(id, 'worker-1')).toBe('started');
     const step = {
       name: 'trigger',
       kind: 'webhook/catch_webhook',
@@ -213,6 +216,79 @@ describe.each([
     expect(run?.timings?.runMs).toBe(9);
   });
 
+  it("bounds a flow's waiting and running runs, ranks each run within its flow, and ends unstarted runs", async () => {
+    await createFlowsRepository(pool).createFlow({
+      id: 'capped',
+      name: 'Capped',
+      definition: BENCHMARK_FLOW,
+    });
+    const runs = createRunsRepository(pool, {
+      preparedStatements: true,
+      bounds: { maxQueued: 2, maxRunning: 1 },
+    });
+    const create = (id: string) =>
+      runs.create({
+        id,
+        flowId: 'capped',
+        flowVersionId: 'capped-v1',
+        sync: true,
+        trigger: TRIGGER,
+        syncInstanceId: null,
+      });
+    const [a, b, c, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    expect(await create(a)).toEqual({ rank: 1 });
+    expect(await create(b)).toEqual({ rank: 2 });
+    // Two wait: the third is refused, and no row exists for it.
+    expect(await create(c)).toBeNull();
+    expect(await runs.get(c)).toBeNull();
+    // One runs at most: the second waits while the first runs.
+    expect(await runs.markRunning(a, 'worker-1')).toBe('started');
+    expect(await runs.markRunning(b, 'worker-2')).toBe('busy');
+    expect((await runs.get(b))?.status).toBe('QUEUED');
+    // A running run does not count against the waiting ones; it does count in the rank.
+    expect(await create(c)).toEqual({ rank: 3 });
+    expect(await create(d)).toBeNull();
+
+    // An unstarted run ends FAILED; a started one, or one ended already, is left alone.
+    const gone = { name: 'CallerGone', code: 'CALLER_GONE' as const, message: 'left' };
+    expect(await runs.abandon(c, gone)).toBe(true);
+    expect(await runs.get(c)).toMatchObject({ status: 'FAILED', error: gone });
+    expect(await runs.abandon(c, gone)).toBe(false);
+    expect(await runs.abandon(a, gone)).toBe(false);
+    expect(await runs.markRunning(c, 'worker-2')).toBe('ended');
+
+    expect(
+      (await runs.finish(a, { outcome: { status: 'SUCCEEDED', steps: [], logKey: null } })).finalised,
+    ).toBe(true);
+    expect(await runs.markRunning(b, 'worker-2')).toBe('started');
+    expect(
+      (await runs.finish(b, { outcome: { status: 'SUCCEEDED', steps: [], logKey: null } })).finalised,
+    ).toBe(true);
+  });
+
+  it('ranks runs of one flow created at the same moment one after another', async () => {
+    await createFlowsRepository(pool).createFlow({ id: 'burst', name: 'Burst', definition: BENCHMARK_FLOW });
+    // A pool of its own, unnamed statements: PGlite serves every connection from one session,
+    // and the other tests' pool must not meet statements this one's connections prepared.
+    const burstPool = createPool(url, 4);
+    const runs = createRunsRepository(burstPool, { preparedStatements: false });
+    const created = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        runs.create({
+          id: randomUUID(),
+          flowId: 'burst',
+          flowVersionId: 'burst-v1',
+          sync: false,
+          trigger: TRIGGER,
+          syncInstanceId: null,
+        }),
+      ),
+    ).finally(() => burstPool.end());
+    const ranks = created.map((run) => run?.rank ?? 0);
+    // Distinct: 1 to 4 in the order the inserts came back.
+    expect([...ranks].sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
+  });
+
   it('reports false for a run that does not exist', async () => {
     expect(
       (await createRunsRepository(pool).finish(randomUUID(), { outcome: { status: 'FAILED' } })).finalised,
@@ -231,8 +307,8 @@ describe.each([
       syncInstanceId: null,
     };
     const [old, rerun] = [randomUUID(), randomUUID()];
-    expect(await runs.create({ ...run, id: old })).toBe(true);
-    expect(await runs.create({ ...run, id: rerun, rerunOf: old })).toBe(true);
+    expect(await runs.create({ ...run, id: old })).toEqual({ rank: 1 });
+    expect(await runs.create({ ...run, id: rerun, rerunOf: old })).toEqual({ rank: 2 });
     expect((await runs.get(rerun))?.rerunOf).toBe(old);
     expect(await runs.rerunsOf(old)).toEqual([rerun]);
     expect(await runs.rerunSource(old)).toMatchObject({
@@ -255,7 +331,7 @@ describe.each([
     expect(await flows.delete('kept-runs')).toBe(true);
     expect(await flows.delete('kept-runs')).toBe(false);
     expect(await flows.getFlow('kept-runs')).toBeNull();
-    expect(await runs.create({ ...run, id: randomUUID() })).toBe(false);
+    await expect(runs.create({ ...run, id: randomUUID() })).rejects.toMatchObject({ code: 'FLOW_NOT_FOUND' });
     expect(await runs.get(rerun)).not.toBeNull();
   });
 

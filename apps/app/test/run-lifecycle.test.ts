@@ -97,7 +97,7 @@ describe('run lifecycle', () => {
       syncInstanceId: INSTANCE,
     });
     if (options.running !== false) {
-      expect(await lifecycle.start(id, 'worker-1')).toBe(true);
+      expect(await lifecycle.start(id, 'worker-1')).toBe('started');
       await pool.query('UPDATE runs SET started_at = now() - make_interval(secs => $2) WHERE id = $1', [
         id,
         options.ageSeconds ?? 0,

@@ -107,7 +107,7 @@ describe('run reconciler', () => {
       trigger: TRIGGER,
       syncInstanceId: INSTANCE,
     });
-    if (options.running === true) expect(await lifecycle.start(id, 'worker-1')).toBe(true);
+    if (options.running === true) expect(await lifecycle.start(id, 'worker-1')).toBe('started');
     await pool.query(
       `UPDATE runs SET created_at = now() - make_interval(secs => $2),
          started_at = CASE WHEN started_at IS NULL THEN NULL ELSE now() - make_interval(secs => $2) END
@@ -219,7 +219,7 @@ describe('run reconciler', () => {
     expect(await recovered('worker_lost')).toBe(before + 1);
 
     // Its last attempt lost the same way: final, and its sync caller hears so.
-    expect(await lifecycle.start(lost, 'worker-2')).toBe(true);
+    expect(await lifecycle.start(lost, 'worker-2')).toBe('started');
     await inspect.remove(lost);
     await pool.query(`UPDATE runs SET started_at = now() - make_interval(secs => $2) WHERE id = $1`, [
       lost,

@@ -173,12 +173,18 @@ describe('webhook intake (no worker attached)', () => {
     expect((await manage(url, 'GET', '/v1/runs?status=DONE&limit=5')).status).toBe(400);
   });
 
-  it('answers 504 with the run id when no worker answers within the webhook timeout', async () => {
+  it('answers 504 with the run id when no worker answers within the webhook timeout; the unstarted run ends CALLER_GONE', async () => {
     const response = await postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     expect(response.status).toBe(504);
-    const body = (await response.json()) as { runId: string; error: { code: string } };
+    const body = (await response.json()) as { runId: string; error: { code: string; message: string } };
     expect(body.error.code).toBe('WEBHOOK_TIMEOUT');
+    expect(body.error.message).toMatch(/will not run \(CALLER_GONE\)/);
     expect(response.headers.get(RUN_ID_HEADER)).toBe(body.runId);
+    expect(await getRun(url, body.runId)).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'CALLER_GONE' },
+      attempts: 0,
+    });
   });
 
   it('answers 404 for a run that does not exist or a malformed id', async () => {

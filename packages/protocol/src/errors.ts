@@ -24,6 +24,14 @@ export const ERROR_CATALOG = {
   RUN_ALREADY_FINISHED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
   INVALID_FLOW: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_VERSION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** More runs of this flow wait than FLOW_MAX_QUEUED_RUNS: refused before a run is created. */
+  FLOW_QUEUE_FULL: { family: 'user', runStatus: 'FAILED', httpStatus: 429 },
+  /**
+   * The sync caller left (answered 504, or disconnected) before the run started: it is not run
+   * for nobody, unless its flow says `runWhenCallerGone`. Nobody gets this answer; 499 is the
+   * status proxies log for a client that closed its request.
+   */
+  CALLER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 499 },
   // A flow that ran and failed.
   STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   INVALID_STEP_INPUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },

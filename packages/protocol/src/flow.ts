@@ -37,6 +37,11 @@ export const StepDefinitionSchema = z.discriminatedUnion('type', [
 export const FlowDefinitionSchema = z.object({
   trigger: TriggerDefinitionSchema,
   steps: z.array(StepDefinitionSchema).min(1).max(100),
+  /**
+   * Run a sync run even when its caller left (answered 504, or disconnected) before it started.
+   * Off by default: such a run ends FAILED `CALLER_GONE` without running (docs/architecture.md).
+   */
+  runWhenCallerGone: z.boolean().optional(),
 });
 
 export type TriggerDefinition = z.infer<typeof TriggerDefinitionSchema>;

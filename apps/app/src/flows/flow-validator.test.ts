@@ -49,6 +49,12 @@ describe('validateFlowDefinition', () => {
     expectInvalid(withStep(0, { name: 'Bad Name' }), /^definition\.steps\.0\.name: must match/);
   });
 
+  it('takes runWhenCallerGone as a boolean only', () => {
+    const opted = { ...BENCHMARK_FLOW, runWhenCallerGone: true };
+    expect(validateFlowDefinition(opted, catalog)).toEqual(opted);
+    expectInvalid({ ...BENCHMARK_FLOW, runWhenCallerGone: 'yes' }, /^definition\.runWhenCallerGone: /);
+  });
+
   it('points at an unknown piece, action or trigger', () => {
     expectInvalid(withStep(0, { piece: 'nope' }), "definition.steps.0.piece: unknown piece 'nope'");
     expectInvalid(

@@ -6,6 +6,8 @@ export interface PublishedFlow {
   flowId: string;
   flowVersionId: string;
   enabled: boolean;
+  /** The published definition's `runWhenCallerGone`: run a sync run whose caller has left. */
+  runWhenCallerGone: boolean;
 }
 
 export interface FlowBundleRecord {
@@ -119,13 +121,20 @@ const INSERT_VERSION = `
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
-      const { rows } = await pool.query<FlowRow>(
-        'SELECT id, published_version_id, enabled FROM flows WHERE id = $1 AND deleted_at IS NULL',
+      const { rows } = await pool.query<FlowRow & { run_when_caller_gone: boolean }>(
+        `SELECT f.id, f.published_version_id, f.enabled,
+           coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone
+         FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
       const row = rows[0];
       if (row === undefined || row.published_version_id === null) return null;
-      return { flowId: row.id, flowVersionId: row.published_version_id, enabled: row.enabled };
+      return {
+        flowId: row.id,
+        flowVersionId: row.published_version_id,
+        enabled: row.enabled,
+        runWhenCallerGone: row.run_when_caller_gone,
+      };
     },
 
     async getFlow(flowId) {

@@ -25,7 +25,12 @@ function fakeFlows(published: Map<string, PublishedFlow>) {
 }
 
 describe('withPublishedFlowCache', () => {
-  const flow: PublishedFlow = { flowId: 'f', flowVersionId: 'f-v1', enabled: true };
+  const flow: PublishedFlow = {
+    flowId: 'f',
+    flowVersionId: 'f-v1',
+    enabled: true,
+    runWhenCallerGone: false,
+  };
 
   it('answers repeated lookups from memory until the TTL passes', async () => {
     let now = 0;

@@ -218,7 +218,7 @@ export const ROUTE_SCHEMAS = {
     body: webhookBody,
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 413, 500, 502, 503, 504),
+      ...errors(400, 404, 413, 429, 500, 502, 503, 504),
       ...serverLimits,
     },
   },
@@ -230,7 +230,7 @@ export const ROUTE_SCHEMAS = {
     querystring: webhookQuery,
     response: {
       200: { description: "The flow's own response (its status, headers and body)." },
-      ...errors(400, 404, 500, 502, 503, 504),
+      ...errors(400, 404, 429, 500, 502, 503, 504),
       ...serverLimits,
     },
   },
@@ -243,7 +243,7 @@ export const ROUTE_SCHEMAS = {
     body: webhookBody,
     response: {
       202: webhookAccepted,
-      ...errors(400, 404, 413, 503),
+      ...errors(400, 404, 413, 429, 503),
       ...serverLimits,
     },
   },
@@ -255,7 +255,7 @@ export const ROUTE_SCHEMAS = {
     querystring: webhookQuery,
     response: {
       202: webhookAccepted,
-      ...errors(400, 404, 503),
+      ...errors(400, 404, 429, 503),
       ...serverLimits,
     },
   },

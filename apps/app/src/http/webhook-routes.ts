@@ -138,7 +138,6 @@ async function accept(
     );
   }
   const runId = randomUUID();
-  span?.setAttribute('flowbox.run_id', runId);
   const syncInstanceId = sync ? deps.hub.instanceId : null;
   // The run's context travels with its job: every later span of the run descends from this one.
   const traceparent = span?.traceparent;
@@ -152,8 +151,16 @@ async function accept(
     syncInstanceId,
     traceparent,
   });
-  // Deleted since this app's flow cache read it (on any app): the INSERT checked, no run exists.
-  if (!accepted) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${request.params.flowId} was deleted`);
+  if (accepted === null) {
+    const body: ErrorBody = {
+      error: {
+        code: 'FLOW_QUEUE_FULL',
+        message: `flow ${flow.flowId} has as many runs waiting as it may; no run was created, try again shortly`,
+      },
+    };
+    return reply.status(httpStatusOf(body.error.code)).header('retry-after', '1').send(body);
+  }
+  span?.setAttribute('flowbox.run_id', runId);
   reply.header(RUN_ID_HEADER, runId);
 
   const waiter = sync ? deps.hub.register(runId) : null;
@@ -173,7 +180,7 @@ async function accept(
       ? undefined
       : deps.tracer?.startSpan('enqueue', { parent: traceparent, kind: 'producer' });
   try {
-    await deps.queue.add(job);
+    await deps.queue.add(job, accepted.rank);
   } catch (error) {
     waiter?.cancel();
     enqueue?.fail(serializeError(error));
@@ -186,11 +193,51 @@ async function accept(
   }
 
   if (waiter === null) return reply.status(202).send({ runId });
-  const outcome = await waiter.wait(deps.webhookTimeoutMs);
-  return sendOutcome(reply, outcome, deps.webhookTimeoutMs);
+  // The raw response closes before it is written only when the client went away.
+  const left = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableEnded) left.abort();
+  };
+  reply.raw.once('close', onClose);
+  const outcome = await waiter.wait(deps.webhookTimeoutMs, left.signal);
+  reply.raw.off('close', onClose);
+  let dropped = false;
+  if ((outcome.type === 'timeout' || outcome.type === 'caller-gone') && !flow.runWhenCallerGone) {
+    dropped = await dropUnstarted(deps, request, runId, outcome.type);
+  }
+  return sendOutcome(reply, outcome, deps.webhookTimeoutMs, dropped);
 }
 
-function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: number): FastifyReply {
+/**
+ * A sync caller that left (answered 504, or disconnected) before its run started would get
+ * nothing from it: the run ends `CALLER_GONE` instead of running for nobody, and its job leaves
+ * the queue (a job that is being leased is refused at its start instead). True when it ended.
+ */
+async function dropUnstarted(
+  deps: WebhookDeps,
+  request: FastifyRequest,
+  runId: string,
+  why: 'timeout' | 'caller-gone',
+): Promise<boolean> {
+  try {
+    const ended = await deps.lifecycle.callerGone(
+      runId,
+      why === 'timeout' ? 'was answered 504 (WEBHOOK_TIMEOUT)' : 'disconnected',
+    );
+    if (ended) await deps.queue.remove(runId).catch(() => false);
+    return ended;
+  } catch (error) {
+    request.log.warn({ err: error, runId }, 'could not end a run whose caller left');
+    return false;
+  }
+}
+
+function sendOutcome(
+  reply: FastifyReply,
+  outcome: SyncOutcome,
+  timeoutMs: number,
+  dropped: boolean,
+): FastifyReply {
   switch (outcome.type) {
     case 'flow-response': {
       const { status, headers, body } = outcome.response;
@@ -217,8 +264,18 @@ function sendOutcome(reply: FastifyReply, outcome: SyncOutcome, timeoutMs: numbe
       const body: ErrorBody = {
         error: {
           code: 'WEBHOOK_TIMEOUT',
-          message: `the flow did not answer within ${timeoutMs / 1000}s; the run goes on and stays readable`,
+          message: dropped
+            ? `the run did not start within ${timeoutMs / 1000}s; it will not run (CALLER_GONE) and stays readable`
+            : `the flow did not answer within ${timeoutMs / 1000}s; the run goes on and stays readable`,
         },
+        runId: outcome.runId,
+      };
+      return reply.status(httpStatusOf(body.error.code)).send(body);
+    }
+    case 'caller-gone': {
+      // Nobody reads this: the connection is gone. Sent so the request ends like any other.
+      const body: ErrorBody = {
+        error: { code: 'CALLER_GONE', message: 'the caller disconnected' },
         runId: outcome.runId,
       };
       return reply.status(httpStatusOf(body.error.code)).send(body);

@@ -18,6 +18,24 @@ import type { LeasedJob } from './job-broker.ts';
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 export const ENGINE_TOKEN_GRACE_SECONDS = 60;
 
+/** How long a job whose flow is at FLOW_MAX_CONCURRENT_RUNS stays out of the queue. */
+export const BUSY_FLOW_POSTPONE_MS = 500;
+
+/**
+ * A leased job that may not start now: its flow runs FLOW_MAX_CONCURRENT_RUNS already. Not an
+ * error a run ends with (the run stays QUEUED): the gateway postpones the job and hands out
+ * another.
+ */
+export class FlowBusy extends Error {
+  readonly runId: string;
+
+  constructor(runId: string) {
+    super(`run ${runId} waits: its flow runs as many runs as it may`);
+    this.name = 'FlowBusy';
+    this.runId = runId;
+  }
+}
+
 /**
  * Turns a leased job into what a worker needs (presigned bundle and piece downloads, a scoped
  * token, a presigned log upload), and settles the job once its attempt has ended (the run's
@@ -91,8 +109,10 @@ export class Dispatcher {
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
       this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
     ]);
-    if (!started) {
-      // Its job came back (an app died holding it) after the run had already ended.
+    if (started === 'busy') throw new FlowBusy(data.runId);
+    if (started === 'ended') {
+      // Its job came back (an app died holding it) after the run had already ended, or its
+      // sync caller left before it started (CALLER_GONE).
       throw new FlowboxError(
         'RUN_ALREADY_FINISHED',
         `run ${data.runId} has already ended; not running it again`,

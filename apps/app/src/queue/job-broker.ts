@@ -23,6 +23,11 @@ export interface LeasedJob {
   fail(reason: string, options?: { fetchNext?: boolean; retry?: boolean }): Promise<LeasedJob | null>;
   /** Puts the job back in the queue untouched (its worker went away before receiving it). */
   release(): Promise<void>;
+  /**
+   * Puts the job back in the queue after `ms`, untouched and without counting an attempt (its
+   * flow runs as many runs as it may); it keeps its priority, and a worker takes another job.
+   */
+  postpone(ms: number): Promise<void>;
 }
 
 interface PendingPoll {
@@ -209,6 +214,10 @@ export class JobBroker {
       release: async () => {
         endLease();
         await job.moveToWait(token);
+      },
+      postpone: async (ms) => {
+        endLease();
+        await job.moveToDelayed(Date.now() + ms, token);
       },
     };
   }

@@ -4,8 +4,19 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 export const RUN_QUEUE_NAME = 'runs';
+/** BullMQ's largest priority. */
+const MAX_PRIORITY = 2_097_152;
 
-/** The producer side of the run queue. One job per run; the job id is the run id. */
+/**
+ * The producer side of the run queue. One job per run; the job id is the run id.
+ *
+ * Fairness between flows: a job's BullMQ priority is its run's rank among its flow's unfinished
+ * runs (lower first, FIFO within a rank). So the queue serves every flow's first waiting run,
+ * then every flow's second, and so on: a flow that queued a backlog does not hold back another
+ * flow's run behind it (round-robin over the flows with waiting runs), and this costs nothing
+ * per run: the rank is counted in the statement that creates the run, and the priority rides
+ * the add.
+ */
 export class RunQueue {
   readonly #queue: Queue<RunJobData>;
   readonly #connection: Redis;
@@ -21,10 +32,12 @@ export class RunQueue {
     });
   }
 
-  async add(data: RunJobData): Promise<void> {
+  /** `rank`: the run's place among its flow's unfinished runs (1: none before it). */
+  async add(data: RunJobData, rank = 1): Promise<void> {
     try {
       await this.#queue.add('run', data, {
         jobId: data.runId,
+        priority: Math.min(Math.max(1, rank), MAX_PRIORITY),
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
         // crash that takes the worker's machine down is not retried into the same state.
         attempts: this.#maxAttempts,
@@ -59,10 +72,19 @@ export class RunQueue {
     return missing;
   }
 
-  /** Jobs by state (one Redis round trip), for the metrics. */
+  /** Jobs by state (one Redis round trip), for the metrics. Prioritized jobs are waiting too. */
   async counts(): Promise<{ waiting: number; active: number; delayed: number }> {
-    const counts = await this.#queue.getJobCounts('waiting', 'active', 'delayed');
-    return { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0 };
+    const counts = await this.#queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+    };
+  }
+
+  /** Removes a job that waits (its run ended before it started); false when it is leased. */
+  async remove(jobId: string): Promise<boolean> {
+    return (await this.#queue.remove(jobId)) === 1;
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@ import type { RunsRepository } from './runs-repository.ts';
 
 /** The queue as a re-run uses it (RunQueue). */
 export interface RerunQueue {
-  add(data: RunJobData): Promise<void>;
+  add(data: RunJobData, rank?: number): Promise<void>;
 }
 
 /**
@@ -37,7 +37,12 @@ export async function startRerun(
     syncInstanceId: null,
     rerunOf: source.id,
   });
-  if (!accepted) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${source.flowId} was deleted`);
+  if (accepted === null) {
+    throw new FlowboxError(
+      'FLOW_QUEUE_FULL',
+      `flow ${source.flowId} has as many runs waiting as it may; no run was created, try again shortly`,
+    );
+  }
   const job: RunJobData = {
     version: 1,
     type: 'run-flow',
@@ -49,7 +54,7 @@ export async function startRerun(
     acceptedAt: Date.now(),
   };
   try {
-    await deps.queue.add(job);
+    await deps.queue.add(job, accepted.rank);
   } catch (error) {
     // As a webhook's: the accepted run ends readable, saying why it never ran.
     await deps.lifecycle.failUnqueued({ id, flowId: source.flowId }, serializeError(error));

@@ -14,7 +14,7 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { NewRun, RunsRepository } from './runs-repository.ts';
+import type { NewRun, RunsRepository, StartResult } from './runs-repository.ts';
 
 /**
  * A run's outcome as its worker forwarded it, with what the worker measured: what the final write
@@ -59,7 +59,8 @@ export type ConcludeResult =
 
 /**
  * The one owner of a run's states: `QUEUED → RUNNING → SUCCEEDED | FAILED | TIMEOUT |
- * INTERNAL_ERROR`, and `RUNNING → QUEUED` for a retry. Every transition goes through here; the
+ * INTERNAL_ERROR`, `RUNNING → QUEUED` for a retry, and `QUEUED → FAILED` for a sync run whose
+ * caller left before it started. Every transition goes through here; the
  * first final state wins (the repository's conditional update), whether the worker's result, a
  * lost worker, a webhook that could not enqueue or the sweeper gets there first; a waiting sync
  * caller hears of the end from here, once.
@@ -91,16 +92,38 @@ export class RunLifecycle {
     this.#logger = deps.logger;
   }
 
-  /** → QUEUED: a webhook (or a re-run) accepted the run; false when its flow is deleted (no run). */
-  async accept(run: NewRun): Promise<boolean> {
-    if (!(await this.#runs.create(run))) return false;
-    this.#metrics.runAccepted();
-    return true;
+  /**
+   * → QUEUED: a webhook (or a re-run) accepted the run. Null when its flow has
+   * FLOW_MAX_QUEUED_RUNS waiting (no run was created); else the run's rank among its flow's
+   * unfinished runs (1: the first). Throws FLOW_NOT_FOUND when the flow is deleted (no run).
+   */
+  async accept(run: NewRun): Promise<{ rank: number } | null> {
+    const created = await this.#runs.create(run);
+    if (created !== null) this.#metrics.runAccepted();
+    return created;
   }
 
-  /** QUEUED → RUNNING for a worker; false when the run has ended already (its job came back). */
-  start(runId: string, workerId: string): Promise<boolean> {
+  /**
+   * QUEUED → RUNNING for a worker: `ended` when the run has ended already (its job came back, or
+   * its caller left), `busy` when its flow runs FLOW_MAX_CONCURRENT_RUNS already.
+   */
+  start(runId: string, workerId: string): Promise<StartResult> {
     return this.#runs.markRunning(runId, workerId);
+  }
+
+  /**
+   * QUEUED → FAILED `CALLER_GONE`: the sync caller left (answered 504, or disconnected) before
+   * the run's first start, so nobody would get its answer. A run that started (even once, and
+   * now waits for a retry) goes on. True when this call ended the run.
+   */
+  async callerGone(runId: string, why: string): Promise<boolean> {
+    const ended = await this.#runs.abandon(runId, {
+      name: 'CallerGone',
+      code: 'CALLER_GONE',
+      message: `the caller ${why} before the run started; it was not run (set runWhenCallerGone on the flow to run it anyway)`,
+    });
+    if (ended) this.#metrics.runFinished(runStatusOf('CALLER_GONE'));
+    return ended;
   }
 
   /** QUEUED → final (INTERNAL_ERROR): an accepted run whose job could not be enqueued ends saying why. */

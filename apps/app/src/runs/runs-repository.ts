@@ -1,4 +1,5 @@
 import {
+  FlowboxError,
   type JobProvisioning,
   type JobTimings,
   type RunOutcome,
@@ -84,13 +85,35 @@ export interface UnfinishedCursor {
   id: string;
 }
 
+/** Per-flow bounds the run statements apply (FLOW_MAX_QUEUED_RUNS, FLOW_MAX_CONCURRENT_RUNS; 0: none). */
+export interface FlowRunBounds {
+  maxQueued: number;
+  maxRunning: number;
+}
+
+/** Why `markRunning` did or did not start a run. */
+export type StartResult =
+  | 'started'
+  /** The run is final already (its job came back after it ended, or its caller left). */
+  | 'ended'
+  /** Its flow has `maxRunning` runs running: the run stays QUEUED. */
+  | 'busy';
+
 export interface RunsRepository {
   /**
-   * Records an accepted run; false (nothing written) when its flow is deleted: the one statement
-   * checks, so a deletion on any app refuses new runs at once, whatever a flow cache says.
+   * Creates a QUEUED run unless its flow has `maxQueued` runs waiting already (null: no run was
+   * created). `rank` is the run's place among its flow's unfinished runs (1: none before it),
+   * counted in the same statement. Throws FLOW_NOT_FOUND, writing nothing, when the flow is
+   * deleted: the statement checks, so a deletion on any app refuses new runs at once, whatever
+   * a flow cache says.
    */
-  create(input: NewRun): Promise<boolean>;
-  markRunning(runId: string, workerId: string): Promise<boolean>;
+  create(input: NewRun): Promise<{ rank: number } | null>;
+  markRunning(runId: string, workerId: string): Promise<StartResult>;
+  /**
+   * Ends a run that never started (QUEUED, no attempt yet) with `error`, in the status its code
+   * has in the catalog; false when it had started or ended already.
+   */
+  abandon(runId: string, error: SerializedError): Promise<boolean>;
   /**
    * Puts a started run back in QUEUED for another attempt, keeping why the last one failed in
    * `error`; false when it is final already.
@@ -142,6 +165,8 @@ export interface RunsRepository {
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
+/** How far a flow's runs are counted for a run's rank when no bound stops the count earlier. */
+const RANK_COUNT_LIMIT = 10_000;
 
 /**
  * With `preparedStatements` (the default), the statements every run makes (create, mark
@@ -151,37 +176,100 @@ const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
  */
 export function createRunsRepository(
   pool: Pool,
-  options: { preparedStatements: boolean } = { preparedStatements: true },
+  options: { preparedStatements: boolean; bounds?: FlowRunBounds } = { preparedStatements: true },
 ): RunsRepository {
   const named = (name: string) => (options.preparedStatements ? { name } : {});
+  const maxQueued = options.bounds?.maxQueued ?? 0;
+  const maxRunning = options.bounds?.maxRunning ?? 0;
+  /**
+   * Runs of each flow this instance is creating right now, and the last rank it gave one of them.
+   * Concurrent inserts do not see each other's rows, so a burst would share one rank: while any
+   * is in flight, each gets at least the last rank given plus one. Across apps, simultaneous
+   * creations may still share a rank.
+   */
+  const creating = new Map<string, { inFlight: number; lastRank: number }>();
   return {
     async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent, rerunOf }) {
-      const result = await pool.query({
-        ...named('runs-create'),
-        text: `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of)
-         SELECT $1, $2, $3, 'QUEUED', $4, $5, $6, $7, $8
-         WHERE EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL)`,
-        values: [
-          id,
-          flowId,
-          flowVersionId,
-          sync,
-          jsonb(trigger),
-          syncInstanceId,
-          traceparent ?? null,
-          rerunOf ?? null,
-        ],
-      });
-      return result.rowCount === 1;
+      const burst = creating.get(flowId) ?? { inFlight: 0, lastRank: 0 };
+      burst.inFlight += 1;
+      creating.set(flowId, burst);
+      // The flow's waiting and running runs are counted in the insert's own round trip, each
+      // count stopped at its bound (index runs_page_flow_status), so the bound costs no
+      // statement and heals itself: it is the rows, which always reach a final state. The same
+      // statement refuses a deleted flow, and always answers one row saying which happened.
+      const { rows } = await pool
+        .query<{ inserted: string; live: boolean; ahead: string }>({
+          ...named('runs-create'),
+          text: `WITH backlog AS (SELECT
+           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $5) q) AS queued,
+           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'RUNNING' LIMIT $6) r) AS running),
+         flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
+         created AS (
+           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of)
+           SELECT $1, $2, $3, 'QUEUED', $4, $8, $9, $10, $11 FROM backlog, flow
+           WHERE flow.live AND ($7::int = 0 OR backlog.queued < $7)
+           RETURNING 1)
+         SELECT (SELECT count(*) FROM created) AS inserted, flow.live, backlog.queued + backlog.running AS ahead
+         FROM backlog, flow`,
+          values: [
+            id,
+            flowId,
+            flowVersionId,
+            sync,
+            maxQueued > 0 ? maxQueued : RANK_COUNT_LIMIT,
+            RANK_COUNT_LIMIT,
+            maxQueued,
+            jsonb(trigger),
+            syncInstanceId,
+            traceparent ?? null,
+            rerunOf ?? null,
+          ],
+        })
+        .finally(() => {
+          burst.inFlight -= 1;
+          if (burst.inFlight === 0) creating.delete(flowId);
+        });
+      const row = rows[0];
+      if (row?.live !== true) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${flowId} was deleted`);
+      if (Number(row.inserted) !== 1) return null;
+      burst.lastRank = Math.max(Number(row.ahead) + 1, burst.lastRank + 1);
+      return { rank: burst.lastRank };
     },
 
     async markRunning(runId, workerId) {
-      const result = await pool.query({
-        ...named('runs-mark-running'),
-        text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
-         WHERE id = $1 AND ${UNFINISHED}`,
-        values: [runId, workerId],
+      if (maxRunning === 0) {
+        const result = await pool.query({
+          ...named('runs-mark-running'),
+          text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
+           WHERE id = $1 AND ${UNFINISHED}`,
+          values: [runId, workerId],
+        });
+        return result.rowCount === 1 ? 'started' : 'ended';
+      }
+      // The flow's running runs are counted in the same statement (read committed: apps starting
+      // runs of one flow at the same instant may pass the bound by as many).
+      const { rows } = await pool.query<{ open: boolean; started: boolean }>({
+        ...named('runs-mark-running-bounded'),
+        text: `WITH run AS (SELECT id, flow_id, ${UNFINISHED} AS open FROM runs WHERE id = $1),
+           busy AS (SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE status = 'RUNNING'
+             AND flow_id = (SELECT flow_id FROM run) AND id <> $1 LIMIT $3) b),
+           started AS (UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(),
+             attempts = attempts + 1
+             WHERE id = $1 AND ${UNFINISHED} AND (SELECT n FROM busy) < $3 RETURNING id)
+         SELECT run.open, EXISTS (SELECT 1 FROM started) AS started FROM run`,
+        values: [runId, workerId, maxRunning],
       });
+      const row = rows[0];
+      if (row?.started === true) return 'started';
+      return row?.open === true ? 'busy' : 'ended';
+    },
+
+    async abandon(runId, error) {
+      const result = await pool.query(
+        `UPDATE runs SET status = $3, error = $2, finished_at = now()
+         WHERE id = $1 AND status = 'QUEUED' AND attempts = 0`,
+        [runId, jsonb(error), runStatusOf(error.code)],
+      );
       return result.rowCount === 1;
     },
 

@@ -13,7 +13,7 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
-import type { Dispatcher } from '../queue/dispatcher.ts';
+import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
 import type { JobBroker, LeasedJob } from '../queue/job-broker.ts';
 import type { TokenService } from '../tokens.ts';
 
@@ -160,8 +160,15 @@ export class WorkerGateway {
     }
     session.polling = true;
     try {
-      const lease = await this.#broker.next(this.#pollMs, session.disconnected.signal);
-      const job = lease === null ? null : await this.#handOut(session, lease, parsed.value.workerId, logger);
+      // A lease that cannot run (its run ended, or its flow is at its cap) is not this worker's
+      // job: the poll goes on for another until its time is up.
+      const deadline = Date.now() + this.#pollMs;
+      let job: DispatchedJob | null = null;
+      while (job === null && !session.disconnected.signal.aborted && Date.now() < deadline) {
+        const lease = await this.#broker.next(deadline - Date.now(), session.disconnected.signal);
+        if (lease === null) break;
+        job = await this.#handOut(session, lease, parsed.value.workerId, logger);
+      }
       if (!session.disconnected.signal.aborted) {
         ack(job === null ? { version: 1, type: 'idle' } : { version: 1, type: 'job', job });
       }
@@ -188,6 +195,12 @@ export class WorkerGateway {
     } catch (error) {
       session.inFlight = null;
       session.handedOut = null;
+      if (error instanceof FlowBusy) {
+        await lease.postpone(BUSY_FLOW_POSTPONE_MS).catch((cause: unknown) => {
+          logger.warn({ err: cause, runId: lease.data.runId }, 'could not postpone a job');
+        });
+        return null;
+      }
       if (error instanceof FlowboxError && error.code === 'RUN_ALREADY_FINISHED') {
         logger.warn({ runId: lease.data.runId }, error.message);
         await lease.complete();

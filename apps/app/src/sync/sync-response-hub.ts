@@ -6,11 +6,16 @@ import type { Redis } from 'ioredis';
 export type SyncOutcome =
   | SyncMessage
   | { type: 'timeout'; runId: string }
-  | { type: 'shutdown'; runId: string };
+  | { type: 'shutdown'; runId: string }
+  /** The caller disconnected before its answer came. */
+  | { type: 'caller-gone'; runId: string };
 
 export interface SyncWaiter {
-  /** Resolves with the run's answer, or `timeout` after `timeoutMs`. Never rejects. */
-  wait(timeoutMs: number): Promise<SyncOutcome>;
+  /**
+   * Resolves with the run's answer, `timeout` after `timeoutMs`, or `caller-gone` when
+   * `callerGone` aborts. Never rejects.
+   */
+  wait(timeoutMs: number, callerGone?: AbortSignal): Promise<SyncOutcome>;
   cancel(): void;
 }
 
@@ -60,12 +65,16 @@ export class SyncResponseHub {
     if (this.#closed) deferred.resolve({ type: 'shutdown', runId });
     else this.#waiters.set(runId, deferred);
     return {
-      wait: async (timeoutMs) => {
+      wait: async (timeoutMs, callerGone) => {
         const timer = setTimeout(() => deferred.resolve({ type: 'timeout', runId }), timeoutMs);
+        const onGone = () => deferred.resolve({ type: 'caller-gone', runId });
+        if (callerGone?.aborted === true) onGone();
+        callerGone?.addEventListener('abort', onGone, { once: true });
         try {
           return await deferred.promise;
         } finally {
           clearTimeout(timer);
+          callerGone?.removeEventListener('abort', onGone);
           this.#forget(runId);
         }
       },

@@ -210,6 +210,8 @@ export interface WebhookAnswer {
   runId: string | null;
   body: unknown;
   ms: number;
+  /** The `retry-after` header, when the answer had one. */
+  retryAfter: string | null;
 }
 
 /** POSTs a webhook and reads the answer; a request still unanswered after `timeoutMs` throws. */
@@ -232,7 +234,13 @@ export async function postWebhook(
     parsed = JSON.parse(text);
   } catch {}
   const runId = response.headers.get(RUN_ID_HEADER) ?? (parsed as { runId?: string } | null)?.runId ?? null;
-  return { status: response.status, runId, body: parsed, ms: performance.now() - started };
+  return {
+    status: response.status,
+    runId,
+    body: parsed,
+    ms: performance.now() - started,
+    retryAfter: response.headers.get('retry-after'),
+  };
 }
 
 /** Polls `GET /v1/runs/:id` until the run is final; throws past `deadlineMs`. */

@@ -173,10 +173,11 @@ describe('a job deleted from Redis behind a QUEUED run, with two apps', () => {
     expect(queued.status).toBe(202);
     const runId = queued.runId ?? '';
 
-    // What Redis loses: the job and its place in the wait list.
+    // What Redis loses: the job and its place in the queue (jobs wait in BullMQ's prioritized
+    // set: their priority is their run's rank in its flow).
     const wire = await RedisWire.open(inject('redisUrl'));
     try {
-      expect(await wire.command('LREM', `${prefix}:runs:wait`, '0', runId)).toBe(1);
+      expect(await wire.command('ZREM', `${prefix}:runs:prioritized`, runId)).toBe(1);
       expect(await wire.command('DEL', `${prefix}:runs:${runId}`)).toBe(1);
     } finally {
       await wire.close();

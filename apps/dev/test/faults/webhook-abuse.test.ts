@@ -199,7 +199,10 @@ describe('webhook abuse against a real app process (no worker)', () => {
     expect(response.status).toBe(200);
     return ((await response.json()) as { runs: unknown[] }).runs.length;
   };
-  const waiting = async (): Promise<number> => Number(await redis.command('LLEN', `${prefix}:runs:wait`));
+  // Jobs wait in BullMQ's prioritized set (their priority is their run's rank in its flow).
+  const waiting = async (): Promise<number> =>
+    Number(await redis.command('LLEN', `${prefix}:runs:wait`)) +
+    Number(await redis.command('ZCARD', `${prefix}:runs:prioritized`));
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'flowbox-fault-webhook-'));
