@@ -50,6 +50,7 @@ describe.each([
       '0004_run_pages.sql',
       '0005_run_requeue.sql',
       '0006_rerun_retention.sql',
+      '0007_run_rank.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -266,27 +267,43 @@ describe.each([
     ).toBe(true);
   });
 
-  it('ranks runs of one flow created at the same moment one after another', async () => {
+  it('ranks a run after every run of its flow still waiting, and from 1 again once none waits', async () => {
     await createFlowsRepository(pool).createFlow({ id: 'burst', name: 'Burst', definition: BENCHMARK_FLOW });
     // A pool of its own, unnamed statements: PGlite serves every connection from one session,
     // and the other tests' pool must not meet statements this one's connections prepared.
     const burstPool = createPool(url, 4);
     const runs = createRunsRepository(burstPool, { preparedStatements: false });
-    const created = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        runs.create({
-          id: randomUUID(),
-          flowId: 'burst',
-          flowVersionId: 'burst-v1',
-          sync: false,
-          trigger: TRIGGER,
-          syncInstanceId: null,
-        }),
-      ),
-    ).finally(() => burstPool.end());
-    const ranks = created.map((run) => run?.rank ?? 0);
-    // Distinct: 1 to 4 in the order the inserts came back.
-    expect([...ranks].sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
+    const create = () => {
+      const id = randomUUID();
+      const run = {
+        id,
+        flowId: 'burst',
+        flowVersionId: 'burst-v1',
+        sync: false,
+        trigger: TRIGGER,
+        syncInstanceId: null,
+      };
+      return runs.create(run).then((created) => ({ id, rank: created?.rank ?? 0 }));
+    };
+    try {
+      const first = await create();
+      const second = await create();
+      expect([first.rank, second.rank]).toEqual([1, 2]);
+      // Created at one moment, they may share a rank (FIFO within it), but none is ranked
+      // before a run of the flow that was already waiting.
+      const burst = await Promise.all(Array.from({ length: 4 }, create));
+      for (const run of burst) expect(run.rank).toBeGreaterThanOrEqual(3);
+      // The first run starting does not lower the next one's rank below those still waiting.
+      expect(await runs.markRunning(first.id, 'worker-1')).toBe('started');
+      expect((await create()).rank).toBeGreaterThan(Math.max(...burst.map((r) => r.rank)));
+      // Once none of the flow's runs waits, ranks start from 1 again: nothing can be overtaken.
+      await burstPool.query(
+        `UPDATE runs SET status = 'RUNNING' WHERE flow_id = 'burst' AND status = 'QUEUED'`,
+      );
+      expect((await create()).rank).toBe(1);
+    } finally {
+      await burstPool.end();
+    }
   });
 
   it('reports false for a run that does not exist', async () => {

@@ -10,8 +10,8 @@ const MAX_PRIORITY = 2_097_152;
 /**
  * The producer side of the run queue. One job per run; the job id is the run id.
  *
- * Fairness between flows: a job's BullMQ priority is its run's rank among its flow's unfinished
- * runs (lower first, FIFO within a rank). So the queue serves every flow's first waiting run,
+ * Fairness between flows: a job's BullMQ priority is its run's rank within its flow (one after
+ * the flow's runs still waiting; lower first, FIFO within a rank). So the queue serves every flow's first waiting run,
  * then every flow's second, and so on: a flow that queued a backlog does not hold back another
  * flow's run behind it (round-robin over the flows with waiting runs), and this costs nothing
  * per run: the rank is counted in the statement that creates the run, and the priority rides
@@ -32,7 +32,7 @@ export class RunQueue {
     });
   }
 
-  /** `rank`: the run's place among its flow's unfinished runs (1: none before it). */
+  /** `rank`: the run's place in its flow's queue (1: none of its flow waits before it). */
   async add(data: RunJobData, rank = 1): Promise<void> {
     try {
       await this.#queue.add('run', data, {

@@ -94,8 +94,8 @@ export class RunLifecycle {
 
   /**
    * → QUEUED: a webhook (or a re-run) accepted the run. Null when its flow has
-   * FLOW_MAX_QUEUED_RUNS waiting (no run was created); else the run's rank among its flow's
-   * unfinished runs (1: the first). Throws FLOW_NOT_FOUND when the flow is deleted (no run).
+   * FLOW_MAX_QUEUED_RUNS waiting (no run was created); else the run's rank in its flow's queue
+   * (its job's priority). Throws FLOW_NOT_FOUND when the flow is deleted (no run).
    */
   async accept(run: NewRun): Promise<{ rank: number } | null> {
     const created = await this.#runs.create(run);

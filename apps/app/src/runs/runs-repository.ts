@@ -102,7 +102,7 @@ export type StartResult =
 export interface RunsRepository {
   /**
    * Creates a QUEUED run unless its flow has `maxQueued` runs waiting already (null: no run was
-   * created). `rank` is the run's place among its flow's unfinished runs (1: none before it),
+   * created). `rank` is one after the highest rank of its flow's runs still waiting (1: none waits),
    * counted in the same statement. Throws FLOW_NOT_FOUND, writing nothing, when the flow is
    * deleted: the statement checks, so a deletion on any app refuses new runs at once, whatever
    * a flow cache says.
@@ -165,8 +165,6 @@ export interface RunsRepository {
 }
 
 const UNFINISHED = "status IN ('QUEUED', 'RUNNING')";
-/** How far a flow's runs are counted for a run's rank when no bound stops the count earlier. */
-const RANK_COUNT_LIMIT = 10_000;
 
 /**
  * With `preparedStatements` (the default), the statements every run makes (create, mark
@@ -181,59 +179,41 @@ export function createRunsRepository(
   const named = (name: string) => (options.preparedStatements ? { name } : {});
   const maxQueued = options.bounds?.maxQueued ?? 0;
   const maxRunning = options.bounds?.maxRunning ?? 0;
-  /**
-   * Runs of each flow this instance is creating right now, and the last rank it gave one of them.
-   * Concurrent inserts do not see each other's rows, so a burst would share one rank: while any
-   * is in flight, each gets at least the last rank given plus one. Across apps, simultaneous
-   * creations may still share a rank.
-   */
-  const creating = new Map<string, { inFlight: number; lastRank: number }>();
   return {
     async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent, rerunOf }) {
-      const burst = creating.get(flowId) ?? { inFlight: 0, lastRank: 0 };
-      burst.inFlight += 1;
-      creating.set(flowId, burst);
-      // The flow's waiting and running runs are counted in the insert's own round trip, each
-      // count stopped at its bound (index runs_page_flow_status), so the bound costs no
-      // statement and heals itself: it is the rows, which always reach a final state. The same
-      // statement refuses a deleted flow, and always answers one row saying which happened.
-      const { rows } = await pool
-        .query<{ inserted: string; live: boolean; ahead: string }>({
-          ...named('runs-create'),
-          text: `WITH backlog AS (SELECT
+      // One round trip counts the flow's waiting runs (stopped at the bound, on the
+      // (flow_id, status, …) index), refuses a deleted flow, and ranks the run after every run of
+      // its flow still waiting. The rank only grows while the flow has runs waiting, so no run is
+      // overtaken by a later one of its flow; it starts again at 1 once none waits. The bound
+      // costs no statement and heals itself: it is the rows, which always reach a final state.
+      const { rows } = await pool.query<{ live: boolean; rank: number | null }>({
+        ...named('runs-create'),
+        text: `WITH backlog AS (SELECT
            (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $5) q) AS queued,
-           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'RUNNING' LIMIT $6) r) AS running),
+           (SELECT coalesce(max(rank), 0) FROM runs WHERE flow_id = $2 AND status = 'QUEUED') AS last_rank),
          flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
          created AS (
-           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of)
-           SELECT $1, $2, $3, 'QUEUED', $4, $8, $9, $10, $11 FROM backlog, flow
-           WHERE flow.live AND ($7::int = 0 OR backlog.queued < $7)
-           RETURNING 1)
-         SELECT (SELECT count(*) FROM created) AS inserted, flow.live, backlog.queued + backlog.running AS ahead
-         FROM backlog, flow`,
-          values: [
-            id,
-            flowId,
-            flowVersionId,
-            sync,
-            maxQueued > 0 ? maxQueued : RANK_COUNT_LIMIT,
-            RANK_COUNT_LIMIT,
-            maxQueued,
-            jsonb(trigger),
-            syncInstanceId,
-            traceparent ?? null,
-            rerunOf ?? null,
-          ],
-        })
-        .finally(() => {
-          burst.inFlight -= 1;
-          if (burst.inFlight === 0) creating.delete(flowId);
-        });
+           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank)
+           SELECT $1, $2, $3, 'QUEUED', $4, $7, $8, $9, $10, backlog.last_rank + 1 FROM backlog, flow
+           WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
+           RETURNING rank)
+         SELECT flow.live, (SELECT rank FROM created) AS rank FROM flow`,
+        values: [
+          id,
+          flowId,
+          flowVersionId,
+          sync,
+          maxQueued > 0 ? maxQueued : 1,
+          maxQueued,
+          jsonb(trigger),
+          syncInstanceId,
+          traceparent ?? null,
+          rerunOf ?? null,
+        ],
+      });
       const row = rows[0];
       if (row?.live !== true) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${flowId} was deleted`);
-      if (Number(row.inserted) !== 1) return null;
-      burst.lastRank = Math.max(Number(row.ahead) + 1, burst.lastRank + 1);
-      return { rank: burst.lastRank };
+      return row.rank === null ? null : { rank: row.rank };
     },
 
     async markRunning(runId, workerId) {
