@@ -282,7 +282,10 @@ async function pendingRuns(ctx: MeasureContext, since: Date): Promise<number | n
   if (ctx.postgres !== null) return (await ctx.postgres.pendingRuns(since)).pending;
   if (ctx.apiKey === null) return 0;
   const runs = await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal);
-  return runs.filter((r) => r.status === 'QUEUED' || r.status === 'RUNNING' || r.timings === null).length;
+  // A run that ended without a worker (CALLER_GONE) has no timings and never will.
+  return runs.filter(
+    (r) => r.status === 'QUEUED' || r.status === 'RUNNING' || (r.timings === null && r.workerId !== null),
+  ).length;
 }
 
 async function waitForQuiet(ctx: MeasureContext): Promise<void> {
