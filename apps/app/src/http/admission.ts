@@ -159,7 +159,11 @@ export function registerWebhookAdmission(app: FastifyInstance, admission: Webhoo
         void reply.status(httpStatusOf(refusal.error.code)).header('retry-after', '1').send(refusal);
         return;
       }
-      reply.raw.once('close', () => admission.answered(reply.hasHeader(RUN_ID_HEADER)));
+      // A run counts as queued once enqueued: a 503 with a run id is a run the queue never got
+      // (QUEUE_UNAVAILABLE); counted, a long Redis outage would fill the bound with nothing.
+      reply.raw.once('close', () =>
+        admission.answered(reply.hasHeader(RUN_ID_HEADER) && reply.statusCode !== 503),
+      );
       done();
     };
     route.onRequest = [...toArray(route.onRequest), admit];

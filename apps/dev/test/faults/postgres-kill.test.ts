@@ -36,6 +36,9 @@ describe("the app's Postgres sessions terminated under load", () => {
   it('brings every run to exactly one final state', async () => {
     const adminUrl = inject('postgresUrl');
     const terminated: number[] = [];
+    // A round right after another may find the pool still reconnecting: only rounds that ended
+    // sessions count.
+    const effective = () => terminated.filter((count) => count > 0).length;
     let killing = Promise.resolve();
     const load = startLoad({
       url: fault.url,
@@ -44,7 +47,7 @@ describe("the app's Postgres sessions terminated under load", () => {
       requestTimeoutMs: 10_000,
       // Every 25 answers, end every session of the app's pool, in the middle of whatever it does.
       onAnswer: (_answer, total) => {
-        if (total % 25 !== 0 || terminated.length >= KILLS) return;
+        if (total % 25 !== 0 || effective() >= KILLS) return;
         killing = killing.then(async () => {
           terminated.push(await terminateBackends(adminUrl, fault.databaseName));
         });
@@ -52,7 +55,7 @@ describe("the app's Postgres sessions terminated under load", () => {
     });
     let result: Awaited<ReturnType<typeof load.stop>>;
     try {
-      await waitUntil(() => terminated.length >= KILLS, 60_000, `${KILLS} rounds of pg_terminate_backend`);
+      await waitUntil(() => effective() >= KILLS, 60_000, `${KILLS} rounds of pg_terminate_backend`);
       await waitUntil(
         () => load.result.answers.length >= 25 * (KILLS + 1),
         30_000,
@@ -62,7 +65,7 @@ describe("the app's Postgres sessions terminated under load", () => {
       result = await load.stop();
       await killing;
     }
-    expect(terminated.every((count) => count > 0)).toBe(true);
+    expect(effective()).toBeGreaterThanOrEqual(KILLS);
     // Never a hang: every webhook was answered.
     expect(result.failures).toEqual([]);
 
