@@ -1,6 +1,6 @@
 import type { Logger } from '@flowbox/node-kit';
 import type { RunJobData } from '@flowbox/protocol';
-import { withLease } from '../db/lease.ts';
+import { LeasedPass } from '../db/leased-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
@@ -41,8 +41,7 @@ export interface Reconciled {
  * its lease) is gone takes the lost-worker path: retried while attempts are left.
  */
 export class RunReconciler {
-  readonly #pool: Pool;
-  readonly #holder: string;
+  readonly #pass: LeasedPass;
   readonly #runs: RunsRepository;
   readonly #lifecycle: RunLifecycle;
   readonly #queue: ReconcilerQueue;
@@ -50,13 +49,8 @@ export class RunReconciler {
   readonly #logger: Logger;
   readonly #queuedAfterSeconds: number;
   readonly #runningAfterSeconds: number;
-  readonly #intervalMs: number;
   readonly #redisDown: () => boolean;
   readonly #isOutage: (error: unknown) => boolean;
-  #timer: NodeJS.Timeout | undefined;
-  #passing: Promise<void> = Promise.resolve();
-  /** One pass at a time in this app too (a slow pass is not overtaken by the next tick). */
-  #inPass = false;
 
   constructor(options: {
     pool: Pool;
@@ -73,8 +67,13 @@ export class RunReconciler {
     redisDown: () => boolean;
     isOutage: (error: unknown) => boolean;
   }) {
-    this.#pool = options.pool;
-    this.#holder = options.holder;
+    this.#pass = new LeasedPass({
+      pool: options.pool,
+      name: LEASE_NAME,
+      holder: options.holder,
+      ttlSeconds: LEASE_SECONDS,
+      intervalMs: Math.max(1_000, (options.queuedAfterSeconds * 1000) / 2),
+    });
     this.#runs = options.runs;
     this.#lifecycle = options.lifecycle;
     this.#queue = options.queue;
@@ -82,45 +81,34 @@ export class RunReconciler {
     this.#logger = options.logger;
     this.#queuedAfterSeconds = options.queuedAfterSeconds;
     this.#runningAfterSeconds = options.flowTimeoutSeconds + RUNNING_GRACE_SECONDS;
-    this.#intervalMs = Math.max(1_000, (options.queuedAfterSeconds * 1000) / 2);
     this.#redisDown = options.redisDown;
     this.#isOutage = options.isOutage;
   }
 
   start(): void {
-    this.#timer = setInterval(() => {
-      this.#passing = this.reconcile().then(
-        () => {},
-        (error: unknown) => {
-          if (this.#isOutage(error))
-            this.#logger.debug({ err: error }, 'reconcile pass skipped: Redis is down');
-          else this.#logger.warn({ err: error }, 'reconcile pass failed; trying again next interval');
-        },
-      );
-    }, this.#intervalMs);
-    this.#timer.unref();
+    this.#pass.start(
+      () => this.reconcile(),
+      (error) => {
+        if (this.#isOutage(error))
+          this.#logger.debug({ err: error }, 'reconcile pass skipped: Redis is down');
+        else this.#logger.warn({ err: error }, 'reconcile pass failed; trying again next interval');
+      },
+    );
   }
 
   /** One pass, unless Redis is down or another pass is on (here or in another app); returns what it recovered. */
   async reconcile(): Promise<Reconciled> {
     const done: Reconciled = { requeued: [], workerLost: [] };
-    if (this.#redisDown() || this.#inPass) return done;
-    this.#inPass = true;
-    try {
-      const lease = { name: LEASE_NAME, holder: this.#holder, ttlSeconds: LEASE_SECONDS };
-      await withLease(this.#pool, lease, async () => {
-        await this.#requeueLost(done);
-        await this.#recoverRunning(done);
-      });
-    } finally {
-      this.#inPass = false;
-    }
+    if (this.#redisDown()) return done;
+    await this.#pass.run(async () => {
+      await this.#requeueLost(done);
+      await this.#recoverRunning(done);
+    });
     return done;
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.#passing;
+  close(): Promise<void> {
+    return this.#pass.close();
   }
 
   async #requeueLost(done: Reconciled): Promise<void> {

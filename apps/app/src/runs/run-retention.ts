@@ -1,5 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import { withLease } from '../db/lease.ts';
+import { LeasedPass } from '../db/leased-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { objectKeys } from '../storage/object-storage.ts';
@@ -34,16 +34,12 @@ export interface RetentionStorage {
  * as long again.
  */
 export class RunRetention {
-  readonly #pool: Pool;
-  readonly #holder: string;
+  readonly #pass: LeasedPass;
   readonly #runs: RunsRepository;
   readonly #storage: RetentionStorage;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
   readonly #days: number;
-  #timer: NodeJS.Timeout | undefined;
-  #passing: Promise<void> = Promise.resolve();
-  #inPass = false;
 
   constructor(options: {
     pool: Pool;
@@ -56,8 +52,13 @@ export class RunRetention {
     /** RUN_RETENTION_DAYS; 0 keeps everything (no pass runs). */
     days: number;
   }) {
-    this.#pool = options.pool;
-    this.#holder = options.holder;
+    this.#pass = new LeasedPass({
+      pool: options.pool,
+      name: LEASE_NAME,
+      holder: options.holder,
+      ttlSeconds: LEASE_SECONDS,
+      intervalMs: INTERVAL_MS,
+    });
     this.#runs = options.runs;
     this.#storage = options.storage;
     this.#metrics = options.metrics;
@@ -67,24 +68,18 @@ export class RunRetention {
 
   start(): void {
     if (this.#days === 0) return;
-    this.#timer = setInterval(() => {
-      this.#passing = this.retain().then(
-        () => {},
-        (error: unknown) =>
-          this.#logger.warn({ err: error }, 'retention pass failed; trying again next interval'),
-      );
-    }, INTERVAL_MS);
-    this.#timer.unref();
+    this.#pass.start(
+      () => this.retain(),
+      (error) => this.#logger.warn({ err: error }, 'retention pass failed; trying again next interval'),
+    );
   }
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
     const done: Retained = { runs: 0, logs: 0, tombstones: 0 };
-    if (this.#days === 0 || this.#inPass) return done;
-    this.#inPass = true;
+    if (this.#days === 0) return done;
     try {
-      const lease = { name: LEASE_NAME, holder: this.#holder, ttlSeconds: LEASE_SECONDS };
-      await withLease(this.#pool, lease, async () => {
+      await this.#pass.run(async () => {
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
           const runs = await this.#runs.retentionBatch(this.#days, BATCH_SIZE);
           if (runs.length === 0) break;
@@ -99,7 +94,6 @@ export class RunRetention {
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
       });
     } finally {
-      this.#inPass = false;
       this.#metrics.retentionDeleted('run', done.runs);
       this.#metrics.retentionDeleted('log', done.logs);
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
@@ -113,8 +107,7 @@ export class RunRetention {
     return done;
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.#passing;
+  close(): Promise<void> {
+    return this.#pass.close();
   }
 }
