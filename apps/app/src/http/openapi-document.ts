@@ -137,7 +137,8 @@ function toRequestBody(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema 
       },
     ]),
   );
-  return { required: true, content };
+  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required.
+  return { required: body instanceof z.ZodType, content };
 }
 
 function toResponse(response: OperationResponse, example: unknown, schemaOf: SchemaOf): JsonSchema {
