@@ -83,8 +83,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics.
-    expect(publicRoutes.length).toBe(19);
+    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(20);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -164,6 +164,7 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/runs/:runId', `/v1/runs/${runId}`);
     await call('GET', '/health/live', '/health/live');
     await call('GET', '/health/ready', '/health/ready');
+    await call('GET', '/v1/openapi.json', '/v1/openapi.json', undefined, 'none');
   });
 
   it('is docs/openapi.json, built from the route table alone', () => {

@@ -60,6 +60,7 @@ const TAGS = [
   { name: 'flows', description: 'Create, version, publish, change and delete flows.' },
   { name: 'runs', description: 'Read runs, their steps and timings; re-run one.' },
   { name: 'health', description: 'Probes and Prometheus metrics for the platform.' },
+  { name: 'document', description: 'This document, for people (Swagger UI) and client generators.' },
 ];
 
 /** Formats that say all a regex would; zod's long patterns only make the document harder to read. */

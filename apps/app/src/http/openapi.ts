@@ -1,17 +1,17 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { API_OPERATIONS } from './api-operations.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
-import { viewSerializerCompiler } from './view-serializer.ts';
+import { apiRoute, viewSerializerCompiler } from './view-serializer.ts';
 
-export const OPENAPI_PATH = '/v1/openapi.json';
 export const DOCS_PATH = '/v1/docs';
 
 /** A route as registered, filled in as routes are added (openapi.test.ts compares them). */
 export interface ApiRoute {
   method: string;
   url: string;
-  /** Kept out of the document on purpose (the document itself, the docs page's assets). */
+  /** Kept out of the document on purpose (the Swagger UI page and its assets). */
   hidden: boolean;
 }
 
@@ -35,6 +35,6 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
   // Its types know OpenAPI 3.0 only; the document is 3.1, which it serves as it is.
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: DOCS_PATH });
-  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => document);
+  app.route({ ...apiRoute(API_OPERATIONS.getOpenApiDocument), handler: async () => document });
   return routes;
 }
