@@ -19,6 +19,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerInspector } from './http/inspector-routes.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
+import { API_VERSION } from './http/openapi-document.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
@@ -380,8 +381,6 @@ export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: bo
   return app.listen();
 }
 
-/** The public API's version (the `/v1` of its paths), as the OpenAPI document names it. */
-const API_VERSION = '1.0.0';
 /** What a callback or job result adds around the steps it carries. */
 const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */

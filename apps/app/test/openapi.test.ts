@@ -3,18 +3,26 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
+import { API_OPERATIONS } from '../src/http/api-operations.ts';
+import { API_VERSION, buildOpenApiDocument, openApiPath } from '../src/http/openapi-document.ts';
 import { startTestApp, TEST_API_KEY } from './app-harness.ts';
 
+interface Media {
+  schema: object;
+  example?: unknown;
+}
+interface Operation {
+  operationId: string;
+  security?: unknown[];
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+}
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<
-    string,
-    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
-  >;
+  security: unknown[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, object> };
 }
-
-/** fastify's `/v1/flows/:flowId` as OpenAPI writes it: `/v1/flows/{flowId}`. */
-const openApiPath = (url: string) => url.replaceAll(/:([A-Za-z]+)/g, '{$1}');
 
 describe('the OpenAPI document (GET /v1/openapi.json)', () => {
   let app: FlowboxApp;
@@ -26,14 +34,24 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     ({ app, url } = await startTestApp({ WEBHOOK_TIMEOUT_SECONDS: '1' }));
     spec = (await (await fetch(`${url}/v1/openapi.json`)).json()) as OpenApiDocument;
   });
+
+  /** A schema of the document, checkable alone: its `#/components/...` refs resolve in it. */
+  const compile = (schema: object) => ajv.compile({ ...schema, components: spec.components });
   afterAll(async () => {
     await app.close();
   });
 
   /** Sends a request and checks its answer against the document's schema for that status. */
-  async function call(method: string, route: string, path: string, body?: unknown, auth = true) {
+  async function call(
+    method: string,
+    route: string,
+    path: string,
+    body?: unknown,
+    auth: 'bearer' | 'x-api-key' | 'none' = 'bearer',
+  ) {
     const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${TEST_API_KEY}`;
+    if (auth === 'bearer') headers.authorization = `Bearer ${TEST_API_KEY}`;
+    if (auth === 'x-api-key') headers['x-api-key'] = TEST_API_KEY;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(`${url}${path}`, {
       method,
@@ -51,7 +69,7 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const schema = documented?.content?.['application/json']?.schema;
     const json: unknown = text === '' ? undefined : JSON.parse(text);
     if (schema !== undefined) {
-      const validate = ajv.compile(schema);
+      const validate = compile(schema);
       expect(
         validate(json),
         `${method} ${path} → ${response.status}: ${JSON.stringify(validate.errors)}`,
@@ -65,8 +83,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics.
-    expect(publicRoutes.length).toBe(19);
+    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(20);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -95,7 +113,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     expect(created.status).toBe(201);
     await call('POST', '/v1/flows', '/v1/flows', { name: '' });
     await call('GET', '/v1/flows', '/v1/flows');
-    await call('GET', '/v1/flows', '/v1/flows', undefined, false);
+    expect((await call('GET', '/v1/flows', '/v1/flows', undefined, 'none')).status).toBe(401);
+    expect((await call('GET', '/v1/flows', '/v1/flows', undefined, 'x-api-key')).status).toBe(200);
     await call('GET', '/v1/flows/:flowId', '/v1/flows/documented');
     await call('GET', '/v1/flows/:flowId', '/v1/flows/no-such-flow');
     await call('PATCH', '/v1/flows/:flowId', '/v1/flows/documented', { name: 'renamed' });
@@ -145,6 +164,43 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/runs/:runId', `/v1/runs/${runId}`);
     await call('GET', '/health/live', '/health/live');
     await call('GET', '/health/ready', '/health/ready');
+    await call('GET', '/v1/openapi.json', '/v1/openapi.json', undefined, 'none');
+  });
+
+  it('is docs/openapi.json, built from the route table alone', () => {
+    expect(spec).toEqual(buildOpenApiDocument(API_VERSION));
+  });
+
+  it('names each operation once, with its auth and an example that fits its schema', () => {
+    const operations = Object.values(spec.paths).flatMap((path) => Object.values(path));
+    const ids = operations.map((operation) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual(Object.keys(API_OPERATIONS).sort());
+    expect(spec.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    for (const operation of operations) {
+      const keyed = operation.security === undefined;
+      // Keyed operations answer 401 without the key; public ones say they need none.
+      if (keyed) expect(operation.responses['401'], operation.operationId).toBeDefined();
+      else expect(operation.security?.length === 0 || operation.operationId === 'getMetrics').toBe(true);
+      const media = [
+        ...Object.values(operation.requestBody?.content ?? {}),
+        ...Object.values(operation.responses).flatMap((response) => Object.values(response.content ?? {})),
+      ];
+      const examples = media.filter((m) => m.example !== undefined);
+      expect(examples.length, `${operation.operationId} has an example`).toBeGreaterThan(0);
+      for (const { schema, example } of examples) {
+        const validate = compile(schema);
+        expect(validate(example), `${operation.operationId}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+    }
+    for (const route of [
+      '/health/live',
+      '/health/ready',
+      '/v1/webhooks/{flowId}',
+      '/v1/webhooks/{flowId}/sync',
+    ]) {
+      for (const operation of Object.values(spec.paths[route] ?? {})) expect(operation.security).toEqual([]);
+    }
   });
 
   it('serves a docs page for it', async () => {

@@ -15,7 +15,10 @@ export function requireApiKey(apiKey: string): (request: FastifyRequest) => Prom
       ? header.slice('Bearer '.length)
       : request.headers['x-api-key'];
     if (typeof presented !== 'string' || presented === '') {
-      throw new FlowboxError('UNAUTHORIZED', 'this route needs the API key: authorization: Bearer <API_KEY>');
+      throw new FlowboxError(
+        'UNAUTHORIZED',
+        'this route needs the API key: authorization: Bearer <API_KEY>, or x-api-key: <API_KEY>',
+      );
     }
     if (!timingSafeEqual(digest(presented), expected))
       throw new FlowboxError('UNAUTHORIZED', 'wrong API key');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ROUTE_SCHEMAS } from './api-schemas.ts';
+import { API_OPERATIONS as OPS } from './api-operations.ts';
+import { apiRoute } from './view-serializer.ts';
 
 export interface HealthChecks {
   database(): Promise<void>;
@@ -15,15 +16,18 @@ export interface HealthChecks {
  * not draining for a shutdown.
  */
 export function registerHealthRoutes(app: FastifyInstance, checks: HealthChecks): void {
-  app.get('/health/live', { schema: ROUTE_SCHEMAS.live }, async () => ({ status: 'ok' }));
-  app.get('/health/ready', { schema: ROUTE_SCHEMAS.ready }, async (_request, reply) => {
-    const results = await Promise.allSettled([checks.database(), checks.redis()]);
-    const [database, redis] = results.map((r) => (r.status === 'fulfilled' ? 'ok' : 'unavailable'));
-    const draining = checks.draining();
-    const ready = database === 'ok' && redis === 'ok' && !draining;
-    const status = draining ? 'draining' : ready ? 'ok' : 'unavailable';
-    return reply
-      .status(ready ? 200 : 503)
-      .send({ status, database, redis, workers: checks.connectedWorkers() });
+  app.route({ ...apiRoute(OPS.getLive), handler: async () => ({ status: 'ok' }) });
+  app.route({
+    ...apiRoute(OPS.getReady),
+    handler: async (_request, reply) => {
+      const results = await Promise.allSettled([checks.database(), checks.redis()]);
+      const [database, redis] = results.map((r) => (r.status === 'fulfilled' ? 'ok' : 'unavailable'));
+      const draining = checks.draining();
+      const ready = database === 'ok' && redis === 'ok' && !draining;
+      const status = draining ? 'draining' : ready ? 'ok' : 'unavailable';
+      return reply
+        .status(ready ? 200 : 503)
+        .send({ status, database, redis, workers: checks.connectedWorkers() });
+    },
   });
 }

@@ -12,8 +12,9 @@ import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
-import { ROUTE_SCHEMAS } from './api-schemas.ts';
+import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
+import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, toTriggerPayload } from './webhook-body.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -55,19 +56,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     installWebhookBodyParser(scope, deps.maxBodyDepth);
     for (const method of ['POST', 'GET'] as const) {
       scope.route<WebhookRequest>({
-        method,
-        url: '/v1/webhooks/:flowId/sync',
+        ...apiRoute(method === 'POST' ? OPS.triggerWebhookSync : OPS.triggerWebhookSyncGet),
         // A HEAD must not run the flow.
         exposeHeadRoute: false,
-        schema: method === 'POST' ? ROUTE_SCHEMAS.webhookSync : ROUTE_SCHEMAS.webhookSyncGet,
         onSend: guardAnswer,
         handler: (request, reply) => acceptRun(request, reply, deps, true),
       });
       scope.route<WebhookRequest>({
-        method,
-        url: '/v1/webhooks/:flowId',
+        ...apiRoute(method === 'POST' ? OPS.triggerWebhook : OPS.triggerWebhookGet),
         exposeHeadRoute: false,
-        schema: method === 'POST' ? ROUTE_SCHEMAS.webhookAsync : ROUTE_SCHEMAS.webhookAsyncGet,
         onSend: guardAnswer,
         handler: (request, reply) => acceptRun(request, reply, deps, false),
       });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { requireMetricsToken } from '../http/api-key.ts';
-import { ROUTE_SCHEMAS } from '../http/api-schemas.ts';
+import { API_OPERATIONS } from '../http/api-operations.ts';
+import { apiRoute } from '../http/view-serializer.ts';
 import type { AppMetrics } from './app-metrics.ts';
 
 const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response)$/;
@@ -17,9 +18,13 @@ export function registerMetricsRoute(
   options: { token?: string | undefined } = {},
 ): void {
   const onRequest = options.token === undefined ? [] : [requireMetricsToken(options.token)];
-  app.get('/metrics', { schema: ROUTE_SCHEMAS.metrics, onRequest }, async (_request, reply) => {
-    const { contentType, body } = await metrics.render();
-    return reply.type(contentType).send(body);
+  app.route({
+    ...apiRoute(API_OPERATIONS.getMetrics),
+    onRequest,
+    handler: async (_request, reply) => {
+      const { contentType, body } = await metrics.render();
+      return reply.type(contentType).send(body);
+    },
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? '';

@@ -1,0 +1,21 @@
+import type { ApiOperation } from './api-operation.ts';
+import { DOCUMENT_OPERATIONS } from './operations/document-operations.ts';
+import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
+import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
+import { RUN_OPERATIONS } from './operations/run-operations.ts';
+import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
+
+/**
+ * Every public route, by operationId (the engine's callbacks, the inspector and the Swagger UI
+ * page are not). A new area adds its own file in operations/ and one line here; the document's
+ * order is this one.
+ */
+export const API_OPERATIONS = {
+  ...WEBHOOK_OPERATIONS,
+  ...FLOW_OPERATIONS,
+  ...RUN_OPERATIONS,
+  ...HEALTH_OPERATIONS,
+  ...DOCUMENT_OPERATIONS,
+} as const satisfies Record<string, ApiOperation>;
+
+export type ApiOperationId = keyof typeof API_OPERATIONS;

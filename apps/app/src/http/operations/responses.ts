@@ -1,0 +1,32 @@
+import type { OperationResponse } from '../api-operation.ts';
+import { ErrorView } from '../views/error-view.ts';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY).',
+  401: 'No key or the wrong one (UNAUTHORIZED).',
+  404: 'No such flow, version or run.',
+  410: "The run's trigger request is gone (retention, or it predates kept requests).",
+  413: 'The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE).',
+  429: 'The flow has too many queued or running runs (admission).',
+  500: 'An internal error.',
+  502: "The flow's run failed before it answered.",
+  503: 'Redis or Postgres is unavailable, or the app is draining; retry later.',
+  504: 'No answer within WEBHOOK_TIMEOUT_SECONDS.',
+};
+
+/** Error answers (the Error view) for these statuses, each with what it means. */
+export const errors = (...statuses: number[]): Record<number, OperationResponse> =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: ERROR_DESCRIPTIONS[status] ?? 'error', view: ErrorView },
+    ]),
+  );
+
+/** Refused by the server before any route, in Node's and fastify's own words (no Error body). */
+export const SERVER_LIMITS: Record<number, OperationResponse> = {
+  414: { description: 'A flow id longer than 100 characters (fastify maxParamLength).' },
+  431: {
+    description: 'Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize).',
+  },
+};

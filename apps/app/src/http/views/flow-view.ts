@@ -1,0 +1,46 @@
+import { FlowDefinitionSchema, PieceRefSchema } from '@flowbox/protocol';
+import { z } from 'zod';
+import { DateTime } from './date-time.ts';
+
+/** A flow's definition as stored (defaults filled in); requests take FlowDefinitionInput. */
+export const FlowDefinitionView = FlowDefinitionSchema.meta({ id: 'FlowDefinition' });
+
+export const FlowView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    enabled: z.boolean().describe('A disabled flow answers its webhooks 404.'),
+    publishedVersionId: z.string().nullable(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .meta({ id: 'Flow', description: 'A flow: its webhooks run its published version.' });
+export type FlowView = z.infer<typeof FlowView>;
+
+export const FlowVersionView = z
+  .object({
+    id: z.string(),
+    flowId: z.string(),
+    number: z.number().int().min(1),
+    definition: FlowDefinitionView,
+    published: z.boolean(),
+    bundle: z
+      .object({ sha256: z.string(), sizeBytes: z.number().int(), pieces: z.array(PieceRefSchema) })
+      .nullable()
+      .describe('The built bundle, once the version was published.'),
+    createdAt: DateTime,
+    publishedAt: DateTime.nullable(),
+  })
+  .meta({ id: 'FlowVersion', description: "One version of a flow's definition." });
+export type FlowVersionView = z.infer<typeof FlowVersionView>;
+
+export const FlowListView = z.object({ flows: z.array(FlowView) }).meta({ id: 'FlowList' });
+export const CreatedFlowView = z
+  .object({ flow: FlowView, version: FlowVersionView })
+  .meta({ id: 'CreatedFlow' });
+export const FlowVersionListView = z
+  .object({ versions: z.array(FlowVersionView) })
+  .meta({ id: 'FlowVersionList' });
+export const FlowVersionEnvelopeView = z
+  .object({ version: FlowVersionView })
+  .meta({ id: 'FlowVersionEnvelope' });

@@ -1,0 +1,35 @@
+import { RunStatusSchema } from '@flowbox/protocol';
+import { z } from 'zod';
+
+export const RunParams = z.object({ runId: z.string() });
+
+export const ListRunsQuery = z.object({
+  flowId: z.string().min(1).optional(),
+  status: RunStatusSchema.optional(),
+  since: z.iso.datetime({ offset: true }).optional().describe('Only runs created at or after this moment.'),
+  order: z.enum(['oldest', 'newest']).default('oldest'),
+  cursor: z.string().min(1).max(200).optional().describe('The `nextCursor` of the previous page.'),
+  limit: z.coerce.number().int().min(1).max(10_000).default(100),
+});
+
+/** At most this many buckets in one answer (a chart's worth). */
+const MAX_STATS_BUCKETS = 720;
+
+export const RunStatsQuery = z
+  .object({
+    flowId: z.string().min(1).optional(),
+    windowSeconds: z.coerce.number().int().min(10).max(86_400).default(300),
+    bucketSeconds: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(3_600)
+      .default(5)
+      .describe(
+        `At most ${MAX_STATS_BUCKETS} buckets: windowSeconds / bucketSeconds <= ${MAX_STATS_BUCKETS}.`,
+      ),
+  })
+  .refine(
+    (query) => query.windowSeconds / query.bucketSeconds <= MAX_STATS_BUCKETS,
+    `windowSeconds / bucketSeconds must be at most ${MAX_STATS_BUCKETS}`,
+  );

@@ -1,0 +1,78 @@
+import {
+  JobProvisioningSchema,
+  JobTimingsSchema,
+  RunStatusSchema,
+  SerializedErrorSchema,
+  StepResultSchema,
+} from '@flowbox/protocol';
+import { z } from 'zod';
+import { DateTime } from './date-time.ts';
+
+/** A run in a list: everything but its steps (the list is for timings; read a run for its steps). */
+export const RunSummaryView = z
+  .object({
+    id: z.uuid(),
+    flowId: z.string(),
+    flowVersionId: z.string(),
+    status: RunStatusSchema,
+    sync: z.boolean().describe('Started by the sync webhook (the caller waits for its answer).'),
+    error: SerializedErrorSchema.nullable(),
+    logKey: z.string().nullable(),
+    logError: SerializedErrorSchema.nullable().describe('Why the run log could not be stored.'),
+    timings: JobTimingsSchema.extend({ totalMs: z.number() }).nullable(),
+    provisioning: JobProvisioningSchema.nullable(),
+    workerId: z.string().nullable(),
+    attempts: z.number().int().min(0),
+    createdAt: DateTime,
+    startedAt: DateTime.nullable(),
+    finishedAt: DateTime.nullable(),
+    rerunOf: z
+      .uuid()
+      .nullable()
+      .describe(
+        'The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention.',
+      ),
+  })
+  .meta({ id: 'RunSummary' });
+export type RunSummaryView = z.infer<typeof RunSummaryView>;
+
+/** What a flow's response step answered, while the run is in flight. */
+const FlowResponse = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.unknown()),
+  body: z.unknown(),
+});
+
+export const RunView = RunSummaryView.extend({
+  steps: z.array(StepResultSchema),
+  reruns: z.array(z.uuid()).describe('The runs that re-run this one, oldest first.'),
+  logUrl: z.url().nullable().describe('A presigned link to the run log, valid for 15 minutes.'),
+  response: FlowResponse.nullable()
+    .optional()
+    .describe('While the run is in flight: the response its flow gave, once given.'),
+}).meta({
+  id: 'Run',
+  description: 'One run: status, steps, error, latency anatomy and a link to its log.',
+});
+export type RunView = z.infer<typeof RunView>;
+export type StepView = RunView['steps'][number];
+export type TimingsView = NonNullable<RunView['timings']>;
+
+export const RunPageView = z
+  .object({
+    runs: z.array(RunSummaryView),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe("The next page's cursor; null when this page holds the last runs there are now."),
+  })
+  .meta({ id: 'RunPage' });
+export type RunPageView = z.infer<typeof RunPageView>;
+
+export const RunAcceptedView = z
+  .object({ runId: z.uuid() })
+  .meta({ id: 'RunAccepted', description: 'A run accepted: read it with GET /v1/runs/{runId}.' });
+
+export const RerunAcceptedView = z
+  .object({ runId: z.uuid(), rerunOf: z.uuid() })
+  .meta({ id: 'RerunAccepted', description: 'The new run, and the run it re-runs.' });
