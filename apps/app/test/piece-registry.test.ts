@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { createLogger } from '@flowbox/node-kit';
 import { BENCHMARK_FLOW } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FlowboxApp } from '../src/app.ts';
+import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
 import type { AppConfig } from '../src/env.ts';
-import { manage, startTestApp } from './app-harness.ts';
+import { manage, startTestApp, testAppConfig } from './app-harness.ts';
 import { goodPiece, manifestOf, pieceSource, publishBody } from './piece-archives.ts';
 
 interface PieceVersionAnswer {
@@ -77,7 +78,9 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
   it('publishes a piece (201), takes the same content again (200) and refuses other content (409)', async () => {
     const before = await archiveKeys();
     const body = goodPiece({ name: 'greeter', version: '1.0.0' });
+    const started = performance.now();
     const created = await publish(body);
+    const publishMs = performance.now() - started;
     expect(created.status).toBe(201);
     const { piece } = created.json as unknown as PieceVersionAnswer;
     expect(piece).toMatchObject({
@@ -100,8 +103,13 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     });
     expect(await archiveKeys()).toEqual([...before, `pieces/greeter/1.0.0/${piece.sha256}.tgz`].sort());
 
+    const againStarted = performance.now();
     const again = await publish(body);
+    const republishMs = performance.now() - againStarted;
     expect(again).toEqual({ status: 200, json: created.json });
+    console.log(
+      `[registry] publish: ${JSON.stringify({ publishMs: Math.round(publishMs), republishMs: Math.round(republishMs) })}`,
+    );
 
     const changed = await publish(goodPiece({ name: 'greeter', version: '1.0.0' }, { greeting: 'hi' }));
     expect(changed.status).toBe(409);
@@ -297,3 +305,24 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
 
 const PIECE = { name: 'bad-piece', version: '1.0.0' };
 const MODULE = { name: 'index.mjs', data: pieceSource(PIECE) };
+
+describe('built-in pieces published by apps starting at once', () => {
+  it('start both, with one registry entry per built-in piece', async () => {
+    const config = await testAppConfig();
+    const logger = createLogger({ name: 'app', level: 'silent' });
+    const apps = await Promise.all([createApp(config, logger), createApp(config, logger)]);
+    try {
+      const urls = await Promise.all(apps.map((one) => startApp(one, { seedBenchmarkFlow: false })));
+      const listed = (await (await manage(urls[1] ?? '', 'GET', '/v1/pieces')).json()) as {
+        pieces: Array<{ name: string; versions: string[] }>;
+      };
+      expect(listed.pieces.map((p) => [p.name, p.versions.length])).toEqual([
+        ['http', 1],
+        ['math-helper', 1],
+        ['webhook', 1],
+      ]);
+    } finally {
+      await Promise.all(apps.map((one) => one.close()));
+    }
+  });
+});

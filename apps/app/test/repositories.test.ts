@@ -51,6 +51,7 @@ describe.each([
       '0005_run_requeue.sql',
       '0006_rerun_retention.sql',
       '0007_run_rank.sql',
+      '0008_piece_registry.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
