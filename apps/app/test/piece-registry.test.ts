@@ -21,8 +21,11 @@ interface PieceVersionAnswer {
   };
 }
 
-/** Small enough that an archive over it is quick to build and send. */
-const MAX_ARCHIVE_BYTES = 64 * 1024;
+/**
+ * Small enough that an archive over it is quick to build, and over the 1 MiB webhook body
+ * limit: the publish route has its own, so such an archive is read and refused naming the cap.
+ */
+const MAX_ARCHIVE_BYTES = 2 * 1024 * 1024;
 
 describe('the piece registry (POST/GET /v1/pieces)', () => {
   let app: FlowboxApp;
@@ -183,7 +186,7 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     [
       'an archive over PIECE_ARCHIVE_MAX_BYTES',
       () => publishBody(PIECE, [MODULE, { name: 'noise.bin', data: randomBytes(MAX_ARCHIVE_BYTES + 1024) }]),
-      /over the 65536-byte cap \(PIECE_ARCHIVE_MAX_BYTES\)/,
+      /over the 2097152-byte cap \(PIECE_ARCHIVE_MAX_BYTES\)/,
     ],
     [
       'a missing entry',
