@@ -220,6 +220,20 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
       /the module's piece is other@1\.0\.0/,
     ],
     [
+      'a module that opens a connection at load',
+      () => goodPiece(PIECE, { prelude: "process.getBuiltinModule('node:net').connect(9, '127.0.0.1');" }),
+      /throws at load: Error: network access is refused while a piece loads/,
+    ],
+    [
+      'a module that prints a report of its own and exits',
+      () =>
+        goodPiece(PIECE, {
+          prelude:
+            "console.log(JSON.stringify({ version: 1, type: 'loaded', nonce: 'guess', piece: { name: 'bad-piece', version: '1.0.0' }, actions: [{ name: 'greet', description: '', inputSchema: {} }], triggers: [], nodeBuiltins: [] }));\nprocess.exit(0);",
+        }),
+      /ended its loading process \(exit 0\) without loading/,
+    ],
+    [
       'a module that writes a file at load (it sees no environment either)',
       () =>
         goodPiece(PIECE, {

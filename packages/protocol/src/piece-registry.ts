@@ -25,17 +25,21 @@ export const PieceActionInfoSchema = z.object({
 });
 export type PieceActionInfo = z.infer<typeof PieceActionInfoSchema>;
 
-/** What the load-check child prints on stdout, one JSON line, then exits. */
+/**
+ * What the load-check child prints on stdout, one JSON line, then exits. `nonce` is what its
+ * parent gave it on stdin before the piece's module ran: a line without it is the module's.
+ */
 export const PieceLoadReportSchema = z.discriminatedUnion('type', [
   z.object({
     version: z.literal(1),
     type: z.literal('loaded'),
+    nonce: z.string(),
     piece: PieceRefSchema,
     actions: z.array(PieceActionInfoSchema),
     triggers: z.array(z.string()),
     /** Node built-in modules the piece's module imports (without `node:`), sorted. */
     nodeBuiltins: z.array(z.string()),
   }),
-  z.object({ version: z.literal(1), type: z.literal('refused'), problem: z.string() }),
+  z.object({ version: z.literal(1), type: z.literal('refused'), nonce: z.string(), problem: z.string() }),
 ]);
 export type PieceLoadReport = z.infer<typeof PieceLoadReportSchema>;

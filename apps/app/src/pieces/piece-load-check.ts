@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,7 @@ async function runChild(dir: string, entry: string): Promise<PieceLoadReport> {
     path.join(REPO_ROOT, 'node_modules'),
   ];
   const args = ['--permission', ...readable.map((p) => `--allow-fs-read=${p}`), CHILD, entry];
+  const nonce = randomUUID();
   const { stdout, stderr, timedOut, exit } = await new Promise<{
     stdout: string;
     stderr: string;
@@ -81,21 +83,26 @@ async function runChild(dir: string, entry: string): Promise<PieceLoadReport> {
         });
       },
     );
+    child.stdin?.end(nonce);
   });
   if (timedOut) {
     throw invalid(`the module did not finish loading within ${LOAD_CHECK_TIMEOUT_MS / 1000} s`);
   }
-  const line = stdout.trim().split('\n').at(-1) ?? '';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500);
-    throw invalid(`the module ended its loading process (exit ${exit}) without loading: ${tail}`);
+  // The module may print too, even JSON: only a line carrying the nonce is the child's report.
+  for (const line of stdout.split('\n').reverse()) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const report = PieceLoadReportSchema.safeParse(parsed);
+    if (report.success && report.data.nonce === nonce) return report.data;
   }
-  const report = PieceLoadReportSchema.safeParse(parsed);
-  if (!report.success) throw invalid('the module printed something that is not a load report while loading');
-  return report.data;
+  const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500);
+  throw invalid(
+    `the module ended its loading process (exit ${exit}) without loading${tail === '' ? '' : `: ${tail}`}`,
+  );
 }
 
 /** Built-ins reached without a static import: `process.getBuiltinModule('fs')`, `import('node:fs')`. */

@@ -1,8 +1,11 @@
 // Entry file of the load-check child (piece-load-check.ts): imports one piece's module as the
 // engine does (require(), shared zod and framework), and prints one PieceLoadReport line.
 // It runs with an empty environment, the permission model on and a deadline set by its parent.
-import { writeSync } from 'node:fs';
+import dgram from 'node:dgram';
+import dns from 'node:dns';
+import { readFileSync, writeSync } from 'node:fs';
 import { createRequire, isBuiltin, registerHooks } from 'node:module';
+import net from 'node:net';
 import * as piecesFramework from '@flowbox/pieces-framework';
 import type { PieceLoadReport } from '@flowbox/protocol';
 import * as zod from 'zod';
@@ -11,16 +14,24 @@ const SHARED: Readonly<Record<string, object>> = { zod, '@flowbox/pieces-framewo
 const SCHEME = 'flowbox-shared:';
 const HOLDER = 'flowbox.load-check.shared-modules';
 
-function report(message: PieceLoadReport): never {
-  writeSync(1, `${JSON.stringify(message)}\n`);
+// Read before the piece's module runs, and kept where it cannot reach: a report that carries it
+// is this file's, not one the module printed to pass itself off as loaded.
+const nonce = readFileSync(0, 'utf8').trim();
+
+function report(message: WithoutNonce<PieceLoadReport>): never {
+  writeSync(1, `${JSON.stringify({ ...message, nonce })}\n`);
   // A piece may leave timers or sockets behind: the report is all that counts.
   process.exit(0);
 }
+
+type WithoutNonce<T> = T extends unknown ? Omit<T, 'nonce'> : never;
 
 const refuse = (problem: string): never => report({ version: 1, type: 'refused', problem });
 
 const [entry] = process.argv.slice(2);
 if (entry === undefined) refuse('no entry file given');
+
+denyNetwork();
 
 const builtins = new Set<string>();
 Object.defineProperty(globalThis, Symbol.for(HOLDER), { value: SHARED });
@@ -94,6 +105,37 @@ function inputSchemaOf(input: unknown): Record<string, unknown> {
     return schema;
   } catch {
     return {};
+  }
+}
+
+/**
+ * Node's permission model (24) leaves the network open, and this process sits where the app
+ * does (a cloud metadata address, internal services): every way out is made to throw before
+ * the module runs, and the originals are kept nowhere it could reach. `fetch` and http(s)
+ * connect through net.Socket; process.binding is closed by the permission model.
+ */
+function denyNetwork(): void {
+  const deny = () => {
+    throw Object.assign(new Error('network access is refused while a piece loads'), {
+      code: 'ERR_ACCESS_DENIED',
+    });
+  };
+  net.Socket.prototype.connect = deny;
+  net.Server.prototype.listen = deny;
+  dgram.Socket.prototype.bind = deny;
+  dgram.Socket.prototype.send = deny;
+  for (const api of [dns, dns.promises]) {
+    for (const name of Object.keys(api)) {
+      if (name === 'lookup' || name.startsWith('resolve') || name === 'reverse') {
+        Object.defineProperty(api, name, { value: deny });
+      }
+    }
+  }
+  for (const Resolver of [dns.Resolver, dns.promises.Resolver]) {
+    for (const name of Object.getOwnPropertyNames(Resolver.prototype)) {
+      if (name.startsWith('resolve') || name === 'reverse')
+        Object.defineProperty(Resolver.prototype, name, { value: deny });
+    }
   }
 }
 
