@@ -65,7 +65,7 @@ export class PieceRegistry {
     const id = `${manifest.name}@${manifest.version}`;
 
     // A version is immutable: known content is answered without loading it again.
-    const known = (await this.#pieces.versionsOf(manifest.name)).find((p) => p.version === manifest.version);
+    const known = (await this.#pieces.get(manifest.name, manifest.version)) ?? undefined;
     if (known !== undefined && known.sha256 !== sha256) throw exists(id, known.sha256, sha256);
     if (known !== undefined && known.nodeBuiltins !== null && known.actions !== null) {
       return { created: false, piece: known };

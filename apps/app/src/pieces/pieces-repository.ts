@@ -40,6 +40,7 @@ export interface PiecesRepository {
     piece: Pick<PieceRecord, 'name' | 'version' | 'sha256' | 'nodeBuiltins' | 'actions'>,
   ): Promise<void>;
   list(): Promise<PieceRecord[]>;
+  get(name: string, version: string): Promise<PieceRecord | null>;
   versionsOf(name: string): Promise<PieceRecord[]>;
 }
 
@@ -58,6 +59,15 @@ interface PieceRow {
 const ActionsSchema = z.array(PieceActionInfoSchema).nullable();
 
 export function createPiecesRepository(pool: Pool): PiecesRepository {
+  const get = async (name: string, version: string): Promise<PieceRecord | null> => {
+    const { rows } = await pool.query<PieceRow>('SELECT * FROM pieces WHERE name = $1 AND version = $2', [
+      name,
+      version,
+    ]);
+    const [row] = rows;
+    return row === undefined ? null : fromRow(row);
+  };
+
   return {
     async insert(piece) {
       const { rows } = await pool.query<PieceRow>(
@@ -101,6 +111,8 @@ export function createPiecesRepository(pool: Pool): PiecesRepository {
       );
       return rows.map(fromRow);
     },
+
+    get,
 
     async versionsOf(name) {
       const { rows } = await pool.query<PieceRow>(
