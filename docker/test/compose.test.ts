@@ -65,7 +65,6 @@ const NOT_IN_ENVIRONMENT: Record<ProcessName, Record<string, string>> = {
     HOST: 'the app image sets 0.0.0.0',
     PORT: 'the container port is fixed at the default (3000); FLOWBOX_PORT maps it on the host',
     INSTANCE_ID: 'must differ per app container, so each keeps its random default',
-    EXTRA_PIECES_DIR: 'tests and development only: a deployment publishes the built-in pieces alone',
   },
   worker: {
     WORKER_TOKEN: 'read by the command from the minted token file',

@@ -20,14 +20,15 @@ import { registerInspector } from './http/inspector-routes.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
+import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { registerMetricsRoute } from './metrics/metrics-route.ts';
-import { PieceCatalog } from './pieces/piece-catalog.ts';
-import { publishPieces } from './pieces/piece-publisher.ts';
+import { publishBuiltInPieces } from './pieces/built-in-pieces.ts';
+import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
@@ -59,7 +60,10 @@ export interface FlowboxApp {
   checkStores(): Promise<void>;
   /** Start step: applies the database migrations (under a lock, so apps may race). */
   migrate(): Promise<void>;
-  /** Start step: creates the bucket if missing and uploads the built piece archives. */
+  /**
+   * Start step: creates the bucket if missing and publishes the built-in pieces through the
+   * registry (as POST /v1/pieces would, with its checks; idempotent, so apps may race).
+   */
   publishPieces(): Promise<void>;
   /** Start step, only where asked (SEED_BENCHMARK_FLOW): creates and publishes the benchmark flow. */
   seedBenchmarkFlow(): Promise<void>;
@@ -75,12 +79,11 @@ export interface FlowboxApp {
 }
 
 /**
- * Builds one app instance from its config and the built pieces (`pnpm build`). Building has no
+ * Builds one app instance from its config. Building has no
  * side effects: nothing connects, migrates, publishes or listens until a start step says so
  * (`startApp` runs them in order), so tests can build an app and use `http.inject()`.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
-  const catalog = await PieceCatalog.load({ extraPiecesDir: config.EXTRA_PIECES_DIR });
   // Without an endpoint there is no tracer at all: no OpenTelemetry SDK is loaded, and every
   // traced place is one null check. With one, nothing connects until the first export.
   const tracer =
@@ -170,7 +173,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
   });
-  const publisher = new FlowPublisher({ flows, storage, catalog });
+  const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
+  const publisher = new FlowPublisher({ flows, storage, registry });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   // Ended runs are remembered as long as their engine tokens live.
@@ -245,7 +249,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   // (which carry their own run-scoped tokens) do not.
   void http.register(async (management) => {
     management.addHook('onRequest', requireApiKey(config.API_KEY));
-    registerFlowRoutes(management, { flows, publisher, catalog });
+    registerFlowRoutes(management, { flows, publisher, registry });
+    registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
   });
   registerEngineRoutes(http, {
@@ -284,8 +289,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
     async publishPieces() {
       await storage.ensureBucket();
-      const published = await publishPieces({ catalog, storage, pieces });
-      logger.info({ pieces: [...published.keys()] }, 'published pieces');
+      const published = await publishBuiltInPieces(registry);
+      logger.info(
+        {
+          pieces: published.map(({ piece, created }) => ({
+            piece: `${piece.name}@${piece.version}`,
+            created,
+          })),
+        },
+        'published the built-in pieces',
+      );
     },
 
     async seedBenchmarkFlow() {

@@ -182,12 +182,10 @@ export const AppEnvSchema = z.object({
     .min(1)
     .default(DEFAULT_SERVICE_NAMES.app)
     .describe("The app's `service.name` in its spans, when tracing is on."),
-  EXTRA_PIECES_DIR: z
-    .string()
-    .min(1)
-    .optional()
+  PIECE_ARCHIVE_MAX_BYTES: envFields
+    .positiveInt(10 * 1024 * 1024)
     .describe(
-      'Tests and development only; leave unset in a deployment. A directory whose sub-directories each hold a built piece (`manifest.json` and `piece.tgz`, as `pnpm build` writes them); they are published beside the built-in pieces. A name that clashes with a built-in piece fails the start.',
+      'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out zod and the pieces framework (the engine has them), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
     ),
 });
 

@@ -83,8 +83,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (8), runs (4), health (2), metrics, the document.
-    expect(publicRoutes.length).toBe(20);
+    // Webhooks (2, each POST and GET), flows (8), runs (4), pieces (3), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(23);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -115,6 +115,10 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/flows', '/v1/flows');
     expect((await call('GET', '/v1/flows', '/v1/flows', undefined, 'none')).status).toBe(401);
     expect((await call('GET', '/v1/flows', '/v1/flows', undefined, 'x-api-key')).status).toBe(200);
+    await call('GET', '/v1/pieces', '/v1/pieces');
+    await call('GET', '/v1/pieces/:name', '/v1/pieces/webhook');
+    await call('GET', '/v1/pieces/:name', '/v1/pieces/no-such-piece');
+    await call('POST', '/v1/pieces', '/v1/pieces', { manifest: {}, archive: '' });
     await call('GET', '/v1/flows/:flowId', '/v1/flows/documented');
     await call('GET', '/v1/flows/:flowId', '/v1/flows/no-such-flow');
     await call('PATCH', '/v1/flows/:flowId', '/v1/flows/documented', { name: 'renamed' });

@@ -51,6 +51,7 @@ describe.each([
       '0005_run_requeue.sql',
       '0006_rerun_retention.sql',
       '0007_run_rank.sql',
+      '0008_piece_registry.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -90,7 +91,7 @@ describe.each([
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
   });
 
-  it('records piece archives, replacing a rebuilt one of the same version', async () => {
+  it('records piece versions once: a second insert of the same version changes nothing', async () => {
     const pieces = createPiecesRepository(pool);
     const manifest = {
       name: 'webhook',
@@ -99,25 +100,24 @@ describe.each([
       actions: ['a'],
       triggers: [],
     };
-    await pieces.upsert({
+    const first = {
       name: 'webhook',
       version: '1.0.0',
       archiveKey: 'k1',
       sha256: SHA,
       sizeBytes: 1,
       manifest,
-    });
-    await pieces.upsert({
-      name: 'webhook',
-      version: '1.0.0',
-      archiveKey: 'k2',
-      sha256: 'b'.repeat(64),
-      sizeBytes: 2,
-      manifest,
-    });
-    expect(await pieces.list()).toEqual([
-      { name: 'webhook', version: '1.0.0', archiveKey: 'k2', sha256: 'b'.repeat(64), sizeBytes: 2, manifest },
+      nodeBuiltins: ['fs'],
+      actions: [{ name: 'a', description: 'A.', inputSchema: { type: 'object' } }],
+    };
+    expect(await pieces.insert(first)).toMatchObject({ outcome: 'created', piece: first });
+    const [again, other] = await Promise.all([
+      pieces.insert(first),
+      pieces.insert({ ...first, archiveKey: 'k2', sha256: 'b'.repeat(64), sizeBytes: 2 }),
     ]);
+    expect(again).toMatchObject({ outcome: 'exists', piece: first });
+    expect(other).toMatchObject({ outcome: 'exists', piece: first });
+    expect(await pieces.list()).toEqual([{ ...first, publishedAt: expect.any(Date) }]);
   });
 
   it('takes a run from QUEUED to one final state, and only one', async () => {

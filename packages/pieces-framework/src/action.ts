@@ -14,6 +14,8 @@ export interface ActionDefinition<S extends z.ZodType, O> {
 export interface Action {
   readonly name: string;
   readonly description: string;
+  /** The input schema, kept so the registry can publish it as JSON Schema (GET /v1/pieces/:name). */
+  readonly input?: z.ZodType;
   /** Validates `rawInput` with the action's schema, then runs it. */
   execute(rawInput: unknown, ctx: ActionContext): Promise<unknown>;
 }
@@ -22,6 +24,7 @@ export function createAction<S extends z.ZodType, O>(definition: ActionDefinitio
   return {
     name: definition.name,
     description: definition.description,
+    input: definition.input,
     async execute(rawInput, ctx) {
       const parsed = definition.input.safeParse(rawInput);
       if (!parsed.success) {

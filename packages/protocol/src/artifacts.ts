@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FlowDefinitionSchema } from './flow.ts';
+import { FlowDefinitionSchema, PieceVersionSchema } from './flow.ts';
 
 /**
  * What a worker provisions into its disk cache before a run: the flow bundle, the piece
@@ -9,7 +9,7 @@ import { FlowDefinitionSchema } from './flow.ts';
 /** A piece version, as flows reference it and the app publishes it. */
 export const PieceRefSchema = z.object({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/),
-  version: z.string().regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/),
+  version: PieceVersionSchema,
 });
 export type PieceRef = z.infer<typeof PieceRefSchema>;
 

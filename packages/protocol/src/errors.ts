@@ -24,6 +24,11 @@ export const ERROR_CATALOG = {
   RUN_ALREADY_FINISHED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
   INVALID_FLOW: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_VERSION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** `POST /v1/pieces` of an archive the registry refuses (manifest, tar, size, entry, load). */
+  INVALID_PIECE: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
+  /** `POST /v1/pieces` of a name@version already published with other content: versions are immutable. */
+  PIECE_VERSION_EXISTS: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
+  PIECE_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   /** More runs of this flow wait than FLOW_MAX_QUEUED_RUNS: refused before a run is created. */
   FLOW_QUEUE_FULL: { family: 'user', runStatus: 'FAILED', httpStatus: 429 },
   /**

@@ -1,11 +1,20 @@
 import { z } from 'zod';
 
+/**
+ * A piece version a trigger or step pins (`1.2.0`); without one, the latest published version
+ * when the flow version is published, which its bundle then pins.
+ */
+export const PieceVersionSchema = z
+  .string()
+  .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/, 'must be a semver version');
+
 /** Step names are referenced from templates (`{{step_1.result}}`), so they are identifiers. */
 export const StepNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'must match [a-z][a-z0-9_]*');
 
 export const TriggerDefinitionSchema = z.object({
   name: z.literal('trigger'),
   piece: z.string().min(1),
+  version: PieceVersionSchema.optional(),
   trigger: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
 });
@@ -14,6 +23,7 @@ export const PieceStepDefinitionSchema = z.object({
   type: z.literal('piece'),
   name: StepNameSchema,
   piece: z.string().min(1),
+  version: PieceVersionSchema.optional(),
   action: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
 });

@@ -25,6 +25,7 @@ export * from './flow.ts';
 export * from './ipc.ts';
 export * from './job.ts';
 export * from './parse.ts';
+export * from './piece-registry.ts';
 export * from './relay.ts';
 export * from './response-rules.ts';
 export * from './run.ts';

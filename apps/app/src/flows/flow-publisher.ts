@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type FlowBundle, FlowboxError, type PieceRef, wrapCodeStep } from '@flowbox/protocol';
-import type { PieceCatalog } from '../pieces/piece-catalog.ts';
+import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
 
@@ -12,16 +12,16 @@ import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
 export class FlowPublisher {
   readonly #flows: FlowsRepository;
   readonly #storage: ObjectStorage;
-  readonly #catalog: PieceCatalog;
+  readonly #registry: PieceRegistry;
 
-  constructor(deps: { flows: FlowsRepository; storage: ObjectStorage; catalog: PieceCatalog }) {
+  constructor(deps: { flows: FlowsRepository; storage: ObjectStorage; registry: PieceRegistry }) {
     this.#flows = deps.flows;
     this.#storage = deps.storage;
-    this.#catalog = deps.catalog;
+    this.#registry = deps.registry;
   }
 
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
-    const bundle = this.build(version);
+    const bundle = await this.build(version);
     const bytes = Buffer.from(JSON.stringify(bundle));
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = objectKeys.flowBundle(version.id, sha256);
@@ -31,19 +31,30 @@ export class FlowPublisher {
     return { ...version, bundle: record, publishedAt: version.publishedAt ?? new Date() };
   }
 
-  build(version: FlowVersionRecord): FlowBundle {
+  /** Pins each piece to the version the definition names, or the latest published now. */
+  async build(version: FlowVersionRecord): Promise<FlowBundle> {
     const { definition } = version;
+    const index = await this.#registry.index();
     const code: Record<string, string> = {};
-    const names = new Set<string>([definition.trigger.piece]);
+    const refs = new Map<string, string | undefined>([
+      [definition.trigger.piece, definition.trigger.version],
+    ]);
     for (const step of definition.steps) {
       if (step.type === 'code') code[step.name] = wrapCodeStep(step.code);
-      else names.add(step.piece);
+      else if (!refs.has(step.piece) || step.version !== undefined) refs.set(step.piece, step.version);
     }
-    const pieces: PieceRef[] = [...names].sort().map((name) => {
-      const piece = this.#catalog.get(name);
-      if (piece === undefined) throw new FlowboxError('INVALID_FLOW', `unknown piece '${name}'`);
-      return { name, version: piece.manifest.version };
-    });
+    const pieces: PieceRef[] = [...refs]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, wanted]) => {
+        const piece = index.resolve(name, wanted);
+        if (piece === undefined) {
+          throw new FlowboxError(
+            'INVALID_FLOW',
+            `piece ${name}${wanted === undefined ? '' : `@${wanted}`} is not published`,
+          );
+        }
+        return { name, version: piece.version };
+      });
     return { version: 1, flowId: version.flowId, flowVersionId: version.id, definition, code, pieces };
   }
 }

@@ -1,30 +1,29 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { PieceCatalog } from '../pieces/piece-catalog.ts';
+import { PieceIndex } from '../pieces/piece-registry.ts';
+import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { validateFlowDefinition } from './flow-validator.ts';
 import { BENCHMARK_FLOW } from './seed.ts';
 
-const catalog = new PieceCatalog([
-  {
-    manifest: {
-      name: 'webhook',
-      version: '1.0.0',
-      entry: 'index.mjs',
-      actions: ['return_response'],
-      triggers: ['catch_webhook'],
-    },
-    archivePath: '/nowhere/webhook.tgz',
-  },
-  {
-    manifest: {
-      name: 'math-helper',
-      version: '1.0.0',
-      entry: 'index.mjs',
-      actions: ['addition_math'],
-      triggers: [],
-    },
-    archivePath: '/nowhere/math.tgz',
-  },
+function record(name: string, version: string, actions: string[], triggers: string[]): PieceRecord {
+  return {
+    name,
+    version,
+    archiveKey: `pieces/${name}/${version}`,
+    sha256: 'a'.repeat(64),
+    sizeBytes: 1,
+    manifest: { name, version, entry: 'index.mjs', actions, triggers },
+    nodeBuiltins: [],
+    actions: [],
+    publishedAt: new Date(0),
+  };
+}
+
+const catalog = new PieceIndex([
+  record('webhook', '1.0.0', ['return_response'], ['catch_webhook']),
+  record('webhook', '2.0.0', ['return_response'], ['catch_webhook']),
+  record('math-helper', '1.0.0', ['addition_math'], []),
+  record('math-helper', '1.1.0', ['addition_math'], []),
 ]);
 
 function withStep(index: number, change: Record<string, unknown>): unknown {
@@ -64,6 +63,35 @@ describe('validateFlowDefinition', () => {
     expectInvalid(
       { ...BENCHMARK_FLOW, trigger: { ...BENCHMARK_FLOW.trigger, trigger: 'poll' } },
       "definition.trigger.trigger: piece 'webhook' has no trigger 'poll'",
+    );
+  });
+
+  it('resolves a pinned version from the registry and refuses one not published', () => {
+    expect(validateFlowDefinition(withStep(0, { version: '1.0.0' }), catalog)).toMatchObject({
+      steps: [{ piece: 'math-helper', version: '1.0.0' }, {}, {}],
+    });
+    expectInvalid(
+      withStep(0, { version: '9.9.9' }),
+      /^definition\.steps\.0\.version: piece 'math-helper' has no published version '9\.9\.9' \(published: 1\.0\.0, 1\.1\.0\)$/,
+    );
+    expectInvalid(
+      withStep(0, { version: 'latest' }),
+      /^definition\.steps\.0\.version: must be a semver version/,
+    );
+  });
+
+  it('refuses two versions of one piece in one flow', () => {
+    const twice = structuredClone(BENCHMARK_FLOW) as FlowDefinition;
+    twice.trigger.version = '1.0.0';
+    Object.assign(twice.steps.at(-1) as object, { version: '1.0.0' });
+    expect(() => validateFlowDefinition(twice, catalog)).not.toThrow();
+    expectInvalid(
+      {
+        ...BENCHMARK_FLOW,
+        trigger: { ...BENCHMARK_FLOW.trigger, version: '1.0.0' },
+        steps: [...BENCHMARK_FLOW.steps.slice(0, -1), { ...BENCHMARK_FLOW.steps.at(-1), version: '2.0.0' }],
+      },
+      'definition.steps.2.version: the flow already uses webhook@1.0.0; one flow uses one version of a piece',
     );
   });
 

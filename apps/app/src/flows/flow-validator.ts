@@ -8,22 +8,23 @@ import {
   formatIssues,
   wrapCodeStep,
 } from '@flowbox/protocol';
-import type { PieceCatalog } from '../pieces/piece-catalog.ts';
+import type { PieceIndex } from '../pieces/piece-registry.ts';
+import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { literalResponseProblem, RESPONSE_STEP } from './response-step-check.ts';
 
 /**
- * Checks a flow definition before it is stored: its shape, that every piece, action and
- * trigger exists, that templates only name the trigger or earlier steps, and that code steps
- * compile. Errors point at the field, e.g. `definition.steps.1.code: SyntaxError: ...`.
+ * Checks a flow definition before it is stored: its shape, that every piece version, action and
+ * trigger is published in the registry (`pieces`: a snapshot of it), that templates only name
+ * the trigger or earlier steps, and that code steps compile. Errors point at the field, e.g.
+ * `definition.steps.1.code: SyntaxError: ...`.
  */
-export function validateFlowDefinition(raw: unknown, catalog: PieceCatalog): FlowDefinition {
+export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDefinition {
   const parsed = FlowDefinitionSchema.safeParse(raw);
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues.map(prefixIssue)));
   const definition = parsed.data;
 
-  const trigger = catalog.get(definition.trigger.piece);
-  if (trigger === undefined)
-    throw invalid(`definition.trigger.piece: unknown piece '${definition.trigger.piece}'`);
+  const pinned = new Map<string, string>();
+  const trigger = resolvePiece(pieces, definition.trigger, 'definition.trigger', pinned);
   if (!trigger.manifest.triggers.includes(definition.trigger.trigger)) {
     throw invalid(
       `definition.trigger.trigger: piece '${trigger.manifest.name}' has no trigger '${definition.trigger.trigger}'`,
@@ -36,8 +37,7 @@ export function validateFlowDefinition(raw: unknown, catalog: PieceCatalog): Flo
     if (known.has(step.name))
       throw invalid(`${at}.name: '${step.name}' is already used by an earlier step or the trigger`);
     if (step.type === 'piece') {
-      const piece = catalog.get(step.piece);
-      if (piece === undefined) throw invalid(`${at}.piece: unknown piece '${step.piece}'`);
+      const piece = resolvePiece(pieces, step, at, pinned);
       if (!piece.manifest.actions.includes(step.action)) {
         throw invalid(`${at}.action: piece '${step.piece}' has no action '${step.action}'`);
       }
@@ -59,6 +59,34 @@ export function validateFlowDefinition(raw: unknown, catalog: PieceCatalog): Flo
     known.add(step.name);
   });
   return definition;
+}
+
+/**
+ * The published version a trigger or step names (its `version`, else the latest). One flow
+ * uses one version of a piece: the engine holds one per name in a run.
+ */
+function resolvePiece(
+  pieces: PieceIndex,
+  ref: { piece: string; version?: string | undefined },
+  at: string,
+  pinned: Map<string, string>,
+): PieceRecord {
+  const piece = pieces.resolve(ref.piece, ref.version);
+  if (piece === undefined) {
+    const published = pieces.versions(ref.piece);
+    if (published.length === 0) throw invalid(`${at}.piece: unknown piece '${ref.piece}'`);
+    throw invalid(
+      `${at}.version: piece '${ref.piece}' has no published version '${ref.version}' (published: ${published.join(', ')})`,
+    );
+  }
+  const other = pinned.get(piece.name);
+  if (other !== undefined && other !== piece.version) {
+    throw invalid(
+      `${at}.version: the flow already uses ${piece.name}@${other}; one flow uses one version of a piece`,
+    );
+  }
+  pinned.set(piece.name, piece.version);
+  return piece;
 }
 
 function checkCompiles(code: string, at: string): void {

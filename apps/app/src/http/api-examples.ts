@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ErrorView } from './views/error-view.ts';
 import type { FlowVersionView, FlowView } from './views/flow-view.ts';
 import type { ReadyView } from './views/health-view.ts';
+import type { PieceVersionView } from './views/piece-view.ts';
 import type { RunStatsView } from './views/run-stats-view.ts';
 import type { RunSummaryView, RunView } from './views/run-view.ts';
 
@@ -111,6 +112,28 @@ export const READY_EXAMPLE: z.infer<typeof ReadyView> = {
   database: 'ok',
   redis: 'ok',
   workers: 2,
+};
+
+export const PIECE_VERSION_EXAMPLE: PieceVersionView = {
+  name: 'greeter',
+  version: '1.0.0',
+  sha256: 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c',
+  sizeBytes: 562,
+  publishedAt: AT,
+  actions: [
+    {
+      name: 'greet',
+      description: 'Greets someone.',
+      inputSchema: {
+        type: 'object',
+        properties: { who: { type: 'string', minLength: 1 } },
+        required: ['who'],
+      },
+    },
+  ],
+  triggers: [],
+  nodeBuiltins: [],
+  isolate: { supported: true },
 };
 
 export const errorExample = (code: ErrorView['error']['code'], message: string): ErrorView => ({

@@ -21,7 +21,7 @@ export interface ApiOperation {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** fastify's form: `/v1/flows/:flowId`. */
   url: string;
-  tag: 'webhooks' | 'flows' | 'runs' | 'health' | 'document';
+  tag: 'webhooks' | 'flows' | 'runs' | 'pieces' | 'health' | 'document';
   summary: string;
   description?: string;
   auth: OperationAuth;

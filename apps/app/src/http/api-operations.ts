@@ -2,6 +2,7 @@ import type { ApiOperation } from './api-operation.ts';
 import { DOCUMENT_OPERATIONS } from './operations/document-operations.ts';
 import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
 import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
+import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 
@@ -14,6 +15,7 @@ export const API_OPERATIONS = {
   ...WEBHOOK_OPERATIONS,
   ...FLOW_OPERATIONS,
   ...RUN_OPERATIONS,
+  ...PIECE_OPERATIONS,
   ...HEALTH_OPERATIONS,
   ...DOCUMENT_OPERATIONS,
 } as const satisfies Record<string, ApiOperation>;

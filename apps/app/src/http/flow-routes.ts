@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
-import type { PieceCatalog } from '../pieces/piece-catalog.ts';
+import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
@@ -13,7 +13,7 @@ import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-r
 export interface FlowRouteDeps {
   flows: FlowsRepository;
   publisher: FlowPublisher;
-  catalog: PieceCatalog;
+  registry: PieceRegistry;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -28,7 +28,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     ...apiRoute(OPS.createFlow),
     handler: async (request, reply) => {
       const body = parse(CreateFlowInput, request.body);
-      const definition = validateFlowDefinition(body.definition, deps.catalog);
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
       let version = await deps.flows.createFlow({ id, name: body.name, definition });
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
@@ -84,7 +84,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     handler: async (request, reply) => {
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
-      const definition = validateFlowDefinition(body.definition, deps.catalog);
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
       let version = await deps.flows.addVersion(request.params.flowId, definition);
       if (body.publish) version = await deps.publisher.publish(version);
       return reply.status(201).send({ version: versionView(version) });

@@ -59,6 +59,7 @@ const TAGS = [
   { name: 'webhooks', description: 'Start runs of a published flow; no key needed.' },
   { name: 'flows', description: 'Create, version, publish, change and delete flows.' },
   { name: 'runs', description: 'Read runs, their steps and timings; re-run one.' },
+  { name: 'pieces', description: 'Publish pieces (name@version, immutable) and read the registry.' },
   { name: 'health', description: 'Probes and Prometheus metrics for the platform.' },
   { name: 'document', description: 'This document, for people (Swagger UI) and client generators.' },
 ];

@@ -1,4 +1,10 @@
-import { type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
+import {
+  type PieceActionInfo,
+  PieceActionInfoSchema,
+  type PieceManifest,
+  PieceManifestSchema,
+} from '@flowbox/protocol';
+import { z } from 'zod';
 import type { Pool } from '../db/pool.ts';
 
 export interface PieceRecord {
@@ -8,12 +14,34 @@ export interface PieceRecord {
   sha256: string;
   sizeBytes: number;
   manifest: PieceManifest;
+  /** Node built-ins the module imports; null for a row published before the registry checked. */
+  nodeBuiltins: string[] | null;
+  /** Actions with their input schemas; null as for nodeBuiltins. */
+  actions: PieceActionInfo[] | null;
+  publishedAt: Date;
 }
 
+export type NewPieceRecord = Omit<PieceRecord, 'publishedAt'>;
+
+/** What an insert found: the version is new, or already there (with the same content or not). */
+export type InsertOutcome =
+  | { outcome: 'created'; piece: PieceRecord }
+  | { outcome: 'exists'; piece: PieceRecord };
+
 export interface PiecesRepository {
-  /** Records a published archive; a rebuilt archive of the same version replaces the old one. */
-  upsert(piece: PieceRecord): Promise<void>;
+  /**
+   * Records a new version; a version is immutable, so an existing row is never changed, only
+   * returned (the caller compares its sha256). Safe when several apps insert at once: the
+   * primary key decides, and the loser reads the winner's row.
+   */
+  insert(piece: NewPieceRecord): Promise<InsertOutcome>;
+  /** Fills in what publishing learns (nodeBuiltins, actions) on a row recorded before it did. */
+  fillChecks(
+    piece: Pick<PieceRecord, 'name' | 'version' | 'sha256' | 'nodeBuiltins' | 'actions'>,
+  ): Promise<void>;
   list(): Promise<PieceRecord[]>;
+  get(name: string, version: string): Promise<PieceRecord | null>;
+  versionsOf(name: string): Promise<PieceRecord[]>;
 }
 
 interface PieceRow {
@@ -23,16 +51,29 @@ interface PieceRow {
   sha256: string;
   size_bytes: number;
   manifest: unknown;
+  node_builtins: string[] | null;
+  actions: unknown;
+  published_at: Date;
 }
 
+const ActionsSchema = z.array(PieceActionInfoSchema).nullable();
+
 export function createPiecesRepository(pool: Pool): PiecesRepository {
+  const get = async (name: string, version: string): Promise<PieceRecord | null> => {
+    const { rows } = await pool.query<PieceRow>('SELECT * FROM pieces WHERE name = $1 AND version = $2', [
+      name,
+      version,
+    ]);
+    const [row] = rows;
+    return row === undefined ? null : fromRow(row);
+  };
+
   return {
-    async upsert(piece) {
-      await pool.query(
-        `INSERT INTO pieces (name, version, archive_key, sha256, size_bytes, manifest) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (name, version) DO UPDATE
-         SET archive_key = $3, sha256 = $4, size_bytes = $5, manifest = $6, published_at = now()
-         WHERE pieces.sha256 <> $4`,
+    async insert(piece) {
+      const { rows } = await pool.query<PieceRow>(
+        `INSERT INTO pieces (name, version, archive_key, sha256, size_bytes, manifest, node_builtins, actions)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (name, version) DO NOTHING RETURNING *`,
         [
           piece.name,
           piece.version,
@@ -40,20 +81,59 @@ export function createPiecesRepository(pool: Pool): PiecesRepository {
           piece.sha256,
           piece.sizeBytes,
           JSON.stringify(piece.manifest),
+          piece.nodeBuiltins,
+          piece.actions === null ? null : JSON.stringify(piece.actions),
         ],
+      );
+      const [created] = rows;
+      if (created !== undefined) return { outcome: 'created', piece: fromRow(created) };
+      const existing = await pool.query<PieceRow>('SELECT * FROM pieces WHERE name = $1 AND version = $2', [
+        piece.name,
+        piece.version,
+      ]);
+      const [row] = existing.rows;
+      if (row === undefined)
+        throw new Error(`piece ${piece.name}@${piece.version} vanished after a conflict`);
+      return { outcome: 'exists', piece: fromRow(row) };
+    },
+
+    async fillChecks(piece) {
+      await pool.query(
+        `UPDATE pieces SET node_builtins = $4, actions = $5
+         WHERE name = $1 AND version = $2 AND sha256 = $3 AND (node_builtins IS NULL OR actions IS NULL)`,
+        [piece.name, piece.version, piece.sha256, piece.nodeBuiltins, JSON.stringify(piece.actions)],
       );
     },
 
     async list() {
-      const { rows } = await pool.query<PieceRow>('SELECT * FROM pieces ORDER BY name, version');
-      return rows.map((row) => ({
-        name: row.name,
-        version: row.version,
-        archiveKey: row.archive_key,
-        sha256: row.sha256,
-        sizeBytes: row.size_bytes,
-        manifest: PieceManifestSchema.parse(row.manifest),
-      }));
+      const { rows } = await pool.query<PieceRow>(
+        'SELECT * FROM pieces ORDER BY name, published_at, version',
+      );
+      return rows.map(fromRow);
     },
+
+    get,
+
+    async versionsOf(name) {
+      const { rows } = await pool.query<PieceRow>(
+        'SELECT * FROM pieces WHERE name = $1 ORDER BY published_at, version',
+        [name],
+      );
+      return rows.map(fromRow);
+    },
+  };
+}
+
+function fromRow(row: PieceRow): PieceRecord {
+  return {
+    name: row.name,
+    version: row.version,
+    archiveKey: row.archive_key,
+    sha256: row.sha256,
+    sizeBytes: row.size_bytes,
+    manifest: PieceManifestSchema.parse(row.manifest),
+    nodeBuiltins: row.node_builtins,
+    actions: ActionsSchema.parse(row.actions ?? null),
+    publishedAt: row.published_at,
   };
 }

@@ -207,9 +207,9 @@ export class Dispatcher {
     const id = `${ref.name}@${ref.version}`;
     let record = this.#pieceArchives.get(id);
     if (record === undefined) {
-      for (const piece of await this.#pieces.list())
-        this.#pieceArchives.set(`${piece.name}@${piece.version}`, piece);
-      record = this.#pieceArchives.get(id);
+      // Versions are immutable: once found, a record is kept for good (one row per new version).
+      record = (await this.#pieces.get(ref.name, ref.version)) ?? undefined;
+      if (record !== undefined) this.#pieceArchives.set(id, record);
     }
     if (record === undefined) throw new FlowboxError('PROVISION_FAILED', `piece ${id} is not published`);
     return {

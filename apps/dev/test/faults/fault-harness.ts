@@ -1,7 +1,7 @@
 // Shared by the fault-injection suite (issue 6): a real stack per test file, the faults piece,
 // load generation and waiting for runs to be final.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -69,7 +69,7 @@ export interface FaultStack {
 
 /**
  * A real app/worker/engine stack on the shared Postgres (a fresh database), with the shared or a
- * private Redis and S3, and the faults piece published through EXTRA_PIECES_DIR.
+ * private Redis and S3, and the faults piece published through the registry (POST /v1/pieces).
  */
 export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'flowbox-faults-'));
@@ -118,7 +118,6 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       appEnv: {
         REDIS_PREFIX: testNamespace(),
         WORKER_POLL_SECONDS: '2',
-        EXTRA_PIECES_DIR: piecesDir,
         ...options.appEnv,
       },
       workerEnv: { ...options.workerEnv },
@@ -132,6 +131,14 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       baseEnv: process.env,
     });
     const url = stack.appUrls[0] ?? '';
+    const faultsPiece = {
+      manifest: JSON.parse(await readFile(join(piecesDir, 'faults', 'manifest.json'), 'utf8')) as unknown,
+      archive: (await readFile(join(piecesDir, 'faults', 'piece.tgz'))).toString('base64'),
+    };
+    const published = await manage(url, 'POST', '/v1/pieces', faultsPiece, stack.apiKey);
+    if (published.status !== 201) {
+      throw new Error(`publishing the faults piece: ${published.status} ${await published.text()}`);
+    }
     for (const [id, definition] of Object.entries(options.flows ?? {})) {
       const created = await manage(
         url,

@@ -4,7 +4,7 @@ import { ErrorView } from '../views/error-view.ts';
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY).',
   401: 'No key or the wrong one (UNAUTHORIZED).',
-  404: 'No such flow, version or run.',
+  404: 'No such flow, version, run or piece.',
   410: "The run's trigger request is gone (retention, or it predates kept requests).",
   413: 'The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE).',
   429: 'The flow has too many queued or running runs (admission).',
