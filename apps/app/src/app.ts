@@ -3,6 +3,10 @@ import type { Logger } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { ConnectionCipher } from './connections/connection-cipher.ts';
+import { Connections } from './connections/connections.ts';
+import { createConnectionsRepository } from './connections/connections-repository.ts';
+import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
 import type { AppConfig } from './env.ts';
@@ -12,6 +16,7 @@ import { withPublishedFlowCache } from './flows/published-flow-cache.ts';
 import { seedBenchmarkFlow } from './flows/seed.ts';
 import { queuedRunsCounter, registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
+import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
@@ -60,6 +65,12 @@ export interface FlowboxApp {
   checkStores(): Promise<void>;
   /** Start step: applies the database migrations (under a lock, so apps may race). */
   migrate(): Promise<void>;
+  /**
+   * Start step, after the migrations: fails naming CONNECTIONS_KEY when connections exist that
+   * the configured keys cannot open; seals again under CONNECTIONS_KEY those sealed under
+   * CONNECTIONS_KEY_PREVIOUS.
+   */
+  checkConnectionKeys(): Promise<void>;
   /**
    * Start step: creates the bucket if missing and publishes the built-in pieces through the
    * registry (as POST /v1/pieces would, with its checks; idempotent, so apps may race).
@@ -174,7 +185,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     isOutage: outage.isOutage,
   });
   const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
-  const publisher = new FlowPublisher({ flows, storage, registry });
+  const connections = new Connections({
+    repository: createConnectionsRepository(pool),
+    cipher: new ConnectionCipher({
+      current: decodeKey(config.CONNECTIONS_KEY),
+      previous: decodeKey(config.CONNECTIONS_KEY_PREVIOUS),
+    }),
+    logger: logger.child({ component: 'connections' }),
+  });
+  const signingSecrets = new SigningSecrets({ connections });
+  const publisher = new FlowPublisher({ flows, storage, registry, connections });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   // Ended runs are remembered as long as their engine tokens live.
@@ -194,7 +214,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
   });
-  const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config, tracer });
+  const dispatcher = new Dispatcher({
+    flows,
+    pieces,
+    lifecycle,
+    tokens,
+    storage,
+    config,
+    tracer,
+    connections,
+  });
   const sweeper = new RunSweeper({
     lifecycle,
     logger: logger.child({ component: 'run-sweeper' }),
@@ -244,6 +273,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
     maxBodyDepth: config.WEBHOOK_MAX_DEPTH,
     tracer,
+    signingSecrets,
+    metrics,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
@@ -252,6 +283,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, registry });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
+    registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, {
     ended,
@@ -285,6 +317,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
     async migrate() {
       await migrate(pool, logger);
+    },
+
+    async checkConnectionKeys() {
+      await connections.checkKeys();
     },
 
     async publishPieces() {
@@ -389,6 +425,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: boolean }): Promise<string> {
   await app.checkStores();
   await app.migrate();
+  await app.checkConnectionKeys();
   await app.publishPieces();
   if (options.seedBenchmarkFlow) await app.seedBenchmarkFlow();
   return app.listen();
@@ -399,6 +436,10 @@ const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
 const FLOW_CACHE_TTL_MS = 1_000;
 const FLOW_CACHE_MAX_ENTRIES = 10_000;
+
+function decodeKey(base64: string | undefined): Buffer | undefined {
+  return base64 === undefined ? undefined : Buffer.from(base64, 'base64');
+}
 
 /** Waits for `work` at most `ms`; what is left of it goes on unobserved. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {

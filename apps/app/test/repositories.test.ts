@@ -72,7 +72,7 @@ describe.each([
       sizeBytes: 42,
       pieces: [{ name: 'webhook', version: '1.0.0' }],
     };
-    await flows.publish('bench-v2', bundle);
+    await flows.publish('bench-v2', bundle, []);
     expect(await flows.findPublished('bench')).toEqual({
       flowId: 'bench',
       flowVersionId: 'bench-v2',
