@@ -7,7 +7,7 @@ import {
   type ResolvedConnections,
 } from '@flowbox/protocol';
 import type { ConnectionCipher } from './connection-cipher.ts';
-import type { ConnectionSummary, ConnectionsRepository } from './connections-repository.ts';
+import type { ConnectionSummary, ConnectionsRepository, SealedConnection } from './connections-repository.ts';
 
 /**
  * The app's connections: values sealed on the way into Postgres and opened only for a run that
@@ -71,8 +71,7 @@ export class Connections {
   async resolve(names: readonly string[]): Promise<ResolvedConnections> {
     const rows = await this.#repository.sealed(names);
     const values: ResolvedConnections = {};
-    for (const row of rows)
-      values[row.name] = ConnectionValueSchema.parse(JSON.parse(this.#cipher.open(row.name, row)));
+    for (const row of rows) values[row.name] = this.#open(row);
     const missing = names.filter((name) => !Object.hasOwn(values, name));
     if (missing.length > 0) {
       throw new FlowboxError(
@@ -117,6 +116,19 @@ export class Connections {
       this.#logger.info(
         { resealed: stale.length, keyId: current },
         'sealed connections again under CONNECTIONS_KEY',
+      );
+    }
+  }
+
+  /** The value; a failure names the connection only (JSON.parse and zod would quote the text). */
+  #open(row: SealedConnection): ConnectionValue {
+    const text = this.#cipher.open(row.name, row);
+    try {
+      return ConnectionValueSchema.parse(JSON.parse(text));
+    } catch {
+      throw new FlowboxError(
+        'INTERNAL',
+        `connection ${row.name} opened to something that is not a connection value`,
       );
     }
   }
