@@ -265,4 +265,29 @@ describe('connections through a real stack', () => {
     expect(bad.status).toBe(401);
     expect(bad.headers.get('x-flowbox-run-id')).toBeNull();
   });
+
+  it('runs a Stripe-signed sync webhook and answers 200; a stale timestamp 401', async () => {
+    const secret = 'whsec_stack_0123456789abcdef';
+    await api('POST', '/v1/connections', { name: 'stripe', value: { signing: secret } });
+    const definition = flowCalling(service.port, 'service') as unknown as {
+      trigger: Record<string, unknown>;
+    };
+    definition.trigger = {
+      ...definition.trigger,
+      verify: { scheme: 'stripe', secret: '{{connections.stripe.signing}}' },
+    };
+    const created = await api('POST', '/v1/flows', {
+      id: 'stripe',
+      name: 'stripe',
+      definition,
+      publish: true,
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const body = JSON.stringify({ type: 'invoice.paid' });
+    const sign = (t: number) =>
+      `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
+    const now = Math.floor(Date.now() / 1000);
+    expect((await sync('stripe', body, { 'stripe-signature': sign(now) })).status).toBe(200);
+    expect((await sync('stripe', body, { 'stripe-signature': sign(now - 600) })).status).toBe(401);
+  });
 });
