@@ -3,9 +3,7 @@ import type { Logger } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { ConnectionCipher } from './connections/connection-cipher.ts';
-import { Connections } from './connections/connections.ts';
-import { createConnectionsRepository } from './connections/connections-repository.ts';
+import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
@@ -185,14 +183,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     isOutage: outage.isOutage,
   });
   const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
-  const connections = new Connections({
-    repository: createConnectionsRepository(pool),
-    cipher: new ConnectionCipher({
-      current: decodeKey(config.CONNECTIONS_KEY),
-      previous: decodeKey(config.CONNECTIONS_KEY_PREVIOUS),
-    }),
-    logger: logger.child({ component: 'connections' }),
-  });
+  const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
   const publisher = new FlowPublisher({ flows, storage, registry, connections });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
@@ -436,10 +427,6 @@ const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
 const FLOW_CACHE_TTL_MS = 1_000;
 const FLOW_CACHE_MAX_ENTRIES = 10_000;
-
-function decodeKey(base64: string | undefined): Buffer | undefined {
-  return base64 === undefined ? undefined : Buffer.from(base64, 'base64');
-}
 
 /** Waits for `work` at most `ms`; what is left of it goes on unobserved. */
 async function within(ms: number, work: Promise<unknown>): Promise<void> {

@@ -6,8 +6,15 @@ import {
   FlowboxError,
   type ResolvedConnections,
 } from '@flowbox/protocol';
-import type { ConnectionCipher } from './connection-cipher.ts';
-import type { ConnectionSummary, ConnectionsRepository, SealedConnection } from './connections-repository.ts';
+import type { Pool } from '../db/pool.ts';
+import type { AppConfig } from '../env.ts';
+import { ConnectionCipher } from './connection-cipher.ts';
+import {
+  type ConnectionSummary,
+  type ConnectionsRepository,
+  createConnectionsRepository,
+  type SealedConnection,
+} from './connections-repository.ts';
 
 /**
  * The app's connections: values sealed on the way into Postgres and opened only for a run that
@@ -136,6 +143,24 @@ export class Connections {
   #seal(name: string, value: ConnectionValue) {
     return this.#cipher.seal(name, JSON.stringify(value));
   }
+}
+
+/** The app's connections on its pool, under CONNECTIONS_KEY (and CONNECTIONS_KEY_PREVIOUS). */
+export function createConnections(
+  pool: Pool,
+  config: Pick<AppConfig, 'CONNECTIONS_KEY' | 'CONNECTIONS_KEY_PREVIOUS'>,
+  logger: Logger,
+): Connections {
+  const decode = (base64: string | undefined) =>
+    base64 === undefined ? undefined : Buffer.from(base64, 'base64');
+  return new Connections({
+    repository: createConnectionsRepository(pool),
+    cipher: new ConnectionCipher({
+      current: decode(config.CONNECTIONS_KEY),
+      previous: decode(config.CONNECTIONS_KEY_PREVIOUS),
+    }),
+    logger,
+  });
 }
 
 function notFound(name: string): FlowboxError {
