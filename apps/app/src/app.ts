@@ -3,6 +3,8 @@ import type { Logger } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { createConnections } from './connections/connections.ts';
+import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
 import type { AppConfig } from './env.ts';
@@ -12,6 +14,7 @@ import { withPublishedFlowCache } from './flows/published-flow-cache.ts';
 import { seedBenchmarkFlow } from './flows/seed.ts';
 import { queuedRunsCounter, registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
+import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
@@ -60,6 +63,12 @@ export interface FlowboxApp {
   checkStores(): Promise<void>;
   /** Start step: applies the database migrations (under a lock, so apps may race). */
   migrate(): Promise<void>;
+  /**
+   * Start step, after the migrations: fails naming CONNECTIONS_KEY when connections exist that
+   * the configured keys cannot open; seals again under CONNECTIONS_KEY those sealed under
+   * CONNECTIONS_KEY_PREVIOUS.
+   */
+  checkConnectionKeys(): Promise<void>;
   /**
    * Start step: creates the bucket if missing and publishes the built-in pieces through the
    * registry (as POST /v1/pieces would, with its checks; idempotent, so apps may race).
@@ -174,7 +183,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     isOutage: outage.isOutage,
   });
   const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
-  const publisher = new FlowPublisher({ flows, storage, registry });
+  const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
+  const signingSecrets = new SigningSecrets({ connections });
+  const publisher = new FlowPublisher({ flows, storage, registry, connections });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   // Ended runs are remembered as long as their engine tokens live.
@@ -194,7 +205,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
   });
-  const dispatcher = new Dispatcher({ flows, pieces, lifecycle, tokens, storage, config, tracer });
+  const dispatcher = new Dispatcher({
+    flows,
+    pieces,
+    lifecycle,
+    tokens,
+    storage,
+    config,
+    tracer,
+    connections,
+  });
   const sweeper = new RunSweeper({
     lifecycle,
     logger: logger.child({ component: 'run-sweeper' }),
@@ -244,6 +264,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
     maxBodyDepth: config.WEBHOOK_MAX_DEPTH,
     tracer,
+    signingSecrets,
+    metrics,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
@@ -252,6 +274,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerFlowRoutes(management, { flows, publisher, registry });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
+    registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, {
     ended,
@@ -285,6 +308,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
     async migrate() {
       await migrate(pool, logger);
+    },
+
+    async checkConnectionKeys() {
+      await connections.checkKeys();
     },
 
     async publishPieces() {
@@ -389,6 +416,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: boolean }): Promise<string> {
   await app.checkStores();
   await app.migrate();
+  await app.checkConnectionKeys();
   await app.publishPieces();
   if (options.seedBenchmarkFlow) await app.seedBenchmarkFlow();
   return app.listen();

@@ -62,6 +62,16 @@ export const AppEnvSchema = z.object({
     .string()
     .min(32, 'must be at least 32 characters')
     .describe('Signs engine and worker tokens (HS256). Changing it invalidates every worker token.'),
+  CONNECTIONS_KEY: aesKey()
+    .optional()
+    .describe(
+      'Encrypts connection values in Postgres (AES-256-GCM): 32 random bytes, base64 (`openssl rand -base64 32`). Unset: the app starts only while no connection exists, and POST /v1/connections fails. `pnpm dev` generates one and keeps it in DATA_DIR/connections-key.',
+    ),
+  CONNECTIONS_KEY_PREVIOUS: aesKey()
+    .optional()
+    .describe(
+      'The key CONNECTIONS_KEY replaces, during a rotation: values sealed under it still open, and each app seals them again under CONNECTIONS_KEY at start. Remove it once every app has started with the new key.',
+    ),
   WEBHOOK_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe("How long a sync webhook waits for the flow's response before answering 504 with the run id."),
@@ -188,6 +198,16 @@ export const AppEnvSchema = z.object({
       'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out zod and the pieces framework (the engine has them), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
     ),
 });
+
+/** 32 bytes in base64 (decoded where the cipher is made, app.ts). */
+function aesKey() {
+  return z
+    .string()
+    .regex(
+      /^[A-Za-z0-9+/]{43}=$/,
+      'must be 32 bytes in base64 (44 characters, e.g. `openssl rand -base64 32`)',
+    );
+}
 
 export type AppConfig = z.infer<typeof AppEnvSchema>;
 

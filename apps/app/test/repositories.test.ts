@@ -3,6 +3,7 @@ import { createLogger } from '@flowbox/node-kit';
 import type { TriggerPayload } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
+import { createConnectionsRepository } from '../src/connections/connections-repository.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { createFlowsRepository } from '../src/flows/flows-repository.ts';
@@ -52,6 +53,7 @@ describe.each([
       '0006_rerun_retention.sql',
       '0007_run_rank.sql',
       '0008_piece_registry.sql',
+      '0009_connections.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -72,12 +74,13 @@ describe.each([
       sizeBytes: 42,
       pieces: [{ name: 'webhook', version: '1.0.0' }],
     };
-    await flows.publish('bench-v2', bundle);
+    await flows.publish('bench-v2', bundle, []);
     expect(await flows.findPublished('bench')).toEqual({
       flowId: 'bench',
       flowVersionId: 'bench-v2',
       enabled: true,
       runWhenCallerGone: false,
+      verify: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
     expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
@@ -89,6 +92,44 @@ describe.each([
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
+  });
+
+  it('keeps sealed connections, lists their users and refuses to delete one a published version names', async () => {
+    const connections = createConnectionsRepository(pool);
+    const flows = createFlowsRepository(pool);
+    const sealed = {
+      ciphertext: Buffer.from([1, 2, 0, 255]),
+      iv: Buffer.alloc(12, 7),
+      authTag: Buffer.alloc(16, 9),
+      keyId: 'k1',
+    };
+    expect(await connections.create('api', sealed)).toBe(true);
+    expect(await connections.create('api', sealed)).toBe(false);
+    expect(await connections.create('spare', { ...sealed, keyId: 'k0' })).toBe(true);
+    expect(await connections.sealed(['api', 'gone'])).toEqual([{ name: 'api', ...sealed }]);
+    expect(await connections.existing(['api', 'gone'])).toEqual(new Set(['api']));
+    expect(await connections.countByKey()).toEqual(
+      new Map([
+        ['k1', 1],
+        ['k0', 1],
+      ]),
+    );
+
+    await flows.createFlow({ id: 'uses-api', name: 'u', definition: BENCHMARK_FLOW });
+    await flows.publish('uses-api-v1', { key: 'k', sha256: SHA, sizeBytes: 1, pieces: [] }, ['api']);
+    expect((await flows.getVersion('uses-api-v1'))?.connections).toEqual(['api']);
+    expect((await connections.get('api'))?.usedBy).toEqual([
+      { flowId: 'uses-api', flowVersionId: 'uses-api-v1' },
+    ]);
+    expect(await connections.delete('api')).toEqual({
+      result: 'in-use',
+      usedBy: [{ flowId: 'uses-api', flowVersionId: 'uses-api-v1' }],
+    });
+    expect(await connections.delete('spare')).toEqual({ result: 'deleted' });
+    expect(await connections.delete('spare')).toEqual({ result: 'missing' });
+    // A deleted flow's versions no longer hold their connections.
+    await flows.delete('uses-api');
+    expect(await connections.delete('api')).toEqual({ result: 'deleted' });
   });
 
   it('records piece versions once: a second insert of the same version changes nothing', async () => {

@@ -55,6 +55,13 @@ export const DevEnvSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .optional()
     .describe('The management API key; unset: one is generated once and kept in DATA_DIR/api-key.'),
+  CONNECTIONS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be 32 bytes in base64 (44 characters)')
+    .optional()
+    .describe(
+      "The apps' CONNECTIONS_KEY; unset: one is generated once and kept in DATA_DIR/connections-key.",
+    ),
 });
 
 export type DevConfig = z.infer<typeof DevEnvSchema> & { dataDir: string };

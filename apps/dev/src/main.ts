@@ -43,6 +43,7 @@ async function main(): Promise<void> {
           },
     tokenSecret: config.TOKEN_SECRET,
     apiKey: config.API_KEY ?? (await localApiKey(config.dataDir)),
+    connectionsKey: config.CONNECTIONS_KEY ?? (await localConnectionsKey(config.dataDir)),
     baseEnv: process.env,
     onLine: (_name, line) => process.stdout.write(`${line.raw}\n`),
     supervise: {
@@ -86,6 +87,22 @@ async function localApiKey(dataDir: string): Promise<string> {
     return (await readFile(file, 'utf8')).trim();
   } catch {
     const key = randomBytes(24).toString('base64url');
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${key}\n`, { mode: 0o600 });
+    return key;
+  }
+}
+
+/**
+ * A development CONNECTIONS_KEY kept beside the embedded data: connections created in one
+ * `pnpm dev` still open in the next (the app refuses to start with connections it cannot open).
+ */
+async function localConnectionsKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'connections-key');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const key = randomBytes(32).toString('base64');
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, `${key}\n`, { mode: 0o600 });
     return key;

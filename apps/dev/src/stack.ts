@@ -33,6 +33,8 @@ export interface StackOptions {
   tokenSecret?: string | undefined;
   /** The management API key; random when unset. */
   apiKey?: string | undefined;
+  /** The apps' CONNECTIONS_KEY; unset: a random one for this stack's life. */
+  connectionsKey?: string | undefined;
   /** Which app each worker connects to (index into the apps); default round-robin. */
   workerTargets?: number[] | undefined;
   /** Extra environment for every app process (e.g. WEBHOOK_TIMEOUT_SECONDS in tests). */
@@ -153,6 +155,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const s3 = options.s3 ?? (await embedS3(services, embedded, options.dataDir));
     const tokenSecret = options.tokenSecret ?? randomBytes(32).toString('base64url');
     const apiKey = options.apiKey ?? randomBytes(24).toString('base64url');
+    const connectionsKey = options.connectionsKey ?? randomBytes(32).toString('base64');
 
     const baseEnv = cleanEnv(options.baseEnv);
     const appUrls: string[] = [];
@@ -178,6 +181,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
           TOKEN_SECRET: tokenSecret,
           API_KEY: apiKey,
+          CONNECTIONS_KEY: connectionsKey,
           // pnpm dev, the tests and the benchmark all call the benchmark flow.
           SEED_BENCHMARK_FLOW: 'true',
           // A restart on this machine has no load balancer to wait for.
@@ -309,7 +313,9 @@ function cleanEnv(env: Record<string, string | undefined>): Record<string, strin
   for (const [key, value] of Object.entries(env)) {
     if (
       value !== undefined &&
-      !/^(DATABASE_|REDIS_|S3_|TOKEN_SECRET|API_KEY|WORKER_|APP_URL|PORT$|INSTANCE_ID)/.test(key)
+      !/^(DATABASE_|REDIS_|S3_|TOKEN_SECRET|API_KEY|CONNECTIONS_KEY|WORKER_|APP_URL|PORT$|INSTANCE_ID)/.test(
+        key,
+      )
     ) {
       out[key] = value;
     }

@@ -164,6 +164,8 @@ describe('stopping pnpm dev', () => {
     const [a, b] = await Promise.all([startDev('launcher', tmp), startDev('launcher', tmp)]);
     for (const stack of [a, b]) {
       expect(existsSync(join(stack.dataDir, 'worker-cache', 'worker-0', 'engine'))).toBe(true);
+      // Kept beside the embedded data, as the API key is: connections made now open next time.
+      expect(readFileSync(join(stack.dataDir, 'connections-key'), 'utf8')).toMatch(/^[A-Za-z0-9+/]{43}=\n$/);
     }
     // Not the worker's default `<tmpdir>/flowbox-worker-worker-0`, which both would share.
     expect(await flowboxEntries(tmp)).toEqual([]);

@@ -150,6 +150,34 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
     });
 
+    it("shows a connection's value on the run page only by its name", async () => {
+      const secret = 'sk-inspector-5e884898da2804';
+      const api = (method: string, path: string, body: unknown) =>
+        manage(fault.url, method, path, body, fault.stack.apiKey);
+      expect((await api('POST', '/v1/connections', { name: 'inspector', value: secret })).status).toBe(201);
+      const definition = codeFlow('return { token: inputs.token };') as unknown as {
+        steps: Array<{ input: Record<string, unknown> }>;
+      };
+      const [code] = definition.steps;
+      if (code !== undefined) code.input = { token: '{{connections.inspector}}' };
+      const created = await api('POST', '/v1/flows', {
+        id: 'secretive',
+        name: 's',
+        definition,
+        publish: true,
+      });
+      expect(created.status).toBe(201);
+      const answer = await postWebhook(fault.url, 'secretive');
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      await page.locator('article[data-step="code"]').waitFor();
+      const shown = await page.content();
+      expect(shown).toContain('[connection:inspector]');
+      expect(shown).not.toContain(secret);
+    });
+
     it('says so for a run that does not exist', async () => {
       await page.goto(`${fault.url}/inspector/#/runs/00000000-0000-4000-8000-000000000000`);
       await page.locator('.notice', { hasText: 'No run 00000000-0000-4000-8000-000000000000' }).waitFor();

@@ -37,8 +37,17 @@ export const ERROR_CATALOG = {
    * status proxies log for a client that closed its request.
    */
   CALLER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 499 },
+  /** A signed flow's webhook whose signature is missing, repeated, stale or wrong: no run is created. */
+  WEBHOOK_SIGNATURE_INVALID: { family: 'user', runStatus: 'FAILED', httpStatus: 401 },
+  CONNECTION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** A connection created under a name that is taken (PUT changes a value). */
+  CONNECTION_EXISTS: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
+  /** Deleting a connection a published flow version references; the message names them. */
+  CONNECTION_IN_USE: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   // A flow that ran and failed.
   STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** The run's flow version references a connection deleted since it was published (named). */
+  CONNECTION_MISSING: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   INVALID_STEP_INPUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   TEMPLATE_ERROR: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },

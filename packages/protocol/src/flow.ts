@@ -11,12 +11,50 @@ export const PieceVersionSchema = z
 /** Step names are referenced from templates (`{{step_1.result}}`), so they are identifiers. */
 export const StepNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'must match [a-z][a-z0-9_]*');
 
+/** A connection's value (or a string field of a JSON value) as the secret a signature is made with. */
+const SecretTemplateSchema = z
+  .string()
+  .regex(
+    /^\{\{\s*connections\.[a-z][a-z0-9_]*(\.[A-Za-z0-9_-]+)*\s*\}\}$/,
+    'must be one template {{connections.<name>}} (or {{connections.<name>.<field>}})',
+  );
+/** A header name as node gives it: lower-case. */
+const HeaderNameSchema = z
+  .string()
+  .regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'must be a lower-case header name');
+
+/**
+ * How the app checks that a webhook comes from its sender, on the raw body, before a run exists
+ * (docs/guarantees.md). `hmac-sha256`: the header holds HMAC-SHA256(secret, body) in hex or
+ * base64 after an optional prefix (GitHub: `x-hub-signature-256`, `sha256=`). `stripe`: the
+ * header holds `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` and `t` must be
+ * within `toleranceSeconds` of now.
+ */
+export const WebhookVerifySchema = z.discriminatedUnion('scheme', [
+  z.object({
+    scheme: z.literal('hmac-sha256'),
+    header: HeaderNameSchema,
+    prefix: z.string().max(100).optional(),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    secret: SecretTemplateSchema,
+  }),
+  z.object({
+    scheme: z.literal('stripe'),
+    header: HeaderNameSchema.default('stripe-signature'),
+    toleranceSeconds: z.number().int().positive().max(86_400).default(300),
+    secret: SecretTemplateSchema,
+  }),
+]);
+export type WebhookVerify = z.infer<typeof WebhookVerifySchema>;
+
 export const TriggerDefinitionSchema = z.object({
   name: z.literal('trigger'),
   piece: z.string().min(1),
   version: PieceVersionSchema.optional(),
   trigger: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
+  /** Checked by the app on every webhook of a version that has it; unsigned flows pay nothing. */
+  verify: WebhookVerifySchema.optional(),
 });
 
 export const PieceStepDefinitionSchema = z.object({

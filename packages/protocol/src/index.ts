@@ -19,6 +19,7 @@ export * from './artifacts.ts';
 export * from './benchmark-flow.ts';
 export * from './callbacks.ts';
 export * from './code-step.ts';
+export * from './connections.ts';
 export * from './egress.ts';
 export * from './errors.ts';
 export * from './flow.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
+import { ResolvedConnectionsSchema } from './connections.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
@@ -33,6 +34,8 @@ export const EngineJobSchema = z.object({
   pieces: z.array(PieceRefSchema.extend({ dir: z.string() })),
   executionMode: ExecutionModeSchema,
   trigger: TriggerPayloadSchema,
+  /** The run's connections, as dispatched (memory only); absent when the flow uses none. */
+  connections: ResolvedConnectionsSchema.optional(),
   /** Base URL of the app the engine calls back, e.g. http://127.0.0.1:3000 */
   appUrl: z.url(),
   engineToken: z.string(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './artifacts.ts';
+import { ResolvedConnectionsSchema } from './connections.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
@@ -32,6 +33,11 @@ export const DispatchedJobSchema = z.object({
   /** The archives of every piece the flow uses (presigned GETs); cached by name, version and hash. */
   pieces: z.array(PieceDownloadSchema),
   trigger: TriggerPayloadSchema,
+  /**
+   * The connections the run's flow version references, decrypted by the app at this dispatch.
+   * Held in memory only (never in Redis, the worker's cache or a log); absent when there are none.
+   */
+  connections: ResolvedConnectionsSchema.optional(),
   /** JWT scoped to this run; the engine sends it on every callback. */
   engineToken: z.string(),
   /** A presigned POST upload for the run log, bounded in size, and the key it writes. */

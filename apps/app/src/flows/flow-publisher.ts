@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type FlowBundle, FlowboxError, type PieceRef, wrapCodeStep } from '@flowbox/protocol';
+import {
+  connectionNamesOf,
+  type FlowBundle,
+  FlowboxError,
+  type PieceRef,
+  wrapCodeStep,
+} from '@flowbox/protocol';
+import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
@@ -13,22 +20,41 @@ export class FlowPublisher {
   readonly #flows: FlowsRepository;
   readonly #storage: ObjectStorage;
   readonly #registry: PieceRegistry;
+  readonly #connections: Connections;
 
-  constructor(deps: { flows: FlowsRepository; storage: ObjectStorage; registry: PieceRegistry }) {
+  constructor(deps: {
+    flows: FlowsRepository;
+    storage: ObjectStorage;
+    registry: PieceRegistry;
+    connections: Connections;
+  }) {
     this.#flows = deps.flows;
     this.#storage = deps.storage;
     this.#registry = deps.registry;
+    this.#connections = deps.connections;
   }
 
+  /**
+   * A version that references a connection that does not exist is not published (INVALID_FLOW
+   * naming it). One deleted after this check fails the runs that need it (CONNECTION_MISSING).
+   */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
+    const connections = connectionNamesOf(version.definition);
+    const missing = await this.#connections.missing(connections);
+    if (missing.length > 0) {
+      throw new FlowboxError(
+        'INVALID_FLOW',
+        `the flow references connection${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which do${missing.length > 1 ? '' : 'es'} not exist (POST /v1/connections)`,
+      );
+    }
     const bundle = await this.build(version);
     const bytes = Buffer.from(JSON.stringify(bundle));
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = objectKeys.flowBundle(version.id, sha256);
     await this.#storage.put(key, bytes, 'application/json');
     const record = { key, sha256, sizeBytes: bytes.byteLength, pieces: bundle.pieces };
-    await this.#flows.publish(version.id, record);
-    return { ...version, bundle: record, publishedAt: version.publishedAt ?? new Date() };
+    await this.#flows.publish(version.id, record, connections);
+    return { ...version, bundle: record, connections, publishedAt: version.publishedAt ?? new Date() };
   }
 
   /** Pins each piece to the version the definition names, or the latest published now. */

@@ -1,4 +1,4 @@
-import type { FlowDefinition } from '@flowbox/protocol';
+import { connectionNamesOf, type FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
@@ -147,5 +147,40 @@ describe('validateFlowDefinition', () => {
   it('refuses a step name used twice or the name trigger', () => {
     expectInvalid(withStep(1, { name: 'step_1' }), "definition.steps.1.name: 'step_1' is already used");
     expectInvalid(withStep(0, { name: 'trigger' }), /^definition\.steps\.0\.name/);
+  });
+});
+
+describe('connections in a flow definition', () => {
+  it('takes {{connections.<name>}} and its fields anywhere in an input, and lists the names', () => {
+    const definition = withStep(1, {
+      input: {
+        a: '{{connections.api}}',
+        b: 'Bearer {{ connections.db.password }}',
+        c: ['{{connections.api}}'],
+      },
+    });
+    expect(connectionNamesOf(validateFlowDefinition(definition, catalog))).toEqual(['api', 'db']);
+  });
+
+  it('refuses a template that names no connection, and a step named connections', () => {
+    expectInvalid(withStep(1, { input: { a: '{{connections}}' } }), /must name a connection/);
+    expectInvalid(withStep(1, { input: { a: '{{connections.Bad-Name}}' } }), /must name a connection/);
+    expectInvalid(withStep(1, { name: 'connections' }), /reserved/);
+  });
+
+  it('takes a signature check whose secret is a connection, and lists it', () => {
+    const copy = structuredClone(BENCHMARK_FLOW) as FlowDefinition;
+    const verify = { scheme: 'stripe', secret: '{{connections.stripe.signing}}' };
+    const definition = validateFlowDefinition({ ...copy, trigger: { ...copy.trigger, verify } }, catalog);
+    expect(definition.trigger.verify).toEqual({
+      ...verify,
+      header: 'stripe-signature',
+      toleranceSeconds: 300,
+    });
+    expect(connectionNamesOf(definition)).toEqual(['stripe']);
+    expectInvalid(
+      { ...copy, trigger: { ...copy.trigger, verify: { ...verify, secret: 'plain' } } },
+      /verify\.secret/,
+    );
   });
 });

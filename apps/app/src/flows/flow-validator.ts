@@ -1,6 +1,7 @@
 import { Script } from 'node:vm';
 import {
   CODE_STEP_FILENAME,
+  CONNECTIONS_ROOT,
   FlowboxError,
   type FlowDefinition,
   FlowDefinitionSchema,
@@ -31,9 +32,12 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
     );
   }
 
-  const known = new Set<string>(['trigger']);
+  // `connections` is not a step: its templates name connections, checked at publish (flow-publisher.ts).
+  const known = new Set<string>(['trigger', CONNECTIONS_ROOT]);
   definition.steps.forEach((step, index) => {
     const at = `definition.steps.${index}`;
+    if (step.name === CONNECTIONS_ROOT)
+      throw invalid(`${at}.name: '${CONNECTIONS_ROOT}' is reserved for {{connections.<name>}} templates`);
     if (known.has(step.name))
       throw invalid(`${at}.name: '${step.name}' is already used by an earlier step or the trigger`);
     if (step.type === 'piece') {
@@ -49,6 +53,12 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
       checkCompiles(step.code, `${at}.code`);
     }
     for (const reference of findTemplateReferences(step.input)) {
+      if (reference.root === CONNECTIONS_ROOT && !CONNECTION_REFERENCE.test(reference.expression)) {
+        const where = reference.path === '' ? `${at}.input` : `${at}.input.${reference.path}`;
+        throw invalid(
+          `${where}: template {{${reference.expression}}} must name a connection: {{connections.<name>}}`,
+        );
+      }
       if (!known.has(reference.root)) {
         const where = reference.path === '' ? `${at}.input` : `${at}.input.${reference.path}`;
         throw invalid(
@@ -88,6 +98,8 @@ function resolvePiece(
   pinned.set(piece.name, piece.version);
   return piece;
 }
+
+const CONNECTION_REFERENCE = /^connections\.[a-z][a-z0-9_]{0,63}(\.[^.]+)*$/;
 
 function checkCompiles(code: string, at: string): void {
   try {

@@ -1,4 +1,10 @@
-import { type FlowDefinition, FlowDefinitionSchema, type PieceRef } from '@flowbox/protocol';
+import {
+  type FlowDefinition,
+  FlowDefinitionSchema,
+  type PieceRef,
+  type WebhookVerify,
+  WebhookVerifySchema,
+} from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 
@@ -8,6 +14,8 @@ export interface PublishedFlow {
   enabled: boolean;
   /** The published definition's `runWhenCallerGone`: run a sync run whose caller has left. */
   runWhenCallerGone: boolean;
+  /** The published definition's `trigger.verify`: how its webhooks' senders are checked, if at all. */
+  verify: WebhookVerify | null;
 }
 
 export interface FlowBundleRecord {
@@ -23,6 +31,8 @@ export interface FlowVersionRecord {
   number: number;
   definition: FlowDefinition;
   bundle: FlowBundleRecord | null;
+  /** The connections the version references, recorded at publish (empty before). */
+  connections: string[];
   createdAt: Date;
   publishedAt: Date | null;
 }
@@ -50,8 +60,8 @@ export interface FlowsRepository {
   addVersion(flowId: string, definition: FlowDefinition): Promise<FlowVersionRecord>;
   getVersion(flowVersionId: string): Promise<FlowVersionRecord | null>;
   listVersions(flowId: string): Promise<FlowVersionRecord[]>;
-  /** Records a built bundle and makes its version the published one. */
-  publish(flowVersionId: string, bundle: FlowBundleRecord): Promise<void>;
+  /** Records a built bundle and the connections it references, and makes its version the published one. */
+  publish(flowVersionId: string, bundle: FlowBundleRecord, connections: readonly string[]): Promise<void>;
   update(
     flowId: string,
     changes: { name?: string | undefined; enabled?: boolean | undefined },
@@ -81,6 +91,7 @@ interface VersionRow {
   bundle_sha256: string | null;
   bundle_size: number | null;
   bundle_pieces: PieceRef[] | null;
+  connections: string[] | null;
   created_at: Date;
   published_at: Date | null;
 }
@@ -108,6 +119,7 @@ const toVersion = (row: VersionRow): FlowVersionRecord => ({
           sizeBytes: row.bundle_size ?? 0,
           pieces: row.bundle_pieces ?? [],
         },
+  connections: row.connections ?? [],
   createdAt: row.created_at,
   publishedAt: row.published_at,
 });
@@ -121,9 +133,10 @@ const INSERT_VERSION = `
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
-      const { rows } = await pool.query<FlowRow & { run_when_caller_gone: boolean }>(
+      const { rows } = await pool.query<FlowRow & { run_when_caller_gone: boolean; verify: unknown }>(
         `SELECT f.id, f.published_version_id, f.enabled,
-           coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone
+           coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
+           v.definition->'trigger'->'verify' AS verify
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -134,6 +147,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
         flowVersionId: row.published_version_id,
         enabled: row.enabled,
         runWhenCallerGone: row.run_when_caller_gone,
+        verify: row.verify == null ? null : WebhookVerifySchema.parse(row.verify),
       };
     },
 
@@ -194,16 +208,23 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
       return rows.map(toVersion);
     },
 
-    async publish(flowVersionId, bundle) {
+    async publish(flowVersionId, bundle, connections) {
       // One statement, so a version is never published without its bundle.
       await pool.query(
         `WITH v AS (
            UPDATE flow_versions
            SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
-               published_at = coalesce(published_at, now())
+               connections = $6::text[], published_at = coalesce(published_at, now())
            WHERE id = $1 RETURNING flow_id)
          UPDATE flows SET published_version_id = $1, updated_at = now() FROM v WHERE flows.id = v.flow_id`,
-        [flowVersionId, bundle.key, bundle.sha256, bundle.sizeBytes, JSON.stringify(bundle.pieces)],
+        [
+          flowVersionId,
+          bundle.key,
+          bundle.sha256,
+          bundle.sizeBytes,
+          JSON.stringify(bundle.pieces),
+          connections,
+        ],
       );
     },
 

@@ -30,6 +30,7 @@ describe('withPublishedFlowCache', () => {
     flowVersionId: 'f-v1',
     enabled: true,
     runWhenCallerGone: false,
+    verify: null,
   };
 
   it('answers repeated lookups from memory until the TTL passes', async () => {
@@ -54,7 +55,7 @@ describe('withPublishedFlowCache', () => {
     published.set('f', { ...flow, enabled: false });
     await cached.update('f', { enabled: false });
     expect(await cached.findPublished('f')).toMatchObject({ enabled: false });
-    await cached.publish('f-v2', { key: 'k', sha256: 's', sizeBytes: 1, pieces: [] });
+    await cached.publish('f-v2', { key: 'k', sha256: 's', sizeBytes: 1, pieces: [] }, []);
     await cached.findPublished('f');
     expect(calls.findPublished).toBe(3);
   });

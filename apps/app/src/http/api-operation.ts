@@ -18,10 +18,10 @@ export interface OperationResponse {
  */
 export interface ApiOperation {
   operationId: string;
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** fastify's form: `/v1/flows/:flowId`. */
   url: string;
-  tag: 'webhooks' | 'flows' | 'runs' | 'pieces' | 'health' | 'document';
+  tag: 'webhooks' | 'flows' | 'runs' | 'pieces' | 'connections' | 'health' | 'document';
   summary: string;
   description?: string;
   auth: OperationAuth;

@@ -1,4 +1,5 @@
 import type { ApiOperation } from './api-operation.ts';
+import { CONNECTION_OPERATIONS } from './operations/connection-operations.ts';
 import { DOCUMENT_OPERATIONS } from './operations/document-operations.ts';
 import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
 import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
@@ -16,6 +17,7 @@ export const API_OPERATIONS = {
   ...FLOW_OPERATIONS,
   ...RUN_OPERATIONS,
   ...PIECE_OPERATIONS,
+  ...CONNECTION_OPERATIONS,
   ...HEALTH_OPERATIONS,
   ...DOCUMENT_OPERATIONS,
 } as const satisfies Record<string, ApiOperation>;

@@ -60,6 +60,10 @@ const TAGS = [
   { name: 'flows', description: 'Create, version, publish, change and delete flows.' },
   { name: 'runs', description: 'Read runs, their steps and timings; re-run one.' },
   { name: 'pieces', description: 'Publish pieces (name@version, immutable) and read the registry.' },
+  {
+    name: 'connections',
+    description: 'Keep secrets encrypted for the runs that use them; values never come back.',
+  },
   { name: 'health', description: 'Probes and Prometheus metrics for the platform.' },
   { name: 'document', description: 'This document, for people (Swagger UI) and client generators.' },
 ];

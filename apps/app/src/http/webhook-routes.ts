@@ -5,17 +5,21 @@ import {
   type RunJobData,
   serializeError,
   TRACEPARENT_HEADER,
+  type WebhookVerify,
 } from '@flowbox/protocol';
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { SigningSecrets } from '../connections/signing-secrets.ts';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { apiRoute } from './view-serializer.ts';
-import { installWebhookBodyParser, toTriggerPayload } from './webhook-body.ts';
+import { installWebhookBodyParser, NO_BODY, toTriggerPayload, type WebhookBody } from './webhook-body.ts';
+import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
 
@@ -39,6 +43,8 @@ export interface WebhookDeps {
   maxBodyDepth: number;
   /** Null when tracing is off. */
   tracer: Tracer | null;
+  signingSecrets: SigningSecrets;
+  metrics: AppMetrics;
 }
 
 interface WebhookRequest {
@@ -134,6 +140,8 @@ async function accept(
       `flow ${request.params.flowId} does not exist or is not enabled`,
     );
   }
+  // Before the run exists: a refused sender leaves no row, no job, and reaches no worker.
+  if (flow.verify !== null) await verifySender(request, flow.verify, deps);
   const runId = randomUUID();
   const syncInstanceId = sync ? deps.hub.instanceId : null;
   // The run's context travels with its job: every later span of the run descends from this one.
@@ -203,6 +211,27 @@ async function accept(
     dropped = await dropUnstarted(deps, request, runId, outcome.type);
   }
   return sendOutcome(reply, outcome, deps.webhookTimeoutMs, dropped);
+}
+
+/** WEBHOOK_SIGNATURE_INVALID (401) unless the request carries a good signature of its body. */
+async function verifySender(
+  request: FastifyRequest,
+  verify: WebhookVerify,
+  deps: WebhookDeps,
+): Promise<void> {
+  const secret = await deps.signingSecrets.get(verify.secret);
+  const parsed = (request.body as WebhookBody | undefined) ?? NO_BODY;
+  // The bytes as sent: rawBody is their text (decoded once by the parser) or their base64.
+  const body = Buffer.from(parsed.rawBody ?? '', parsed.rawBodyEncoding === 'base64' ? 'base64' : 'utf8');
+  const refused = checkSignature(
+    verify,
+    secret,
+    { body, headerValues: headerValues(request.raw.rawHeaders, verify.header) },
+    Math.floor(Date.now() / 1000),
+  );
+  if (refused === null) return;
+  deps.metrics.signatureRefused(verify.scheme);
+  throw new FlowboxError('WEBHOOK_SIGNATURE_INVALID', `the webhook's signature was refused: ${refused}`);
 }
 
 /**

@@ -28,6 +28,7 @@ export class AppMetrics {
   readonly #callbacks: Counter<'route' | 'result'>;
   readonly #runsRecovered: Counter<'action'>;
   readonly #retentionDeleted: Counter<'kind'>;
+  readonly #signatureRefused: Counter<'scheme'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   #sources: AppMetricsSources | null = null;
@@ -68,6 +69,12 @@ export class AppMetrics {
       name: 'flowbox_retention_deleted_total',
       help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone.',
       labelNames: ['kind'],
+      registers,
+    });
+    this.#signatureRefused = new Counter({
+      name: 'flowbox_webhook_signature_refused_total',
+      help: "Webhooks of signed flows (trigger.verify) refused 401 WEBHOOK_SIGNATURE_INVALID before any run existed, by the flow's scheme.",
+      labelNames: ['scheme'],
       registers,
     });
     this.#runDuration = new Histogram({
@@ -140,6 +147,10 @@ export class AppMetrics {
 
   retentionDeleted(kind: 'run' | 'log' | 'tombstone', count: number): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);
+  }
+
+  signatureRefused(scheme: 'hmac-sha256' | 'stripe'): void {
+    this.#signatureRefused.inc({ scheme });
   }
 
   webhookAnswered(statusCode: number): void {

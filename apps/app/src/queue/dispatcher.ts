@@ -3,9 +3,11 @@ import {
   FlowboxError,
   type PieceDownload,
   type PieceRef,
+  type ResolvedConnections,
   type RunOutcome,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
+import type { Connections } from '../connections/connections.ts';
 import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
@@ -50,8 +52,9 @@ export class Dispatcher {
   readonly #downloads: PresignedDownloads;
   readonly #config: AppConfig;
   readonly #tracer: Tracer | null;
-  /** Published bundles are immutable, so they are cached for the process's life. */
-  readonly #bundles = new Map<string, FlowBundleRecord>();
+  readonly #connections: Connections;
+  /** Published bundles (and the connections they reference) are immutable: cached for the process's life. */
+  readonly #bundles = new Map<string, PublishedVersion>();
   /** Published piece archives by `name@version`; refreshed from Postgres on a miss. */
   readonly #pieceArchives = new Map<string, PieceRecord>();
 
@@ -64,7 +67,9 @@ export class Dispatcher {
     config: AppConfig;
     /** Null when tracing is off. */
     tracer: Tracer | null;
+    connections: Connections;
   }) {
+    this.#connections = deps.connections;
     this.#flows = deps.flows;
     this.#pieces = deps.pieces;
     this.#lifecycle = deps.lifecycle;
@@ -96,7 +101,16 @@ export class Dispatcher {
 
   async #dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
-    const bundle = await this.#bundle(data.flowVersionId);
+    const { bundle, connections: names } = await this.#bundle(data.flowVersionId);
+    // Opened now, for this attempt only: the values go to the worker in this answer and nowhere
+    // else (not the job in Redis, not a log). Settled here so a refusal below leaves no rejection.
+    const connections =
+      names.length === 0
+        ? null
+        : this.#connections.resolve(names).then(
+            (values) => ({ values }),
+            (error: unknown) => ({ error }),
+          );
     const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
     const logKey = objectKeys.runLog(data.runId);
     const engineToken = this.#tokens.signEngineToken(
@@ -118,6 +132,13 @@ export class Dispatcher {
         `run ${data.runId} has already ended; not running it again`,
       );
     }
+    let values: ResolvedConnections | undefined;
+    if (connections !== null) {
+      const resolved = await connections;
+      // CONNECTION_MISSING: the gateway ends the run with it, naming the connection.
+      if ('error' in resolved) throw resolved.error;
+      values = resolved.values;
+    }
     return {
       jobId: lease.jobId,
       runId: data.runId,
@@ -126,6 +147,7 @@ export class Dispatcher {
       bundle: { url: bundleUrl, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes },
       pieces,
       trigger: data.trigger,
+      ...(values === undefined ? {} : { connections: values }),
       engineToken,
       logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
       limits: {
@@ -189,7 +211,7 @@ export class Dispatcher {
     return lease.fail(outcome.error?.message ?? outcome.status, options);
   }
 
-  async #bundle(flowVersionId: string): Promise<FlowBundleRecord> {
+  async #bundle(flowVersionId: string): Promise<PublishedVersion> {
     const cached = this.#bundles.get(flowVersionId);
     if (cached !== undefined) return cached;
     const version = await this.#flows.getVersion(flowVersionId);
@@ -199,8 +221,9 @@ export class Dispatcher {
         `flow version ${flowVersionId} has no published bundle`,
       );
     }
-    this.#bundles.set(flowVersionId, version.bundle);
-    return version.bundle;
+    const published = { bundle: version.bundle, connections: version.connections };
+    this.#bundles.set(flowVersionId, published);
+    return published;
   }
 
   async #pieceDownload(ref: PieceRef, ttlSeconds: number): Promise<PieceDownload> {
@@ -220,6 +243,11 @@ export class Dispatcher {
       sizeBytes: record.sizeBytes,
     };
   }
+}
+
+interface PublishedVersion {
+  bundle: FlowBundleRecord;
+  connections: string[];
 }
 
 export interface ConcludeOptions {

@@ -220,3 +220,45 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])(
     });
   },
 );
+
+describe('flow executor, a run with connections', () => {
+  it('resolves {{connections.x}} for the step and redacts the value from all that leaves the run', async () => {
+    const secret = 'sk-engine-test-9a8b7c6d';
+    const flow = withCodeStep({
+      code: "console.log('using', inputs.token); if (inputs.fail) throw new Error('bad ' + inputs.token); return { echoed: inputs.token, field: inputs.user };",
+      input: { token: '{{connections.api}}', user: '{{connections.db.user}}', fail: false },
+    });
+    const job = await h.job(flow, { connections: { api: secret, db: { user: 'service-account-1' } } });
+    const { outcome } = await h.executor.execute(job);
+    expect(outcome.status).toBe('SUCCEEDED');
+    const code = outcome.steps[2];
+    expect(code?.output).toEqual({ echoed: '[connection:api]', field: '[connection:db]' });
+    expect(code?.input).toEqual({ token: '[connection:api]', user: '[connection:db]', fail: false });
+    expect(JSON.stringify(code?.logs)).toContain('using [connection:api]');
+    // The steps the app heard of and the uploaded log; the response is the flow's own answer
+    // (the seeded flow answers with the code step's output) and is not redacted.
+    const shown = JSON.stringify([h.stepReports(), h.app.requests.find(isUpload)?.json]);
+    expect(shown).toContain('[connection:api]');
+    expect(shown).not.toContain(secret);
+    expect(shown).not.toContain('service-account-1');
+    const [response] = h.posts('response');
+    expect(FlowResponseReportSchema.parse(response?.json).response.body).toEqual({
+      echoed: secret,
+      field: 'service-account-1',
+    });
+    expect(JSON.stringify(outcome)).not.toContain(secret);
+  });
+
+  it('redacts the value from a failing step error', async () => {
+    const secret = 'sk-engine-test-failing-01';
+    const flow = withCodeStep({
+      code: "throw new Error('bad ' + inputs.token);",
+      input: { token: '{{connections.api}}' },
+    });
+    const { outcome } = await h.executor.execute(await h.job(flow, { connections: { api: secret } }));
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error?.message).toContain('bad [connection:api]');
+    expect(JSON.stringify(outcome)).not.toContain(secret);
+    expect(h.app.requests.map((r) => r.body).join('\n')).not.toContain(secret);
+  });
+});

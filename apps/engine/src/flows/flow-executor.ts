@@ -6,6 +6,7 @@ import {
   type FetchBudget,
 } from '@flowbox/egress';
 import {
+  CONNECTIONS_ROOT,
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
@@ -31,6 +32,7 @@ import { uploadRunLog } from '../host/log-uploader.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createPieceRegistry } from '../pieces/piece-registry.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
+import { createRedactor } from './redactor.ts';
 import { startRunTrace } from './run-trace.ts';
 import { createStepRunner, type StepRunnerDeps } from './step-runner.ts';
 
@@ -106,14 +108,26 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
 
+      // Until the bundle names the signature header, only the connections and credential headers.
+      let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
       try {
         const run = await prepareRun(deps, job);
+        const signatureHeader = run.bundle.definition.trigger.verify?.header;
+        if (signatureHeader !== undefined) {
+          redactor = createRedactor({ connections: job.connections, trigger: job.trigger, signatureHeader });
+        }
+        const shown = redactor;
+        if (shown !== null) {
+          run.log = (level, msg, data) => deps.log(level, shown.text(msg), shown.value(data));
+        }
         // The caller may read the run as soon as it has its answer: the steps before the response
         // go with it, after any progress report still in flight, so they arrive once and in order.
         const steps = createStepRunner(run, job, async (response) =>
           app.reportResponse(response, await progress.takeForResponse()),
         );
-        const scope: Record<string, unknown> = {};
+        // The run's templates read the values; what leaves it is redacted (the loop below).
+        const scope: Record<string, unknown> =
+          job.connections === undefined ? {} : { [CONNECTIONS_ROOT]: job.connections };
         const plan: [string, () => Promise<StepResult>][] = [
           [run.bundle.definition.trigger.name, () => steps.runTrigger()],
           ...run.bundle.definition.steps.map((step): [string, () => Promise<StepResult>] => [
@@ -124,7 +138,8 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         for (const [name, runNext] of plan) {
           progress.throwIfRefused();
           const span = trace?.start(`step ${name}`, { 'flowbox.step': name });
-          const result = fitInLog(await runNext());
+          const ran = await runNext();
+          const result = fitInLog(redactor === null ? ran : redactor.value(ran));
           span?.end(result.error, { 'flowbox.step.kind': result.kind });
           results.push(result);
           progress.report(result);
@@ -134,16 +149,15 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
             status = runStatusOf(error.code);
             break;
           }
-          scope[result.name] = result.output;
+          scope[result.name] = ran.output;
         }
         await progress.settled();
       } catch (systemError) {
         // A callback the app refused, or a bundle or piece the worker's cache could not give.
-        deps.log('warn', 'the run failed outside its steps', {
-          runId: job.runId,
-          error: serializeError(systemError),
-        });
-        error = forUsers(serializeError(systemError));
+        const serialized =
+          redactor === null ? serializeError(systemError) : redactor.value(serializeError(systemError));
+        deps.log('warn', 'the run failed outside its steps', { runId: job.runId, error: serialized });
+        error = forUsers(serialized);
         status = runStatusOf(error.code);
       }
 

@@ -82,6 +82,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   const toEngineJob = (job: DispatchedJob, provisioned: Provisioned): EngineJob => ({
     runId: job.runId,
+    // Memory only: passed on over IPC, never written to the cache or logged.
+    ...(job.connections === undefined ? {} : { connections: job.connections }),
     flowId: job.flowId,
     flowVersionId: job.flowVersionId,
     bundlePath: provisioned.bundlePath,

@@ -4,7 +4,8 @@ import { ErrorView } from '../views/error-view.ts';
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY).',
   401: 'No key or the wrong one (UNAUTHORIZED).',
-  404: 'No such flow, version, run or piece.',
+  404: 'No such flow, version, run, piece or connection.',
+  409: 'A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them).',
   410: "The run's trigger request is gone (retention, or it predates kept requests).",
   413: 'The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE).',
   429: 'The flow has too many queued or running runs (admission).',
@@ -22,6 +23,15 @@ export const errors = (...statuses: number[]): Record<number, OperationResponse>
       { description: ERROR_DESCRIPTIONS[status] ?? 'error', view: ErrorView },
     ]),
   );
+
+/** A signed flow's webhook (trigger.verify) refused before any run was created. */
+export const SIGNATURE_REFUSED: Record<number, OperationResponse> = {
+  401: {
+    description:
+      "The flow is signed (trigger.verify) and the request's signature is missing, repeated, stale or wrong (WEBHOOK_SIGNATURE_INVALID); no run was created.",
+    view: ErrorView,
+  },
+};
 
 /** Refused by the server before any route, in Node's and fastify's own words (no Error body). */
 export const SERVER_LIMITS: Record<number, OperationResponse> = {

@@ -1,0 +1,90 @@
+import type { TriggerPayload } from '@flowbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from './redactor.ts';
+
+const request = (headers: Record<string, string> = {}): TriggerPayload => ({
+  method: 'POST',
+  headers,
+  query: {},
+  body: {},
+  rawBody: '',
+  rawBodyEncoding: 'utf8',
+});
+
+describe('createRedactor', () => {
+  it('is null when the run has no connection and no credential header, so nothing is walked', () => {
+    expect(createRedactor({ connections: undefined, trigger: request({ 'x-other': 'visible' }) })).toBeNull();
+    expect(createRedactor({ connections: {}, trigger: request() })).toBeNull();
+  });
+
+  it('replaces a value, its JSON-escaped and URL-encoded forms, in every string, keys included', () => {
+    const secret = 'tok"en/with spaces';
+    const redactor = createRedactor({ connections: { api: secret }, trigger: request() });
+    const shown = redactor?.value({
+      input: { authorization: `Bearer ${secret}` },
+      json: JSON.stringify({ token: secret }),
+      url: `https://x.test/?t=${encodeURIComponent(secret)}`,
+      list: [secret, 42, null],
+      [secret]: true,
+    });
+    expect(shown).toEqual({
+      input: { authorization: 'Bearer [connection:api]' },
+      json: '{"token":"[connection:api]"}',
+      url: 'https://x.test/?t=[connection:api]',
+      list: ['[connection:api]', 42, null],
+      '[connection:api]': true,
+    });
+    expect(JSON.stringify(shown)).not.toContain('spaces');
+  });
+
+  it('redacts a JSON value whole and its string fields of 8 characters or more, not short ones', () => {
+    const value = { user: 'bot', password: 'correct-horse-battery', region: 'eu' };
+    const redactor = createRedactor({ connections: { db: value }, trigger: request() });
+    expect(redactor?.value(['pw correct-horse-battery', JSON.stringify(value), 'region eu for bot'])).toEqual(
+      ['pw [connection:db]', '[connection:db]', 'region eu for bot'],
+    );
+  });
+
+  it('shows credential headers and the signature header by name, and their bearer token alone', () => {
+    const redactor = createRedactor({
+      connections: undefined,
+      trigger: request({
+        authorization: 'Bearer abc123token',
+        cookie: 'session=s3cr3t-cookie',
+        'x-hub-signature-256': 'sha256=deadbeefdeadbeef',
+        'user-agent': 'GitHub-Hookshot',
+      }),
+      signatureHeader: 'x-hub-signature-256',
+    });
+    const headers = redactor?.value(
+      request({
+        authorization: 'Bearer abc123token',
+        cookie: 'session=s3cr3t-cookie',
+        'x-hub-signature-256': 'sha256=deadbeefdeadbeef',
+        'user-agent': 'GitHub-Hookshot',
+      }),
+    ).headers;
+    expect(headers).toEqual({
+      authorization: '[header:authorization]',
+      cookie: '[header:cookie]',
+      'x-hub-signature-256': '[header:x-hub-signature-256]',
+      'user-agent': 'GitHub-Hookshot',
+    });
+    expect(redactor?.text('passed on: abc123token')).toBe('passed on: [header:authorization]');
+  });
+
+  it('replaces the longest secret first and leaves values under 4 characters alone', () => {
+    const redactor = createRedactor({
+      connections: { long: 'abcdefgh', inner: 'cdef', tiny: 'ab' },
+      trigger: request(),
+    });
+    expect(redactor?.text('abcdefgh cdef ab')).toBe('[connection:long] [connection:inner] ab');
+  });
+
+  it('does not change what it is given', () => {
+    const redactor = createRedactor({ connections: { api: 'secret-value' }, trigger: request() });
+    const input = { a: 'secret-value' };
+    redactor?.value(input);
+    expect(input.a).toBe('secret-value');
+  });
+});
