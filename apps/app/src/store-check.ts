@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { createRedisClient } from './redis/redis-clients.ts';
 
 /** The variables naming the stores an app needs before it can start. */
 export type StoreVariable = 'DATABASE_URL' | 'REDIS_URL' | 'S3_ENDPOINT';
@@ -54,12 +54,11 @@ export async function checkStores(probes: StoreProbe[], timeoutMs = STORE_CHECK_
  * ioredis then reports only "Connection is closed."), pinged once.
  */
 export async function pingRedis(url: string, timeoutMs = STORE_CHECK_TIMEOUT_MS): Promise<void> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    retryStrategy: () => null,
+  const client = createRedisClient(url, {
+    noReconnect: true,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
-    connectTimeout: timeoutMs,
+    connectTimeoutMs: timeoutMs,
   });
   let cause: unknown;
   client.on('error', (error) => {

@@ -1,7 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-clients.ts';
 
 export type SyncOutcome =
   | SyncMessage
@@ -29,21 +29,28 @@ export class SyncResponseHub {
   /** Resolved when no caller waits any more (`idle`). */
   #onIdle: Array<() => void> = [];
   #closed = false;
-  readonly #publisher: Redis;
-  readonly #subscriber: Redis;
+  readonly #publisher: RedisClient;
+  readonly #subscriber: RedisClient;
+  readonly #sharded: boolean;
   readonly #prefix: string;
   readonly #instanceId: string;
   readonly #logger: Logger;
 
   constructor(options: {
-    publisher: Redis;
-    subscriber: Redis;
+    publisher: RedisClient;
+    subscriber: RedisClient;
+    /**
+     * Sharded pub/sub (SSUBSCRIBE, SPUBLISH; Redis 7): on a cluster a message goes only to the
+     * node that holds its channel's slot, where plain PUBLISH is copied to every node.
+     */
+    sharded?: boolean;
     prefix: string;
     instanceId: string;
     logger: Logger;
   }) {
     this.#publisher = options.publisher;
     this.#subscriber = options.subscriber;
+    this.#sharded = options.sharded ?? false;
     this.#prefix = options.prefix;
     this.#instanceId = options.instanceId;
     this.#logger = options.logger;
@@ -54,8 +61,14 @@ export class SyncResponseHub {
   }
 
   async start(): Promise<void> {
+    const channel = syncChannelName(this.#prefix, this.#instanceId);
+    if (this.#sharded) {
+      this.#subscriber.on('smessage', (_channel: string, raw: string) => this.#onMessage(raw));
+      await this.#subscriber.ssubscribe(channel);
+      return;
+    }
     this.#subscriber.on('message', (_channel: string, raw: string) => this.#onMessage(raw));
-    await this.#subscriber.subscribe(syncChannelName(this.#prefix, this.#instanceId));
+    await this.#subscriber.subscribe(channel);
   }
 
   /** Register before the run is enqueued, so a fast answer cannot arrive before anyone listens. */
@@ -89,7 +102,9 @@ export class SyncResponseHub {
       this.#deliver(message);
       return;
     }
-    await this.#publisher.publish(syncChannelName(this.#prefix, instanceId), JSON.stringify(message));
+    const channel = syncChannelName(this.#prefix, instanceId);
+    if (this.#sharded) await this.#publisher.spublish(channel, JSON.stringify(message));
+    else await this.#publisher.publish(channel, JSON.stringify(message));
   }
 
   /** Sync callers this instance holds, waiting for their answer. */
@@ -108,7 +123,8 @@ export class SyncResponseHub {
     this.#closed = true;
     for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
     this.#waiters.clear();
-    await this.#subscriber.unsubscribe().catch(() => {});
+    if (this.#sharded) await this.#subscriber.sunsubscribe().catch(() => {});
+    else await this.#subscriber.unsubscribe().catch(() => {});
   }
 
   #forget(runId: string): void {
