@@ -82,10 +82,10 @@ describe('the run queue sharded over a Redis Cluster', () => {
     );
     expect(new Set(slots).size).toBe(SHARDS);
     // And the slots are served by more than one primary.
-    const ranges = (await producer.cluster('SLOTS')) as Array<[number, number, [string, number]]>;
+    const ranges = await producer.cluster('SLOTS');
     const owners = slots.map((slot) => {
       const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-      return range?.[2][1];
+      return range?.[2]?.[1];
     });
     expect(new Set(owners).size).toBeGreaterThan(1);
     expect(await queue.missing(jobs.map((data) => ({ id: data.runId, flowId: data.flowId })))).toEqual(
