@@ -4,6 +4,7 @@ import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protoc
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
+import { isRedisConnectionError } from './redis-outage.ts';
 
 /** A job taken from the queue for one worker; the app holds its lock until the result. */
 export interface LeasedJob {
@@ -35,6 +36,9 @@ interface PendingPoll {
 }
 
 const LOCK_DURATION_MS = 30_000;
+/** How long settling a job is retried while Redis cannot be reached (a failover). */
+const SETTLE_RETRY_MS = 5_000;
+const SETTLE_RETRY_STEP_MS = 250;
 
 /** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
 interface Shard {
@@ -245,16 +249,29 @@ export class JobBroker {
    * reconciler enqueued the run again): the run's row, already written, is the truth; a retry
    * left QUEUED without a job is the reconciler's to enqueue again.
    */
-  async #unlessGone(jobId: string, settle: Promise<unknown>): Promise<unknown> {
-    try {
-      return await settle;
-    } catch (error) {
-      if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
-      this.#logger.info(
-        { jobId, reason: error.message },
-        'settled a job Redis no longer holds; the run row stands',
-      );
-      return null;
+  async #unlessGone(
+    jobId: string,
+    settle: () => Promise<unknown>,
+    { retry }: { retry: boolean },
+  ): Promise<unknown> {
+    // With `retry`, a job's node may be failing over (a Redis Cluster promotes a replica within
+    // seconds): completing again is safe, one that did land answers "Missing lock" the second time.
+    const deadline = retry ? Date.now() + SETTLE_RETRY_MS : 0;
+    for (;;) {
+      try {
+        return await settle();
+      } catch (error) {
+        if (isRedisConnectionError(error) && Date.now() < deadline && !this.#closed) {
+          await new Promise((r) => setTimeout(r, SETTLE_RETRY_STEP_MS));
+          continue;
+        }
+        if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
+        this.#logger.info(
+          { jobId, reason: error.message },
+          'settled a job Redis no longer holds; the run row stands',
+        );
+        return null;
+      }
     }
   }
 
@@ -288,8 +305,14 @@ export class JobBroker {
     const sharded = this.#shards.length > 1;
     const nextInTurn = async (fetchNext: boolean): Promise<LeasedJob | null> => {
       if (!fetchNext || this.#closed) return null;
-      const taken = await this.#takeInTurn();
-      return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
+      try {
+        const taken = await this.#takeInTurn();
+        return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
+      } catch (error) {
+        // The job is settled; its worker polls for the next one instead (a shard's node may be down).
+        this.#logFetchError(error);
+        return null;
+      }
     };
     return {
       jobId,
@@ -298,17 +321,17 @@ export class JobBroker {
       complete: async (options) => {
         endLease();
         const fetchNext = options?.fetchNext === true;
-        const result = await this.#unlessGone(
-          jobId,
-          job.moveToCompleted('done', token, fetchNext && !sharded),
-        );
+        const complete = () => job.moveToCompleted('done', token, fetchNext && !sharded);
+        const result = await this.#unlessGone(jobId, complete, { retry: true });
         return sharded ? nextInTurn(fetchNext) : next(result);
       },
       fail: async (reason, options) => {
         endLease();
         const fetchNext = options?.fetchNext === true;
         const error = options?.retry === true ? new Error(reason) : new UnrecoverableError(reason);
-        const result = await this.#unlessGone(jobId, job.moveToFailed(error, token, fetchNext && !sharded));
+        // Not retried: moveToFailed counts the attempt on the Job object before its script runs.
+        const fail = () => job.moveToFailed(error, token, fetchNext && !sharded);
+        const result = await this.#unlessGone(jobId, fail, { retry: false });
         return sharded ? nextInTurn(fetchNext) : next(result);
       },
       release: async () => {

@@ -12,7 +12,7 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
 ]);
 const CONNECTION_MESSAGES =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries|max retries per request|Socket closed unexpectedly|LOADING Redis is loading|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries|max retries per request|Socket closed unexpectedly|LOADING Redis is loading|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** True for an error that says Redis cannot be reached (not that a command failed). */
 export function isRedisConnectionError(error: unknown): boolean {
