@@ -148,7 +148,9 @@ export class SyncResponseHub {
     this.#closed = true;
     for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
     this.#waiters.clear();
-    if (this.#sharded) await this.#subscriber.sunsubscribe().catch(() => {});
+    const channel = syncChannelName(this.#prefix, this.#instanceId);
+    // By name: ioredis's cluster cannot route a SUNSUBSCRIBE without one (it throws).
+    if (this.#sharded) await this.#subscriber.sunsubscribe(channel).catch(() => {});
     else await this.#subscriber.unsubscribe().catch(() => {});
   }
 

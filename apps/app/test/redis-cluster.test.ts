@@ -8,7 +8,8 @@ import { testNamespace } from '../../../test/fixtures.ts';
 import { JobBroker, type LeasedJob } from '../src/queue/job-broker.ts';
 import { runQueueNames, shardOf } from '../src/queue/queue-shards.ts';
 import { RunQueue } from '../src/queue/run-queue.ts';
-import { createRedisClient, isCluster } from '../src/redis/redis-clients.ts';
+import { createRedisClient, isCluster, type RedisClient } from '../src/redis/redis-clients.ts';
+import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHARDS = 4;
@@ -30,9 +31,19 @@ const flowOfShard = Array.from({ length: SHARDS }, (_, shard) => {
   for (let n = 0; ; n += 1) if (shardOf(`flow-${n}`, SHARDS) === shard) return `flow-${n}`;
 });
 
-// The run queue in QUEUE_SHARDS=4 shards on a real three-primary Redis Cluster (issue 28, item 4).
+// The run queue in QUEUE_SHARDS=4 shards and the sync channels on a real three-primary Redis
+// Cluster (issue 28, item 4).
+let cluster: RedisCluster;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.close();
+});
+
 describe('the run queue sharded over a Redis Cluster', () => {
-  let cluster: RedisCluster;
   let producer: Cluster;
   let brokerRedis: Cluster;
   let queue: RunQueue;
@@ -41,7 +52,6 @@ describe('the run queue sharded over a Redis Cluster', () => {
   const signal = new AbortController().signal;
 
   beforeAll(async () => {
-    cluster = await startRedisCluster();
     const producerClient = createRedisClient(cluster.url, { maxRetriesPerRequest: 1 });
     const brokerClient = createRedisClient(cluster.url, { maxRetriesPerRequest: null });
     if (!isCluster(producerClient) || !isCluster(brokerClient)) throw new Error('not a cluster client');
@@ -57,7 +67,6 @@ describe('the run queue sharded over a Redis Cluster', () => {
     await queue?.close();
     producer?.disconnect();
     brokerRedis?.disconnect();
-    await cluster?.close();
   });
 
   const lease = async (): Promise<LeasedJob> => {
@@ -137,5 +146,43 @@ describe('the run queue sharded over a Redis Cluster', () => {
     expect(await queue.remove(waiting.runId)).toBe(true);
     expect(await queue.missing([{ id: waiting.runId, flowId: last }])).toEqual(new Set([waiting.runId]));
     expect(await queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+  });
+});
+
+describe('sync answers across apps over sharded pub/sub on a Redis Cluster', () => {
+  it("delivers another app's answer to the caller's app over that app's sharded channel", async () => {
+    const prefix = testNamespace();
+    const clients = [
+      createRedisClient(cluster.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
+      createRedisClient(cluster.url, { maxRetriesPerRequest: null, shardedSubscriber: true }),
+      createRedisClient(cluster.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
+      createRedisClient(cluster.url, { maxRetriesPerRequest: null, shardedSubscriber: true }),
+    ];
+    const [publisherA, subscriberA, publisherB, subscriberB] = clients;
+    if (!publisherA || !subscriberA || !publisherB || !subscriberB) throw new Error('no clients');
+    const hub = (publisher: RedisClient, subscriber: RedisClient, instanceId: string) =>
+      new SyncResponseHub({ publisher, subscriber, sharded: true, prefix, instanceId, logger });
+    const a = hub(publisherA, subscriberA, 'app-a');
+    const b = hub(publisherB, subscriberB, 'app-b');
+    try {
+      await Promise.all(clients.map((client) => client.connect()));
+      await a.start();
+      await b.start();
+      const runId = randomUUID();
+      const waiter = a.register(runId);
+      const answer = waiter.wait(10_000);
+      await b.publish('app-a', { version: 1, type: 'run-ended', runId, status: 'SUCCEEDED' });
+      expect(await answer).toMatchObject({ type: 'run-ended', runId, status: 'SUCCEEDED' });
+      // A sharded channel (SSUBSCRIBE), held by the one primary of its slot.
+      if (!isCluster(publisherA)) throw new Error('not a cluster client');
+      const held = await Promise.all(
+        publisherA.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS')),
+      );
+      expect(held.flat().filter((channel) => channel === `${prefix}:sync:app-a`)).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+      for (const client of clients) client.disconnect();
+    }
   });
 });
