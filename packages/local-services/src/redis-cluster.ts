@@ -6,11 +6,22 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { INSTALL_HINTS } from './find-binary.ts';
 import { freePort } from './free-port.ts';
-import type { LocalService } from './local-service.ts';
+import { type LocalService, MissingBinaryError } from './local-service.ts';
 import { spawnRedis } from './redis-server.ts';
 import { type RestartableServer, startRestartable } from './restartable.ts';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** redis-cli comes with redis-server (Debian's redis-tools, a dependency of redis-server). */
+async function run(command: 'redis-cli', args: string[]): Promise<{ stdout: string }> {
+  try {
+    return await execFileAsync(command, args);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT')
+      throw new MissingBinaryError(command, INSTALL_HINTS.redis);
+    throw error;
+  }
+}
 
 export interface RedisClusterOptions {
   /** Primaries (slots are split evenly between them); 3 unless set. */
