@@ -147,6 +147,22 @@ describe('the run queue sharded over a Redis Cluster', () => {
     expect(await queue.missing([{ id: waiting.runId, flowId: last }])).toEqual(new Set([waiting.runId]));
     expect(await queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
   });
+
+  it('hands out a postponed job after its delay while every shard is otherwise empty, attempt unchanged', async () => {
+    const [busyFlow = '', freeFlow = ''] = flowOfShard;
+    await queue.add(job(busyFlow), 1);
+    const busy = await lease();
+    await busy.postpone(300);
+    await queue.add(job(freeFlow), 1);
+    const free = await lease();
+    expect(free.data.flowId).toBe(freeFlow);
+    await free.complete();
+    // Now only the delayed job is left: the shards block until it is due. (Last: the other
+    // shards' waits outlive the lease, and would take and put back a job added meanwhile.)
+    const again = await lease();
+    expect(again).toMatchObject({ jobId: busy.jobId, attempt: 1 });
+    await again.complete();
+  });
 });
 
 describe('sync answers across apps over sharded pub/sub on a Redis Cluster', () => {

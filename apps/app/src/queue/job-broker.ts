@@ -56,6 +56,8 @@ interface Shard {
  * has one, every shard blocks on its own connection (on a cluster, on the node that holds it)
  * until one has, and the turn starts again. Jobs thus leave every shard at its share however
  * long another shard's backlog is.
+ * The other shards' waits outlast the poll one of them served (by up to `blockSeconds`): a job
+ * they take meanwhile with no poll left goes back to the queue at once (release).
  */
 export class JobBroker {
   readonly #shards: Shard[];
@@ -208,13 +210,20 @@ export class JobBroker {
     return null;
   }
 
-  /** Blocks on one shard until it has a job (or its block times out), then serves in turn again. */
+  /**
+   * Blocks on one shard, again after each block times out, while polls wait; once it has a job
+   * (or fails), it hands the job out and serves in turn again.
+   */
   async #waitOn(shard: Shard): Promise<void> {
     shard.waiting = true;
     try {
-      const token = randomUUID();
-      const job = await shard.worker.getNextJob(token, { block: true });
-      if (job !== undefined) await this.#handOut(job, token, shard);
+      while (this.#polls.length > 0 && !this.#closed) {
+        const token = randomUUID();
+        const job = await shard.worker.getNextJob(token, { block: true });
+        if (job === undefined) continue;
+        await this.#handOut(job, token, shard);
+        break;
+      }
     } catch (error) {
       if (!this.#closed) {
         this.#logFetchError(error);
