@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
@@ -12,7 +11,7 @@ import { FlowPublisher } from './flows/flow-publisher.ts';
 import { createFlowsRepository } from './flows/flows-repository.ts';
 import { withPublishedFlowCache } from './flows/published-flow-cache.ts';
 import { seedBenchmarkFlow } from './flows/seed.ts';
-import { queuedRunsCounter, registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
+import { registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
@@ -35,8 +34,10 @@ import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
+import { runQueueNames } from './queue/queue-shards.ts';
 import { RedisOutage } from './queue/redis-outage.ts';
 import { RunQueue } from './queue/run-queue.ts';
+import { createRedisClient, isCluster, type RedisClient } from './redis/redis-clients.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
@@ -139,13 +140,19 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
   // commands offline; the broker's connection waits and reconnects on its own.
-  const producerRedis = new Redis(config.REDIS_URL, {
-    lazyConnect: true,
+  const producerRedis = createRedisClient(config.REDIS_URL, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
   });
-  const subscriberRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
-  const brokerRedis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+  const subscriberRedis = createRedisClient(config.REDIS_URL, {
+    maxRetriesPerRequest: null,
+    shardedSubscriber: true,
+  });
+  const brokerRedis = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
+  // On a cluster every queue shard's keys carry a hash tag (queue-shards.ts), and the sync
+  // channel is a sharded one.
+  const cluster = isCluster(producerRedis);
+  const queueNames = runQueueNames(config.QUEUE_SHARDS, cluster);
   // An outage is logged once each way, not per reconnect attempt or refused webhook.
   const outage = new RedisOutage(logger.child({ component: 'redis' }));
   for (const [name, connection] of Object.entries({ producerRedis, subscriberRedis, brokerRedis })) {
@@ -163,21 +170,27 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   const hub = new SyncResponseHub({
     publisher: producerRedis,
     subscriber: subscriberRedis,
+    sharded: cluster,
     prefix,
     instanceId: config.INSTANCE_ID,
     logger: logger.child({ component: 'sync-hub' }),
   });
-  const queue = new RunQueue({ connection: producerRedis, prefix, maxAttempts: config.RUN_MAX_ATTEMPTS });
+  const queue = new RunQueue({
+    connection: producerRedis,
+    prefix,
+    names: queueNames,
+    maxAttempts: config.RUN_MAX_ATTEMPTS,
+  });
   // Bounds the backlog (and Redis memory) without a Redis round trip per webhook.
-  const queuedRuns = queuedRunsCounter({ connection: producerRedis, prefix });
   const admission = new WebhookAdmission({
     maxQueuedRuns: config.WEBHOOK_MAX_QUEUED_RUNS,
-    countQueued: queuedRuns.count,
+    countQueued: () => queue.waiting(),
     logger: logger.child({ component: 'admission' }),
   });
   const broker = new JobBroker({
     connection: brokerRedis,
     prefix,
+    names: queueNames,
     logger: logger.child({ component: 'job-broker' }),
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
@@ -395,10 +408,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await step('sync hub', hub.close());
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
-      await step(
-        'http, broker and queue',
-        Promise.all([http.close(), broker.close(), queue.close(), queuedRuns.close()]),
-      );
+      await step('http, broker and queue', Promise.all([http.close(), broker.close(), queue.close()]));
       outage.close();
       for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
       storage.close();
@@ -439,7 +449,7 @@ async function within(ms: number, work: Promise<unknown>): Promise<void> {
 }
 
 /** Connects a lazy client, or waits for one that something (BullMQ) already began connecting. */
-async function connectRedis(client: Redis): Promise<void> {
+async function connectRedis(client: RedisClient): Promise<void> {
   if (client.status === 'ready') return;
   if (client.status === 'wait') {
     await client.connect();

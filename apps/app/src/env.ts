@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
+import { isRedisUrl } from './redis/redis-target.ts';
+
+/** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
+const MAX_QUEUE_SHARDS = 64;
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
 export const AppEnvSchema = z.object({
@@ -34,8 +38,20 @@ export const AppEnvSchema = z.object({
     ),
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
-    .describe('Redis connection URL (`rediss://` for TLS): the BullMQ queue and the sync-response pub/sub.'),
+    .regex(/^rediss?(\+cluster)?:\/\//, 'must be a redis:// or redis+cluster:// URL')
+    .refine(isRedisUrl, 'a redis+cluster:// URL lists its seed nodes as host:port,host:port')
+    .describe(
+      'Redis connection URL (`rediss://` for TLS): the BullMQ queue and the sync-response pub/sub. A Redis Cluster (7 or later) is named by its seed nodes, `redis+cluster://[user:password@]host:port,host:port` (`rediss+cluster://` for TLS); see QUEUE_SHARDS and docs/operations.md.',
+    ),
+  QUEUE_SHARDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_QUEUE_SHARDS)
+    .default(1)
+    .describe(
+      "Run queues the flows are spread over, by a hash of the flow id. Each is its own BullMQ queue whose keys share one hash tag, so on a Redis Cluster each lives in one slot and the shards spread over the primaries; apps take jobs from every shard in turn. 1 (a single Redis): the queue's keys are as they always were. Every app of a deployment must have the same value.",
+    ),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]+$/)

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRedisClient } from './redis/redis-clients.ts';
+import { parseRedisTarget } from './redis/redis-target.ts';
 
 /** The variables naming the stores an app needs before it can start. */
 export type StoreVariable = 'DATABASE_URL' | 'REDIS_URL' | 'S3_ENDPOINT';
@@ -51,18 +52,37 @@ export async function checkStores(probes: StoreProbe[], timeoutMs = STORE_CHECK_
 
 /**
  * One connection that gives up at the first failure (the app's own clients retry for ever, and
- * ioredis then reports only "Connection is closed."), pinged once.
+ * ioredis then reports only "Connection is closed."), pinged once. For a cluster, each seed is
+ * pinged on its own first (until one answers): a cluster client whose seeds all fail says only
+ * "Connection is closed." too.
  */
 export async function pingRedis(url: string, timeoutMs = STORE_CHECK_TIMEOUT_MS): Promise<void> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    retryStrategy: () => null,
+  const target = parseRedisTarget(url);
+  if (target?.kind === 'cluster') {
+    let failure: unknown = null;
+    for (const seed of target.nodes) {
+      try {
+        await pingOnce(seedUrl(seed, target), timeoutMs);
+        failure = null;
+        break;
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== null) throw failure;
+  }
+  await pingOnce(url, timeoutMs);
+}
+
+async function pingOnce(url: string, timeoutMs: number): Promise<void> {
+  const client = createRedisClient(url, {
+    noReconnect: true,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
-    connectTimeout: timeoutMs,
+    connectTimeoutMs: timeoutMs,
   });
   let cause: unknown;
-  client.on('error', (error) => {
+  client.on('error', (error: unknown) => {
     cause ??= error;
   });
   try {
@@ -73,6 +93,17 @@ export async function pingRedis(url: string, timeoutMs = STORE_CHECK_TIMEOUT_MS)
   } finally {
     client.disconnect();
   }
+}
+
+/** One seed of a cluster as a single Redis URL, with the cluster's credentials. */
+function seedUrl(
+  seed: { host: string; port: number },
+  target: { username: string | undefined; password: string | undefined; tls: boolean },
+): string {
+  const user = encodeURIComponent(target.username ?? '');
+  const auth = target.password === undefined ? '' : `${user}:${encodeURIComponent(target.password)}@`;
+  const host = seed.host.includes(':') ? `[${seed.host}]` : seed.host;
+  return `${target.tls ? 'rediss' : 'redis'}://${auth}${host}:${seed.port}`;
 }
 
 interface Failure {
@@ -118,6 +149,8 @@ function describeFailure(error: unknown): Failure {
 
 /** The URL without its password. */
 function redact(url: string): string {
+  // A cluster's list of seeds is not a WHATWG URL.
+  if (/^rediss?\+cluster:\/\//.test(url)) return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';

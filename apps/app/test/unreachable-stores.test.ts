@@ -44,6 +44,7 @@ describe('an app whose store does not answer at start', () => {
   it.each([
     ['DATABASE_URL', (port: number) => `postgres://flowbox:hunter2@127.0.0.1:${port}/flowbox`],
     ['REDIS_URL', (port: number) => `redis://127.0.0.1:${port}`],
+    ['REDIS_URL', (port: number) => `redis+cluster://:hunter2@127.0.0.1:${port},127.0.0.1:${port}`],
     ['S3_ENDPOINT', (port: number) => `http://127.0.0.1:${port}`],
   ])(
     'exits 1 with one line naming %s and its address',

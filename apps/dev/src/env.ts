@@ -32,9 +32,11 @@ export const DevEnvSchema = z.object({
     ),
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .regex(/^rediss?(\+cluster)?:\/\//, 'must be a redis:// or redis+cluster:// URL')
     .optional()
-    .describe('A Redis to use; unset: a `redis-server` from PATH, with its data in DATA_DIR.'),
+    .describe(
+      'A Redis (or a Redis Cluster, `redis+cluster://host:port,host:port`) to use; unset: a `redis-server` from PATH, with its data in DATA_DIR.',
+    ),
   S3_ENDPOINT: envFields
     .url()
     .optional()

@@ -7,6 +7,7 @@ export * from './pgbouncer.ts';
 export * from './pglite.ts';
 export * from './postgres-admin.ts';
 export * from './postgres-server.ts';
+export * from './redis-cluster.ts';
 export * from './redis-server.ts';
 export * from './restartable.ts';
 export * from './s3-client.ts';

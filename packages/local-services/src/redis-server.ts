@@ -60,11 +60,15 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
 }
 
-function spawnRedis(
+export function spawnRedis(
   binary: string,
   port: number,
   dir: string,
-  { appendOnly, ownProcessGroup }: { appendOnly: boolean; ownProcessGroup: boolean },
+  {
+    appendOnly,
+    ownProcessGroup,
+    extraArgs = [],
+  }: { appendOnly: boolean; ownProcessGroup: boolean; extraArgs?: string[] },
 ): ManagedProcess {
   return spawnManaged({
     name: 'redis-server',
@@ -86,6 +90,7 @@ function spawnRedis(
       'no',
       '--loglevel',
       'notice',
+      ...extraArgs,
     ],
     cwd: dir,
     parentDeathSignal: 'SIGTERM',

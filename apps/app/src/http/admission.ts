@@ -1,9 +1,6 @@
 import type { Logger } from '@flowbox/node-kit';
 import { httpStatusOf } from '@flowbox/protocol';
-import { Queue } from 'bullmq';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import type { Redis } from 'ioredis';
-import { RUN_QUEUE_NAME } from '../queue/run-queue.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { RUN_ID_HEADER } from './webhook-routes.ts';
 
@@ -133,15 +130,6 @@ export class WebhookAdmission {
     this.#refused = 0;
     this.#lastRefusalLog = now;
   }
-}
-
-/** Reads how many runs wait in the queue (BullMQ `count`: one Redis round trip). */
-export function queuedRunsCounter(options: { connection: Redis; prefix: string }): {
-  count: () => Promise<number>;
-  close: () => Promise<void>;
-} {
-  const queue = new Queue(RUN_QUEUE_NAME, { connection: options.connection, prefix: options.prefix });
-  return { count: () => queue.count(), close: () => queue.close() };
 }
 
 /**

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { RUN_QUEUE_NAME } from './run-queue.ts';
+import type { RedisClient } from '../redis/redis-clients.ts';
+import { RUN_QUEUE_NAME } from './queue-shards.ts';
+import { isRedisConnectionError } from './redis-outage.ts';
 
 /** A job taken from the queue for one worker; the app holds its lock until the result. */
 export interface LeasedJob {
@@ -35,24 +36,45 @@ interface PendingPoll {
 }
 
 const LOCK_DURATION_MS = 30_000;
+/** How long settling a job is retried while Redis cannot be reached (a failover). */
+const SETTLE_RETRY_MS = 5_000;
+const SETTLE_RETRY_STEP_MS = 250;
+
+/** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
+interface Shard {
+  worker: Worker<RunJobData>;
+  waiting: boolean;
+}
 
 /**
  * Takes jobs out of BullMQ on behalf of the socket.io workers, which hold no Redis credentials.
  * Polls wait in FIFO order; one fetch loop per app instance serves them through a single
  * blocking Redis connection, so the app does not open a connection per worker.
+ *
+ * With several shards (QUEUE_SHARDS), a poll is served from the shards in turn (round-robin
+ * over the shards that have a job, each giving its own rank order), without blocking; when none
+ * has one, every shard blocks on its own connection (on a cluster, on the node that holds it)
+ * until one has, and the turn starts again. Jobs thus leave every shard at its share however
+ * long another shard's backlog is.
+ * The other shards' waits outlast the poll one of them served (by up to `blockSeconds`): a job
+ * they take meanwhile with no poll left goes back to the queue at once (release).
  */
 export class JobBroker {
-  readonly #worker: Worker<RunJobData>;
+  readonly #shards: Shard[];
   readonly #logger: Logger;
   readonly #polls: PendingPoll[] = [];
   readonly #leases = new Map<string, NodeJS.Timeout>();
   readonly #isOutage: (error: unknown) => boolean;
   #fetching = false;
   #closed = false;
+  /** The shard the next turn starts at. */
+  #cursor = 0;
 
   constructor(options: {
-    connection: Redis;
+    connection: RedisClient;
     prefix: string;
+    /** The shards' queue names (runQueueNames); one queue named `runs` when unset. */
+    names?: readonly string[];
     logger: Logger;
     blockSeconds: number;
     /**
@@ -63,25 +85,30 @@ export class JobBroker {
   }) {
     this.#logger = options.logger;
     this.#isOutage = options.isOutage ?? (() => false);
-    this.#worker = new Worker<RunJobData>(RUN_QUEUE_NAME, null, {
-      connection: options.connection,
-      prefix: options.prefix,
-      autorun: false,
-      lockDuration: LOCK_DURATION_MS,
-      drainDelay: options.blockSeconds,
-    });
-    this.#worker.on('error', (error) => {
-      if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'job broker error');
-      else this.#logger.error({ err: error }, 'job broker error');
+    this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map((name) => {
+      const worker = new Worker<RunJobData>(name, null, {
+        connection: options.connection,
+        prefix: options.prefix,
+        autorun: false,
+        lockDuration: LOCK_DURATION_MS,
+        drainDelay: options.blockSeconds,
+      });
+      worker.on('error', (error) => {
+        if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'job broker error');
+        else this.#logger.error({ err: error }, 'job broker error');
+      });
+      return { worker, waiting: false };
     });
   }
 
   async start(): Promise<void> {
-    await this.#worker.waitUntilReady();
+    await Promise.all(this.#shards.map((shard) => shard.worker.waitUntilReady()));
     // Jobs whose app died while holding them go back to the queue after their lock expires.
-    void this.#worker.startStalledCheckTimer().catch((error: unknown) => {
-      this.#logger.error({ err: error }, 'stalled-job checker stopped');
-    });
+    for (const { worker } of this.#shards) {
+      void worker.startStalledCheckTimer().catch((error: unknown) => {
+        this.#logger.error({ err: error }, 'stalled-job checker stopped');
+      });
+    }
   }
 
   /** Resolves with the next job, or null when none came within `timeoutMs` or `signal` aborted. */
@@ -113,41 +140,117 @@ export class JobBroker {
     for (const poll of this.#polls.splice(0)) poll.resolve(null);
     for (const timer of this.#leases.values()) clearInterval(timer);
     this.#leases.clear();
-    await this.#worker.close(true);
+    await Promise.all(this.#shards.map((shard) => shard.worker.close(true)));
   }
 
   #pump(): void {
     if (this.#fetching || this.#closed) return;
     this.#fetching = true;
-    void this.#fetchLoop().finally(() => {
+    const loop = this.#shards.length === 1 ? this.#fetchLoop() : this.#serveInTurn();
+    void loop.finally(() => {
       this.#fetching = false;
-      if (this.#polls.length > 0 && !this.#closed) this.#pump();
+      if (this.#polls.length > 0 && !this.#closed && !this.#shards.some((shard) => shard.waiting)) {
+        this.#pump();
+      }
     });
   }
 
+  /** One shard: blocks on it and hands each job to the oldest poll. */
   async #fetchLoop(): Promise<void> {
-    while (this.#polls.length > 0 && !this.#closed) {
+    const [shard] = this.#shards;
+    while (shard !== undefined && this.#polls.length > 0 && !this.#closed) {
       const token = randomUUID();
       let job: Job<RunJobData> | undefined;
       try {
-        job = await this.#worker.getNextJob(token, { block: true });
+        job = await shard.worker.getNextJob(token, { block: true });
       } catch (error) {
         if (this.#closed) return;
-        if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'could not fetch a job; retrying');
-        else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
+        this.#logFetchError(error);
         await new Promise((r) => setTimeout(r, 1_000));
         continue;
       }
       if (job === undefined) continue;
-      const lease = this.#lease(job, token);
-      if (lease === null) continue;
-      const poll = this.#polls.shift();
-      if (poll === undefined) {
-        await lease.release();
+      if (!(await this.#handOut(job, token, shard))) return;
+    }
+  }
+
+  /** Several shards: serves the polls from the shards in turn; when all are empty, waits on each. */
+  async #serveInTurn(): Promise<void> {
+    while (this.#polls.length > 0 && !this.#closed) {
+      let taken: { job: Job<RunJobData>; token: string; shard: Shard } | null;
+      try {
+        taken = await this.#takeInTurn();
+      } catch (error) {
+        if (this.#closed) return;
+        this.#logFetchError(error);
+        await new Promise((r) => setTimeout(r, 1_000));
+        continue;
+      }
+      if (taken === null) {
+        for (const shard of this.#shards) if (!shard.waiting) void this.#waitOn(shard);
         return;
       }
-      poll.resolve(lease);
+      if (!(await this.#handOut(taken.job, taken.token, taken.shard))) return;
     }
+  }
+
+  /** The next job from the shards in turn, without blocking; null when every shard is empty. */
+  async #takeInTurn(): Promise<{ job: Job<RunJobData>; token: string; shard: Shard } | null> {
+    const count = this.#shards.length;
+    for (let offset = 0; offset < count; offset += 1) {
+      const index = (this.#cursor + offset) % count;
+      const shard = this.#shards[index];
+      if (shard === undefined) continue;
+      const token = randomUUID();
+      const job = await shard.worker.getNextJob(token, { block: false });
+      if (job === undefined) continue;
+      this.#cursor = (index + 1) % count;
+      return { job, token, shard };
+    }
+    return null;
+  }
+
+  /**
+   * Blocks on one shard, again after each block times out, while polls wait; once it has a job
+   * (or fails), it hands the job out and serves in turn again.
+   */
+  async #waitOn(shard: Shard): Promise<void> {
+    shard.waiting = true;
+    try {
+      while (this.#polls.length > 0 && !this.#closed) {
+        const token = randomUUID();
+        const job = await shard.worker.getNextJob(token, { block: true });
+        if (job === undefined) continue;
+        await this.#handOut(job, token, shard);
+        break;
+      }
+    } catch (error) {
+      if (!this.#closed) {
+        this.#logFetchError(error);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    } finally {
+      shard.waiting = false;
+    }
+    if (this.#polls.length > 0 && !this.#closed) this.#pump();
+  }
+
+  /** Gives a fetched job to the oldest poll; false when no poll is left (the job went back). */
+  async #handOut(job: Job<RunJobData>, token: string, shard: Shard): Promise<boolean> {
+    const lease = this.#lease(job, token, shard);
+    if (lease === null) return true;
+    const poll = this.#polls.shift();
+    if (poll === undefined) {
+      await lease.release();
+      return false;
+    }
+    poll.resolve(lease);
+    return true;
+  }
+
+  #logFetchError(error: unknown): void {
+    if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'could not fetch a job; retrying');
+    else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
   }
 
   /**
@@ -155,20 +258,33 @@ export class JobBroker {
    * reconciler enqueued the run again): the run's row, already written, is the truth; a retry
    * left QUEUED without a job is the reconciler's to enqueue again.
    */
-  async #unlessGone(jobId: string, settle: Promise<unknown>): Promise<unknown> {
-    try {
-      return await settle;
-    } catch (error) {
-      if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
-      this.#logger.info(
-        { jobId, reason: error.message },
-        'settled a job Redis no longer holds; the run row stands',
-      );
-      return null;
+  async #unlessGone(
+    jobId: string,
+    settle: () => Promise<unknown>,
+    { retry }: { retry: boolean },
+  ): Promise<unknown> {
+    // With `retry`, a job's node may be failing over (a Redis Cluster promotes a replica within
+    // seconds): completing again is safe, one that did land answers "Missing lock" the second time.
+    const deadline = retry ? Date.now() + SETTLE_RETRY_MS : 0;
+    for (;;) {
+      try {
+        return await settle();
+      } catch (error) {
+        if (isRedisConnectionError(error) && Date.now() < deadline && !this.#closed) {
+          await new Promise((r) => setTimeout(r, SETTLE_RETRY_STEP_MS));
+          continue;
+        }
+        if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
+        this.#logger.info(
+          { jobId, reason: error.message },
+          'settled a job Redis no longer holds; the run row stands',
+        );
+        return null;
+      }
     }
   }
 
-  #lease(job: Job<RunJobData>, token: string): LeasedJob | null {
+  #lease(job: Job<RunJobData>, token: string, shard: Shard): LeasedJob | null {
     const jobId = job.id ?? '';
     const parsed = parseMessage(RunJobDataSchema, job.data);
     if (!parsed.ok) {
@@ -192,7 +308,20 @@ export class JobBroker {
     const next = (result: unknown): LeasedJob | null => {
       if (!Array.isArray(result) || result[0] == null || this.#closed) return null;
       const [jobData, nextId] = result as [Parameters<typeof Job.fromJSON>[1], string];
-      return this.#lease(Job.fromJSON(this.#worker, jobData, nextId) as Job<RunJobData>, token);
+      return this.#lease(Job.fromJSON(shard.worker, jobData, nextId) as Job<RunJobData>, token, shard);
+    };
+    // With shards, the next job comes from the shards in turn, not from this one's backlog.
+    const sharded = this.#shards.length > 1;
+    const nextInTurn = async (fetchNext: boolean): Promise<LeasedJob | null> => {
+      if (!fetchNext || this.#closed) return null;
+      try {
+        const taken = await this.#takeInTurn();
+        return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
+      } catch (error) {
+        // The job is settled; its worker polls for the next one instead (a shard's node may be down).
+        this.#logFetchError(error);
+        return null;
+      }
     };
     return {
       jobId,
@@ -200,16 +329,19 @@ export class JobBroker {
       attempt: job.attemptsMade + 1 + (parsed.value.priorAttempts ?? 0),
       complete: async (options) => {
         endLease();
-        return next(
-          await this.#unlessGone(jobId, job.moveToCompleted('done', token, options?.fetchNext === true)),
-        );
+        const fetchNext = options?.fetchNext === true;
+        const complete = () => job.moveToCompleted('done', token, fetchNext && !sharded);
+        const result = await this.#unlessGone(jobId, complete, { retry: true });
+        return sharded ? nextInTurn(fetchNext) : next(result);
       },
       fail: async (reason, options) => {
         endLease();
+        const fetchNext = options?.fetchNext === true;
         const error = options?.retry === true ? new Error(reason) : new UnrecoverableError(reason);
-        return next(
-          await this.#unlessGone(jobId, job.moveToFailed(error, token, options?.fetchNext === true)),
-        );
+        // Not retried: moveToFailed counts the attempt on the Job object before its script runs.
+        const fail = () => job.moveToFailed(error, token, fetchNext && !sharded);
+        const result = await this.#unlessGone(jobId, fail, { retry: false });
+        return sharded ? nextInTurn(fetchNext) : next(result);
       },
       release: async () => {
         endLease();

@@ -1,5 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-clients.ts';
 
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -12,7 +12,7 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
 ]);
 const CONNECTION_MESSAGES =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries|max retries per request|Socket closed unexpectedly|LOADING Redis is loading/i;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries|max retries per request|Socket closed unexpectedly|LOADING Redis is loading|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** True for an error that says Redis cannot be reached (not that a command failed). */
 export function isRedisConnectionError(error: unknown): boolean {
@@ -47,7 +47,7 @@ export class RedisOutage {
   }
 
   /** Follows a connection: errors and closes count as lost, `ready` as back. */
-  watch(name: string, client: Redis): void {
+  watch(name: string, client: RedisClient): void {
     client.on('error', (error: Error) => this.#lose(name, error));
     client.on('close', () => this.#lose(name, null));
     client.on('ready', () => this.#regain(name));

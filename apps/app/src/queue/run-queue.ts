@@ -1,9 +1,11 @@
 import type { RunJobData } from '@flowbox/protocol';
 import { FlowboxError } from '@flowbox/protocol';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-clients.ts';
+import { RUN_QUEUE_NAME, shardOf } from './queue-shards.ts';
 
-export const RUN_QUEUE_NAME = 'runs';
+export { RUN_QUEUE_NAME } from './queue-shards.ts';
+
 /** BullMQ's largest priority. */
 const MAX_PRIORITY = 2_097_152;
 
@@ -16,26 +18,35 @@ const MAX_PRIORITY = 2_097_152;
  * flow's run behind it (round-robin over the flows with waiting runs), and this costs nothing
  * per run: the rank is counted in the statement that creates the run, and the priority rides
  * the add.
+ *
+ * Shards (QUEUE_SHARDS): the queue is one BullMQ queue per shard name, and a flow's runs all go
+ * to the shard of its id (shardOf), so the rank order above holds within each shard; the job
+ * broker takes from the shards in turn.
  */
 export class RunQueue {
-  readonly #queue: Queue<RunJobData>;
-  readonly #connection: Redis;
+  readonly #shards: Queue<RunJobData>[];
+  readonly #connection: RedisClient;
 
   readonly #maxAttempts: number;
 
-  constructor(options: { connection: Redis; prefix: string; maxAttempts: number }) {
+  constructor(options: {
+    connection: RedisClient;
+    prefix: string;
+    maxAttempts: number;
+    /** The shards' queue names (runQueueNames); one queue named `runs` when unset. */
+    names?: readonly string[];
+  }) {
     this.#maxAttempts = options.maxAttempts;
     this.#connection = options.connection;
-    this.#queue = new Queue<RunJobData>(RUN_QUEUE_NAME, {
-      connection: options.connection,
-      prefix: options.prefix,
-    });
+    this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map(
+      (name) => new Queue<RunJobData>(name, { connection: options.connection, prefix: options.prefix }),
+    );
   }
 
   /** `rank`: the run's place in its flow's queue (1: none of its flow waits before it). */
   async add(data: RunJobData, rank = 1): Promise<void> {
     try {
-      await this.#queue.add('run', data, {
+      await this.#shardOf(data.flowId).add('run', data, {
         jobId: data.runId,
         priority: Math.min(Math.max(1, rank), MAX_PRIORITY),
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
@@ -55,39 +66,68 @@ export class RunQueue {
   }
 
   /**
-   * Which of these runs have no job in Redis, in any state (one pipelined round trip): their
-   * job was lost (Redis restarted empty, a failover dropped it) or never written.
+   * Which of these runs have no job in Redis, in any state (one pipelined round trip per shard:
+   * on a cluster a pipeline stays within one slot): their job was lost (Redis restarted empty, a
+   * failover dropped it) or never written.
    */
-  async missing(runIds: readonly string[]): Promise<Set<string>> {
-    if (runIds.length === 0) return new Set();
-    const replies = await this.#connection
-      .pipeline(runIds.map((runId) => ['exists', this.#queue.toKey(runId)]))
-      .exec();
+  async missing(runs: ReadonlyArray<{ id: string; flowId: string }>): Promise<Set<string>> {
+    const byShard = new Map<Queue<RunJobData>, string[]>();
+    for (const run of runs) {
+      const shard = this.#shardOf(run.flowId);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), run.id]);
+    }
     const missing = new Set<string>();
-    runIds.forEach((runId, index) => {
-      const [error, exists] = replies?.[index] ?? [new Error('no reply'), null];
-      if (error !== null) throw error;
-      if (exists === 0) missing.add(runId);
-    });
+    await Promise.all(
+      [...byShard].map(async ([shard, runIds]) => {
+        const replies = await this.#connection
+          .pipeline(runIds.map((runId) => ['exists', shard.toKey(runId)]))
+          .exec();
+        runIds.forEach((runId, index) => {
+          const [error, exists] = replies?.[index] ?? [new Error('no reply'), null];
+          if (error !== null) throw error;
+          if (exists === 0) missing.add(runId);
+        });
+      }),
+    );
     return missing;
   }
 
-  /** Jobs by state (one Redis round trip), for the metrics. Prioritized jobs are waiting too. */
+  /** Jobs by state over every shard, for the metrics. Prioritized jobs are waiting too. */
   async counts(): Promise<{ waiting: number; active: number; delayed: number }> {
-    const counts = await this.#queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
-    return {
-      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
-      active: counts.active ?? 0,
-      delayed: counts.delayed ?? 0,
-    };
+    const shards = await Promise.all(
+      this.#shards.map((shard) => shard.getJobCounts('waiting', 'prioritized', 'active', 'delayed')),
+    );
+    const total = { waiting: 0, active: 0, delayed: 0 };
+    for (const counts of shards) {
+      total.waiting += (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+      total.active += counts.active ?? 0;
+      total.delayed += counts.delayed ?? 0;
+    }
+    return total;
   }
 
-  /** Removes a job that waits (its run ended before it started); false when it is leased. */
+  /** Runs waiting to start over every shard (BullMQ `count`: one round trip per shard), for admission. */
+  async waiting(): Promise<number> {
+    const counts = await Promise.all(this.#shards.map((shard) => shard.count()));
+    return counts.reduce((sum, count) => sum + count, 0);
+  }
+
+  /**
+   * Removes a job that waits (its run ended before it started); false when it is leased. Asks
+   * every shard (the caller knows the run, not its flow; this is a rare path).
+   */
   async remove(jobId: string): Promise<boolean> {
-    return (await this.#queue.remove(jobId)) === 1;
+    const removed = await Promise.all(this.#shards.map((shard) => shard.remove(jobId)));
+    return removed.some((count) => count === 1);
   }
 
   async close(): Promise<void> {
-    await this.#queue.close();
+    await Promise.all(this.#shards.map((shard) => shard.close()));
+  }
+
+  #shardOf(flowId: string): Queue<RunJobData> {
+    const shard = this.#shards[shardOf(flowId, this.#shards.length)];
+    if (shard === undefined) throw new Error('no run queue shard');
+    return shard;
   }
 }

@@ -5,7 +5,7 @@ import {
   type StepResult,
   StepResultSchema,
 } from '@flowbox/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-clients.ts';
 
 /** What the engine of a run in flight has reported, as any app instance reads it. */
 export interface RunProgress {
@@ -41,11 +41,11 @@ type RecordCommand = (...args: string[]) => Promise<unknown>;
  * the run's record: that is written once, from the worker's result, and these keys expire.
  */
 export class RunProgressStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #ttlMs: number;
 
-  constructor(options: { redis: Redis; prefix: string; ttlMs: number }) {
+  constructor(options: { redis: RedisClient; prefix: string; ttlMs: number }) {
     this.#redis = options.redis;
     this.#prefix = options.prefix;
     this.#ttlMs = options.ttlMs;

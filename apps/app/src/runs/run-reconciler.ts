@@ -21,7 +21,7 @@ const RUNNING_GRACE_SECONDS = 10;
 
 /** The queue as the reconciler uses it (RunQueue). */
 export interface ReconcilerQueue {
-  missing(runIds: readonly string[]): Promise<Set<string>>;
+  missing(runs: ReadonlyArray<{ id: string; flowId: string }>): Promise<Set<string>>;
   add(data: RunJobData): Promise<void>;
 }
 
@@ -120,7 +120,7 @@ export class RunReconciler {
         limit: PAGE_SIZE,
         after,
       });
-      const missing = await this.#queue.missing(queued.map((run) => run.id));
+      const missing = await this.#queue.missing(queued);
       for (const run of queued) {
         if (!missing.has(run.id)) continue;
         // Same job id: should another app have enqueued it meanwhile, BullMQ keeps the one job.
@@ -144,7 +144,7 @@ export class RunReconciler {
       olderThanSeconds: this.#runningAfterSeconds,
       limit: PAGE_SIZE,
     });
-    const missing = await this.#queue.missing(running.map((run) => run.id));
+    const missing = await this.#queue.missing(running);
     for (const run of running) {
       if (!missing.has(run.id)) continue;
       const attempt = {

@@ -1,7 +1,12 @@
 import type { Logger } from '@flowbox/node-kit';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
-import type { Redis } from 'ioredis';
+import { isRedisConnectionError } from '../queue/redis-outage.ts';
+import type { RedisClient } from '../redis/redis-clients.ts';
+
+/** How long an answer for another app is retried while Redis cannot take it. */
+const PUBLISH_RETRY_MS = 5_000;
+const PUBLISH_RETRY_STEP_MS = 250;
 
 export type SyncOutcome =
   | SyncMessage
@@ -29,21 +34,28 @@ export class SyncResponseHub {
   /** Resolved when no caller waits any more (`idle`). */
   #onIdle: Array<() => void> = [];
   #closed = false;
-  readonly #publisher: Redis;
-  readonly #subscriber: Redis;
+  readonly #publisher: RedisClient;
+  readonly #subscriber: RedisClient;
+  readonly #sharded: boolean;
   readonly #prefix: string;
   readonly #instanceId: string;
   readonly #logger: Logger;
 
   constructor(options: {
-    publisher: Redis;
-    subscriber: Redis;
+    publisher: RedisClient;
+    subscriber: RedisClient;
+    /**
+     * Sharded pub/sub (SSUBSCRIBE, SPUBLISH; Redis 7): on a cluster a message goes only to the
+     * node that holds its channel's slot, where plain PUBLISH is copied to every node.
+     */
+    sharded?: boolean;
     prefix: string;
     instanceId: string;
     logger: Logger;
   }) {
     this.#publisher = options.publisher;
     this.#subscriber = options.subscriber;
+    this.#sharded = options.sharded ?? false;
     this.#prefix = options.prefix;
     this.#instanceId = options.instanceId;
     this.#logger = options.logger;
@@ -54,8 +66,14 @@ export class SyncResponseHub {
   }
 
   async start(): Promise<void> {
+    const channel = syncChannelName(this.#prefix, this.#instanceId);
+    if (this.#sharded) {
+      this.#subscriber.on('smessage', (_channel: string, raw: string) => this.#onMessage(raw));
+      await this.#subscriber.ssubscribe(channel);
+      return;
+    }
     this.#subscriber.on('message', (_channel: string, raw: string) => this.#onMessage(raw));
-    await this.#subscriber.subscribe(syncChannelName(this.#prefix, this.#instanceId));
+    await this.#subscriber.subscribe(channel);
   }
 
   /** Register before the run is enqueued, so a fast answer cannot arrive before anyone listens. */
@@ -89,7 +107,29 @@ export class SyncResponseHub {
       this.#deliver(message);
       return;
     }
-    await this.#publisher.publish(syncChannelName(this.#prefix, instanceId), JSON.stringify(message));
+    const channel = syncChannelName(this.#prefix, instanceId);
+    const raw = JSON.stringify(message);
+    // A channel's node may be failing over (a Redis Cluster promotes a replica within seconds):
+    // try again for a while, then give the answer up rather than fail the run it belongs to; its
+    // caller is answered 504 with the run id, and the run goes on (docs/operations.md).
+    const deadline = Date.now() + PUBLISH_RETRY_MS;
+    for (;;) {
+      try {
+        if (this.#sharded) await this.#publisher.spublish(channel, raw);
+        else await this.#publisher.publish(channel, raw);
+        return;
+      } catch (error) {
+        if (!isRedisConnectionError(error)) throw error;
+        if (Date.now() >= deadline || this.#closed) {
+          this.#logger.warn(
+            { err: error, runId: message.runId, instanceId },
+            'gave up a sync answer: Redis could not carry it; its caller gets 504',
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_STEP_MS));
+      }
+    }
   }
 
   /** Sync callers this instance holds, waiting for their answer. */
@@ -108,7 +148,10 @@ export class SyncResponseHub {
     this.#closed = true;
     for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
     this.#waiters.clear();
-    await this.#subscriber.unsubscribe().catch(() => {});
+    const channel = syncChannelName(this.#prefix, this.#instanceId);
+    // By name: ioredis's cluster cannot route a SUNSUBSCRIBE without one (it throws).
+    if (this.#sharded) await this.#subscriber.sunsubscribe(channel).catch(() => {});
+    else await this.#subscriber.unsubscribe().catch(() => {});
   }
 
   #forget(runId: string): void {

@@ -12,7 +12,9 @@ import {
   createBucket,
   defaultToolsDir,
   findVersitygw,
+  type RedisCluster,
   type RedisServer,
+  startRedisCluster,
   startRedisServer,
   startVersitygw,
   type VersitygwServer,
@@ -33,8 +35,11 @@ export interface FaultStackOptions {
   workerTargets?: number[];
   appEnv?: Record<string, string>;
   workerEnv?: Record<string, string>;
-  /** `private`: a redis-server of this stack alone (append-only, so a restart keeps the queue). */
-  redis?: 'shared' | 'private';
+  /**
+   * `private`: a redis-server of this stack alone (append-only, so a restart keeps the queue).
+   * `cluster`: a Redis Cluster of this stack alone (three primaries, a replica each).
+   */
+  redis?: 'shared' | 'private' | 'cluster';
   /** With `redis: 'private'`: false starts it without persistence, so a restart comes back empty. */
   redisAppendOnly?: boolean;
   /** `private`: a versitygw of this stack alone, which the test may stop, start and freeze. */
@@ -54,6 +59,8 @@ export interface FaultStack {
   databaseUrl: string;
   /** Set with `redis: 'private'`. */
   redis: RedisServer | undefined;
+  /** Set with `redis: 'cluster'`. */
+  redisCluster: RedisCluster | undefined;
   /** Set with `s3: 'private'`. */
   s3: VersitygwServer | undefined;
   /** Where the faults piece reports its checkpoints. */
@@ -88,6 +95,11 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       redis = await startRedisServer({ appendOnly: options.redisAppendOnly ?? true });
       cleanups.push(() => redis?.close() ?? Promise.resolve());
     }
+    let redisCluster: RedisCluster | undefined;
+    if (options.redis === 'cluster') {
+      redisCluster = await startRedisCluster();
+      cleanups.push(() => redisCluster?.close() ?? Promise.resolve());
+    }
     const sharedS3 = inject('s3');
     let s3Server: VersitygwServer | undefined;
     let s3 = { ...sharedS3, bucket: '' };
@@ -113,7 +125,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       port: 0,
       logLevel: 'info',
       databaseUrl,
-      redisUrl: redis?.url ?? inject('redisUrl'),
+      redisUrl: redis?.url ?? redisCluster?.url ?? inject('redisUrl'),
       s3,
       appEnv: {
         REDIS_PREFIX: testNamespace(),
@@ -163,6 +175,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       databaseName: decodeURIComponent(new URL(databaseUrl).pathname.slice(1)),
       databaseUrl,
       redis,
+      redisCluster,
       s3: s3Server,
       beacon,
       dataDir,
