@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '@flowbox/node-kit';
+import { type Logger, waitAtMost } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
@@ -15,17 +15,15 @@ import { registerWebhookAdmission, WebhookAdmission } from './http/admission.ts'
 import { requireApiKey } from './http/api-key.ts';
 import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
-import { installErrorHandler } from './http/error-handler.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
+import { createHttpServer } from './http/http-server.ts';
 import { registerInspector } from './http/inspector-routes.ts';
-import { installJsonBodyParser } from './http/json-body.ts';
 import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
 import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
-import { serverTimeouts } from './http/server-timeouts.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { registerMetricsRoute } from './metrics/metrics-route.ts';
@@ -35,9 +33,8 @@ import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
-import { RedisOutage } from './queue/redis-outage.ts';
 import { RunQueue } from './queue/run-queue.ts';
-import { createRedisClient, isCluster, type RedisClient } from './redis/redis-clients.ts';
+import { AppRedis } from './redis/app-redis.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
@@ -105,25 +102,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
           resource: { 'service.instance.id': config.INSTANCE_ID },
           logger: logger.child({ component: 'tracing' }),
         });
-  const http: FastifyInstance = Fastify({
-    // Per-request lines would double the hot path's log volume; failures are logged by the
-    // error handler. (pino's Logger and FastifyBaseLogger differ only in generics.)
-    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
-    bodyLimit: config.WEBHOOK_BODY_LIMIT_BYTES,
-    ...serverTimeouts(config.HTTP_REQUEST_TIMEOUT_SECONDS),
-  });
-  // The API takes JSON only (415 otherwise); the webhook routes have their own parser for any
-  // content type (webhook-body.ts).
-  http.removeContentTypeParser('text/plain');
-  installJsonBodyParser(http);
-  installErrorHandler(http, logger);
-  // From SIGTERM on, every answer closes its connection (drain()): a keep-alive client opens a
-  // new one, which the load balancer sends elsewhere, instead of reusing one about to close.
   let draining = false;
-  http.addHook('onRequest', (_request, reply, done) => {
-    if (draining) void reply.header('connection', 'close');
-    done();
-  });
+  const http = createHttpServer(config, logger, () => draining);
   // Before the routes (it documents each as it is added), and before any Redis client exists:
   // the plugins load here, and nothing that could connect may be waiting on the event loop.
   const routes = await registerOpenApi(http, API_VERSION);
@@ -138,26 +118,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     bounds: { maxQueued: config.FLOW_MAX_QUEUED_RUNS, maxRunning: config.FLOW_MAX_CONCURRENT_RUNS },
   });
-  // Webhooks must fail fast (503) when Redis is down, so the producer connection does not queue
-  // commands offline; the broker's connection waits and reconnects on its own.
-  const producerRedis = createRedisClient(config.REDIS_URL, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-  });
-  const subscriberRedis = createRedisClient(config.REDIS_URL, {
-    maxRetriesPerRequest: null,
-    shardedSubscriber: true,
-  });
-  const brokerRedis = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
-  // On a cluster every queue shard's keys carry a hash tag (queue-shards.ts), and the sync
-  // channel is a sharded one.
-  const cluster = isCluster(producerRedis);
-  const queueNames = runQueueNames(config.QUEUE_SHARDS, cluster);
-  // An outage is logged once each way, not per reconnect attempt or refused webhook.
-  const outage = new RedisOutage(logger.child({ component: 'redis' }));
-  for (const [name, connection] of Object.entries({ producerRedis, subscriberRedis, brokerRedis })) {
-    outage.watch(name, connection);
-  }
+  const redis = new AppRedis(config.REDIS_URL, logger);
+  const { producer: producerRedis, outage } = redis;
+  const queueNames = runQueueNames(config.QUEUE_SHARDS, redis.cluster);
   const prefix = config.REDIS_PREFIX;
   const tokens = new TokenService(config.TOKEN_SECRET);
   const storage = new ObjectStorage({
@@ -169,8 +132,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const hub = new SyncResponseHub({
     publisher: producerRedis,
-    subscriber: subscriberRedis,
-    sharded: cluster,
+    subscriber: redis.subscriber,
+    sharded: redis.cluster,
     prefix,
     instanceId: config.INSTANCE_ID,
     logger: logger.child({ component: 'sync-hub' }),
@@ -188,7 +151,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     logger: logger.child({ component: 'admission' }),
   });
   const broker = new JobBroker({
-    connection: brokerRedis,
+    connection: redis.broker,
     prefix,
     names: queueNames,
     logger: logger.child({ component: 'job-broker' }),
@@ -346,7 +309,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
 
     async listen() {
-      await Promise.all([producerRedis, subscriberRedis, brokerRedis].map(connectRedis));
+      await redis.connect();
       await hub.start();
       await broker.start();
       await admission.start();
@@ -394,7 +357,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 6 : 7);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
-        await within(boundMs, work);
+        await waitAtMost(boundMs, work);
         logger.debug({ step: name, ms: Math.round(performance.now() - started) }, 'closing');
       };
       await step(
@@ -409,8 +372,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
       await step('http, broker and queue', Promise.all([http.close(), broker.close(), queue.close()]));
-      outage.close();
-      for (const client of [producerRedis, subscriberRedis, brokerRedis]) client.disconnect();
+      redis.disconnect();
       storage.close();
       await step('database pool', pool.end());
       // Last: the spans of everything above (runs finalised as their workers left) go out too.
@@ -437,26 +399,3 @@ const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
 const FLOW_CACHE_TTL_MS = 1_000;
 const FLOW_CACHE_MAX_ENTRIES = 10_000;
-
-/** Waits for `work` at most `ms`; what is left of it goes on unobserved. */
-async function within(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([work.catch(() => {}), timeout]);
-  clearTimeout(timer);
-}
-
-/** Connects a lazy client, or waits for one that something (BullMQ) already began connecting. */
-async function connectRedis(client: RedisClient): Promise<void> {
-  if (client.status === 'ready') return;
-  if (client.status === 'wait') {
-    await client.connect();
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
-    client.once('ready', resolve);
-    client.once('end', () => reject(new Error('redis connection ended before it was ready')));
-  });
-}

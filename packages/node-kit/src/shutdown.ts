@@ -61,3 +61,13 @@ export function onShutdownSignal(
     process.off('disconnect', onDisconnect);
   };
 }
+
+/** Waits for `work` at most `ms` (a shutdown step's share of the grace); what is left goes on unobserved. */
+export async function waitAtMost(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work.catch(() => {}), timeout]);
+  clearTimeout(timer);
+}
