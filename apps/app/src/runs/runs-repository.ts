@@ -12,9 +12,18 @@ import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, toRunRecord } from './run-record.ts';
+import { queryRerunSource, queryReruns, type RerunSource } from './run-reruns.ts';
+import {
+  pruneTombstones,
+  queryRetentionBatch,
+  type RemovedRun,
+  removeRuns,
+} from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
 export type { RunRecord } from './run-record.ts';
+export type { RerunSource } from './run-reruns.ts';
+export type { RemovedRun } from './run-retention-queries.ts';
 
 /**
  * What the final write records: a run's outcome (its steps and log key kept from before when
@@ -47,21 +56,6 @@ export interface NewRun {
   traceparent?: string | undefined;
   /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
   rerunOf?: string | undefined;
-}
-
-/** What a re-run starts from: the run's flow version and its kept trigger request. */
-export type RerunSource =
-  | { kind: 'found'; id: string; flowId: string; flowVersionId: string; trigger: TriggerPayload }
-  /** The run is there but its trigger is not (accepted before migration 0005 kept it). */
-  | { kind: 'no-trigger' }
-  /** Retention deleted the run (a tombstone says it was there). */
-  | { kind: 'removed' }
-  | { kind: 'missing' };
-
-/** What one retention batch deleted. */
-export interface RemovedRun {
-  id: string;
-  logKey: string | null;
 }
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
@@ -339,67 +333,11 @@ export function createRunsRepository(
       }));
     },
 
-    async rerunsOf(runId) {
-      const { rows } = await pool.query<{ id: string }>(
-        'SELECT id FROM runs WHERE rerun_of = $1 ORDER BY created_at, id',
-        [runId],
-      );
-      return rows.map((row) => row.id);
-    },
-
-    async rerunSource(runId) {
-      const { rows } = await pool.query<{
-        id: string;
-        flow_id: string;
-        flow_version_id: string;
-        trigger: TriggerPayload | null;
-      }>('SELECT id, flow_id, flow_version_id, trigger FROM runs WHERE id = $1', [runId]);
-      const row = rows[0];
-      if (row !== undefined) {
-        if (row.trigger === null) return { kind: 'no-trigger' };
-        return {
-          kind: 'found',
-          id: row.id,
-          flowId: row.flow_id,
-          flowVersionId: row.flow_version_id,
-          trigger: row.trigger,
-        };
-      }
-      const gone = await pool.query('SELECT 1 FROM run_tombstones WHERE id = $1', [runId]);
-      return gone.rowCount === 1 ? { kind: 'removed' } : { kind: 'missing' };
-    },
-
-    async retentionBatch(olderThanDays, limit) {
-      // runs_page (created_at, id) reads them oldest first; unfinished runs are left to the
-      // reconciler and the sweeper, whatever their age.
-      const { rows } = await pool.query<{ id: string; log_key: string | null }>(
-        `SELECT id, log_key FROM runs
-         WHERE created_at < now() - make_interval(days => $1) AND NOT (${UNFINISHED})
-         ORDER BY created_at, id LIMIT $2`,
-        [olderThanDays, limit],
-      );
-      return rows.map((row) => ({ id: row.id, logKey: row.log_key }));
-    },
-
-    async remove(runIds) {
-      if (runIds.length === 0) return 0;
-      const { rows } = await pool.query<{ removed: number }>(
-        `WITH gone AS (DELETE FROM runs WHERE id = ANY($1::uuid[]) RETURNING id),
-              kept AS (INSERT INTO run_tombstones (id) SELECT id FROM gone ON CONFLICT (id) DO NOTHING)
-         SELECT count(*)::int AS removed FROM gone`,
-        [runIds],
-      );
-      return rows[0]?.removed ?? 0;
-    },
-
-    async pruneTombstones(olderThanDays) {
-      const result = await pool.query(
-        'DELETE FROM run_tombstones WHERE removed_at < now() - make_interval(days => $1)',
-        [olderThanDays],
-      );
-      return result.rowCount ?? 0;
-    },
-
+    rerunsOf: (runId) => queryReruns(pool, runId),
+    rerunSource: (runId) => queryRerunSource(pool, runId),
+    retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
+    remove: (runIds) => removeRuns(pool, runIds),
+    pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),
     page: (query) => queryRunPage(pool, query),
 
     stats: (query) => queryRunStats(pool, query),

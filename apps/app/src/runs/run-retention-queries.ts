@@ -1,0 +1,48 @@
+import type { Pool } from '../db/pool.ts';
+
+/** What one retention batch deleted. */
+export interface RemovedRun {
+  id: string;
+  logKey: string | null;
+}
+
+/**
+ * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
+ * retention deletes next. Reading first lets their S3 logs go before their rows.
+ */
+export async function queryRetentionBatch(
+  pool: Pool,
+  olderThanDays: number,
+  limit: number,
+): Promise<RemovedRun[]> {
+  // runs_page (created_at, id) reads them oldest first; unfinished runs are left to the
+  // reconciler and the sweeper, whatever their age.
+  const { rows } = await pool.query<{ id: string; log_key: string | null }>(
+    `SELECT id, log_key FROM runs
+     WHERE created_at < now() - make_interval(days => $1) AND status NOT IN ('QUEUED', 'RUNNING')
+     ORDER BY created_at, id LIMIT $2`,
+    [olderThanDays, limit],
+  );
+  return rows.map((row) => ({ id: row.id, logKey: row.log_key }));
+}
+
+/** Deletes these runs, leaving a tombstone for each; returns how many rows went. */
+export async function removeRuns(pool: Pool, runIds: readonly string[]): Promise<number> {
+  if (runIds.length === 0) return 0;
+  const { rows } = await pool.query<{ removed: number }>(
+    `WITH gone AS (DELETE FROM runs WHERE id = ANY($1::uuid[]) RETURNING id),
+          kept AS (INSERT INTO run_tombstones (id) SELECT id FROM gone ON CONFLICT (id) DO NOTHING)
+     SELECT count(*)::int AS removed FROM gone`,
+    [runIds],
+  );
+  return rows[0]?.removed ?? 0;
+}
+
+/** Deletes tombstones older than `olderThanDays`; returns how many. */
+export async function pruneTombstones(pool: Pool, olderThanDays: number): Promise<number> {
+  const result = await pool.query(
+    'DELETE FROM run_tombstones WHERE removed_at < now() - make_interval(days => $1)',
+    [olderThanDays],
+  );
+  return result.rowCount ?? 0;
+}
