@@ -146,8 +146,17 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
     });
   runs
     .command('show <runId>')
-    .description('a run: its steps and where its time went')
-    .action(async (runId: string) => io.out(`${await showRun(api(), runId)}\n`));
+    .description("a run: its steps and where its time went; 'last' for the newest (of --flow)")
+    .option('--flow <flowId>', "with 'last': the newest run of this flow")
+    .action(async (runId: string, options: { flow?: string }) => {
+      let id = runId;
+      if (runId === 'last') {
+        const [newest] = await listRuns(api(), { flowId: options.flow, limit: 1 });
+        if (newest === undefined) throw new CliError('RUN_NOT_FOUND', 'there is no run yet');
+        id = newest.id;
+      }
+      io.out(`${await showRun(api(), id)}\n`);
+    });
   runs
     .command('tail')
     .description('follow runs as they are accepted and finish (polls the API; Ctrl-C stops)')

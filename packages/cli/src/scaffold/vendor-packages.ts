@@ -135,6 +135,8 @@ export function emitDeclarations(
     rootDir: PACKAGES_DIR,
     outDir: '/vendored-types',
     types: ['node'],
+    // From the checkout, not from wherever the user runs `piece init`.
+    typeRoots: [join(PACKAGES_DIR, '..', 'node_modules', '@types')],
   });
   const result = program.emit(undefined, (fileName, text) => {
     const path = relative('/vendored-types', fileName);
