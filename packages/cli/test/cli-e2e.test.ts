@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/program.ts';
 import { CHECKOUT, type CliStack, flowbox, run, startCliStack } from './cli-harness.ts';
 
 /** A flow using the scaffolded piece and the `http` piece, which calls the loopback server. */
@@ -152,5 +153,47 @@ describe('flowbox CLI end to end', () => {
       1,
       'error RUN_NOT_FOUND: read run no-such-run: run no-such-run not found\n',
     ]);
+  });
+
+  it('follows runs with runs tail (polling) until stopped', { timeout: 120_000 }, async () => {
+    const controller = new AbortController();
+    let output = '';
+    let runId: string | undefined;
+    let markSeen = () => {};
+    const seen = new Promise<void>((resolve) => {
+      markSeen = resolve;
+    });
+    const check = () => {
+      if (runId !== undefined && new RegExp(`^${runId}\\s+cli-e2e\\s+SUCCEEDED`, 'm').test(output))
+        markSeen();
+    };
+    const tail = runCli(
+      ['runs', 'tail', '--flow', 'cli-e2e', '--interval', '200'],
+      { url: cli.url, apiKey: cli.apiKey },
+      {
+        out: (text) => {
+          output += text;
+          check();
+        },
+        err: (text) => {
+          output += text;
+        },
+        cwd: work,
+        signal: controller.signal,
+      },
+    );
+    const answer = await fetch(`${cli.url}/v1/webhooks/cli-e2e`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 8 }),
+    });
+    expect(answer.status).toBe(202);
+    runId = ((await answer.json()) as { runId: string }).runId;
+    check();
+    await seen;
+    controller.abort();
+    expect(await tail).toBe(0);
+    expect(output).toMatch(/^RUN\s+FLOW\s+STATUS/);
+    expect(output).not.toContain('error');
   });
 });
