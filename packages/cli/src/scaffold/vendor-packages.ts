@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
 
@@ -47,7 +47,8 @@ export const VENDORED_PACKAGES: readonly VendoredPackage[] = [
 ];
 
 function moduleFile(specifier: string): string {
-  return fileURLToPath(import.meta.resolve(specifier));
+  // createRequire rather than import.meta.resolve: vitest's module runner lacks the latter.
+  return createRequire(import.meta.url).resolve(specifier);
 }
 
 /** Writes every vendored package under `<vendorDir>/<dir>`. */
