@@ -146,6 +146,26 @@ describe('flowbox CLI end to end', () => {
     );
     expect(show.stdout).toMatch(/provision\s+\S+ ms/);
 
+    // A JSON flow file (a bare definition: its id is the file's name) pinning a version that was
+    // never published is refused at push, with the API's code.
+    const pinned = {
+      trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook' },
+      steps: [
+        {
+          type: 'piece',
+          name: 'hi',
+          piece: 'e2e-greeter',
+          version: '9.9.9',
+          action: 'greet',
+          input: { name: 'x' },
+        },
+      ],
+    };
+    await writeFile(join(piece, 'pinned-flow.json'), JSON.stringify(pinned));
+    const refused = await flowbox(cli, ['flow', 'push', 'pinned-flow.json'], piece);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error INVALID_FLOW: create flow pinned-flow: .*9\.9\.9/);
+
     const flows = await flowbox(cli, ['flow', 'list'], piece);
     expect(flows.stdout).toMatch(/^cli-e2e\s+a scaffolded piece and the http piece\s+enabled\s+cli-e2e-v1$/m);
     const missing = await flowbox(cli, ['runs', 'show', 'no-such-run'], piece);

@@ -10,8 +10,8 @@
  * <input type> } } }`. Empty here; a generated `flowbox-pieces.d.ts` fills it in with
  * `declare module '@flowbox/flow'`.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by declaration merging
-export interface FlowboxPieces {}
+// An interface, not a type: only an interface can be filled in by declaration merging.
+export interface FlowboxPieces extends Record<never, never> {}
 
 /** A value that holds a `{{...}}` template, resolved when the step runs (any type then). */
 export type Template = `${string}{{${string}}}${string}`;

@@ -1,6 +1,19 @@
+import type { paths } from '../api/api-types.ts';
 import { type ApiClient, unwrap } from '../api/client.ts';
 import { CliError } from '../cli-error.ts';
 import type { LoadedFlow } from './flow-file.ts';
+
+type FlowDefinitionBody =
+  paths['/v1/flows']['post']['requestBody']['content']['application/json']['definition'];
+
+/**
+ * The file's definition as it is: the app checks it (shape, pieces and versions, templates, code)
+ * and answers INVALID_FLOW naming the field, so there is one set of rules and a newer app's
+ * fields are never dropped by an older CLI.
+ */
+function asBody(definition: unknown): FlowDefinitionBody {
+  return definition as FlowDefinitionBody;
+}
 
 export interface PushedFlow {
   flowId: string;
@@ -24,7 +37,7 @@ export async function pushFlow(
   if (existing.response.status === 404) {
     const { data } = await unwrap(
       api.POST('/v1/flows', {
-        body: { id: flow.id, name: flow.name, definition: flow.definition as never, publish },
+        body: { id: flow.id, name: flow.name, definition: asBody(flow.definition), publish },
       }),
       `create flow ${flow.id}`,
     );
@@ -35,7 +48,7 @@ export async function pushFlow(
     const { data } = await unwrap(
       api.POST('/v1/flows/{flowId}/versions', {
         params: { path: { flowId: flow.id } },
-        body: { definition: flow.definition as never, publish },
+        body: { definition: asBody(flow.definition), publish },
       }),
       `add a version to flow ${flow.id}`,
     );

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildPieceArchive } from '@flowbox/pieces-build';
-import type { PieceManifest } from '@flowbox/protocol';
+import { formatIssues, type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
 import { type ApiClient, unwrap } from '../api/client.ts';
 import { CliError } from '../cli-error.ts';
 
@@ -39,7 +39,14 @@ export async function publishPiece(api: ApiClient, dir: string): Promise<Publish
       `${dist} has no manifest.json and piece.tgz: run \`flowbox piece build\` first`,
     );
   });
-  const manifest = JSON.parse(manifestText) as PieceManifest;
+  const parsed = PieceManifestSchema.safeParse(JSON.parse(manifestText));
+  if (!parsed.success) {
+    throw new CliError(
+      'PIECE_NOT_BUILT',
+      `${dist}/manifest.json is not a piece manifest: ${formatIssues(parsed.error.issues)}`,
+    );
+  }
+  const manifest = parsed.data;
   const started = performance.now();
   const { status } = await unwrap(
     api.POST('/v1/pieces', { body: { manifest, archive: archive.toString('base64') } }),

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApiClient, unwrap } from '../api/client.ts';
-import { type RunDetail, type RunSummary, renderRun, runLine, table } from '../render/run-render.ts';
+import { type RunSummary, renderRun, runLine, table } from '../render/run-render.ts';
 
 export const RUN_STATUSES = [
   'QUEUED',
@@ -26,7 +26,7 @@ export async function listRuns(
     }),
     'list runs',
   );
-  return data.runs as RunSummary[];
+  return data.runs;
 }
 
 export async function showRun(api: ApiClient, runId: string): Promise<string> {
@@ -34,7 +34,7 @@ export async function showRun(api: ApiClient, runId: string): Promise<string> {
     api.GET('/v1/runs/{runId}', { params: { path: { runId } } }),
     `read run ${runId}`,
   );
-  return renderRun(data as RunDetail);
+  return renderRun(data);
 }
 
 /**
@@ -62,7 +62,7 @@ export async function tailRuns(
         }),
         'list runs',
       );
-      for (const run of data.runs as RunSummary[]) {
+      for (const run of data.runs) {
         if (seen.get(run.id) !== run.status) print(table([runLine(run)]));
         seen.set(run.id, run.status);
         if (!FINAL.has(run.status) && oldestOpen === undefined) oldestOpen = run.createdAt;
