@@ -73,7 +73,10 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       if (options.build) await buildPiece(path(dir));
       const published = await publishPiece(api(), path(dir));
       const what = published.created ? 'published' : 'already published (same archive)';
-      io.out(`${what}: ${published.name}@${published.version} in ${published.ms} ms\n`);
+      const isolate = published.isolate.supported
+        ? 'runs in every mode, a V8 isolate included'
+        : `cannot run in a V8 isolate (${published.isolate.reason ?? 'unknown'}): shared and process modes only`;
+      io.out(`${what}: ${published.name}@${published.version} in ${published.ms} ms\n  ${isolate}\n`);
     });
   piece
     .command('list')

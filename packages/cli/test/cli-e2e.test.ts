@@ -93,6 +93,8 @@ describe('flowbox CLI end to end', () => {
 
     const publish = await flowbox(cli, ['piece', 'publish'], piece);
     expect(publish.stdout, publish.stderr).toMatch(/^published: e2e-greeter@0\.1\.0 in (\d+) ms$/m);
+    // The scaffolded piece imports no Node built-in: the registry finds it fit for a V8 isolate.
+    expect(publish.stdout).toContain('runs in every mode, a V8 isolate included');
     const again = await flowbox(cli, ['piece', 'publish'], piece);
     expect(again.stdout).toContain('already published (same archive): e2e-greeter@0.1.0');
     process.stdout.write(

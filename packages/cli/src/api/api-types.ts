@@ -56,6 +56,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every connection: names, dates and the flows using each, never values. */
+        get: operations["listConnections"];
+        put?: never;
+        /** Keeps a secret, encrypted, for the runs of flows that reference it as {{connections.<name>}}. */
+        post: operations["createConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One connection, without its value. */
+        get: operations["getConnection"];
+        /** Replaces a connection's value (a rotation): runs dispatched from now on get the new one. */
+        put: operations["updateConnection"];
+        post?: never;
+        /**
+         * Deletes a connection no published flow version references.
+         * @description Answers 409 naming the published versions that reference it. A run of an older version that references it then fails CONNECTION_MISSING.
+         */
+        delete: operations["deleteConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows": {
         parameters: {
             query?: never;
@@ -140,6 +180,44 @@ export interface paths {
         };
         /** This OpenAPI 3.1 document (the same as docs/openapi.json); Swagger UI on it at /v1/docs. */
         get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pieces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every published piece: its versions and the latest. */
+        get: operations["listPieces"];
+        put?: never;
+        /**
+         * Publishes a built piece as name@version.
+         * @description The manifest and archive as the piece's build wrote them. Checked before anything is stored: the manifest, the archive (size, gzip, a tar of regular files with relative paths, the entry), and the module, loaded in a child process with no environment, no network and a deadline (one that throws, exits, hangs or uses top-level await is refused). 201 when new; 200 when the same name@version with the same archive is there; 409 when it is there with another. Versions are immutable.
+         */
+        post: operations["publishPiece"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pieces/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One piece's versions: sha256, size, publish time, actions with their input schemas (JSON Schema) and whether it can run in an isolate. */
+        get: operations["getPiece"];
         put?: never;
         post?: never;
         delete?: never;
@@ -277,10 +355,34 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        __schema0: unknown;
         AddVersionRequest: {
             definition: components["schemas"]["FlowDefinitionInput"];
             /** @default false */
             publish: boolean;
+        };
+        /** @description A secret kept encrypted; its value is never shown. */
+        Connection: {
+            /** Format: date-time */
+            createdAt: string;
+            name: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The flows whose published version references this connection, with that version's id. */
+            usedBy: {
+                flowId: string;
+                flowVersionId: string;
+            }[];
+        };
+        ConnectionList: {
+            connections: components["schemas"]["Connection"][];
+        };
+        CreateConnectionRequest: {
+            name: string;
+            /** @description A string, or a JSON object of at most 8 KiB as JSON; `{{connections.<name>.<field>}}` reads a field of an object. */
+            value: string | {
+                [key: string]: components["schemas"]["__schema0"];
+            };
         };
         CreatedFlow: {
             flow: components["schemas"]["Flow"];
@@ -303,7 +405,7 @@ export interface components {
                  * @description One of ERROR_CATALOG (packages/protocol/src/errors.ts).
                  * @enum {string}
                  */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                 message: string;
             };
             /**
@@ -336,6 +438,7 @@ export interface components {
                 piece: string;
                 /** @constant */
                 type: "piece";
+                version?: string;
             } | {
                 code: string;
                 /** @default {} */
@@ -355,6 +458,27 @@ export interface components {
                 name: "trigger";
                 piece: string;
                 trigger: string;
+                verify?: {
+                    /**
+                     * @default hex
+                     * @enum {string}
+                     */
+                    encoding: "hex" | "base64";
+                    header: string;
+                    prefix?: string;
+                    /** @constant */
+                    scheme: "hmac-sha256";
+                    secret: string;
+                } | {
+                    /** @default stripe-signature */
+                    header: string;
+                    /** @constant */
+                    scheme: "stripe";
+                    secret: string;
+                    /** @default 300 */
+                    toleranceSeconds: number;
+                };
+                version?: string;
             };
         };
         FlowDefinitionInput: {
@@ -369,6 +493,7 @@ export interface components {
                 piece: string;
                 /** @constant */
                 type: "piece";
+                version?: string;
             } | {
                 code: string;
                 /** @default {} */
@@ -388,6 +513,27 @@ export interface components {
                 name: "trigger";
                 piece: string;
                 trigger: string;
+                verify?: {
+                    /**
+                     * @default hex
+                     * @enum {string}
+                     */
+                    encoding: "hex" | "base64";
+                    header: string;
+                    prefix?: string;
+                    /** @constant */
+                    scheme: "hmac-sha256";
+                    secret: string;
+                } | {
+                    /** @default stripe-signature */
+                    header: string;
+                    /** @constant */
+                    scheme: "stripe";
+                    secret: string;
+                    /** @default 300 */
+                    toleranceSeconds: number;
+                };
+                version?: string;
             };
         };
         FlowList: {
@@ -432,6 +578,67 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        PieceAction: {
+            description: string;
+            /** @description The action's input as JSON Schema, from its zod schema. */
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            name: string;
+        };
+        PieceDetail: {
+            latest: string;
+            name: string;
+            versions: components["schemas"]["PieceVersion"][];
+        };
+        PieceList: {
+            pieces: components["schemas"]["PieceSummary"][];
+        };
+        PieceSummary: {
+            /** @description The highest version (semver; releases before pre-releases). */
+            latest: string;
+            name: string;
+            versions: string[];
+        };
+        /** @description One immutable published version of a piece. */
+        PieceVersion: {
+            actions: components["schemas"]["PieceAction"][];
+            /** @description Whether the piece can run in a V8 isolate (RUN_ISOLATION=isolate): not when it imports Node built-ins. */
+            isolate: {
+                /** @description Why not, e.g. `imports node:fs, node:net`. */
+                reason?: string;
+                supported: boolean;
+            };
+            name: string;
+            /** @description Node built-ins the piece's module imports; null for a version published before they were recorded. */
+            nodeBuiltins: string[] | null;
+            /** Format: date-time */
+            publishedAt: string;
+            /** @description The archive's sha256: S3 key and the worker's check. */
+            sha256: string;
+            sizeBytes: number;
+            triggers: string[];
+            version: string;
+        };
+        PublishedPiece: {
+            piece: components["schemas"]["PieceVersion"];
+        };
+        PublishPieceRequest: {
+            /**
+             * Format: base64
+             * @description `dist/piece.tgz`, base64; at most PIECE_ARCHIVE_MAX_BYTES before encoding.
+             */
+            archive: string;
+            /** @description `dist/manifest.json` as the build wrote it. */
+            manifest: {
+                actions: string[];
+                /** @constant */
+                entry: "index.mjs";
+                name: string;
+                triggers: string[];
+                version: string;
+            };
+        };
         /** @description Postgres and Redis answer, and the app is not draining. */
         Ready: {
             /** @enum {string} */
@@ -457,7 +664,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -471,7 +678,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -510,7 +717,7 @@ export interface components {
                 durationMs: number;
                 error?: {
                     /** @enum {string} */
-                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                     message: string;
                     name: string;
                     stack?: string;
@@ -599,7 +806,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -613,7 +820,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "STEP_FAILED" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -653,6 +860,12 @@ export interface components {
                 workerBusyMs: number;
             } | null;
             workerId: string | null;
+        };
+        UpdateConnectionRequest: {
+            /** @description A string, or a JSON object of at most 8 KiB as JSON; `{{connections.<name>.<field>}}` reads a field of an object. */
+            value: string | {
+                [key: string]: components["schemas"]["__schema0"];
+            };
         };
         /** @description At least one of name and enabled. */
         UpdateFlowRequest: {
@@ -758,6 +971,296 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "connections": [
+                     *         {
+                     *           "name": "stripe_key",
+                     *           "createdAt": "2026-11-25T18:00:00.000Z",
+                     *           "updatedAt": "2026-11-25T18:00:00.000Z",
+                     *           "usedBy": [
+                     *             {
+                     *               "flowId": "orders",
+                     *               "flowVersionId": "orders-v1"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectionList"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "stripe_key",
+                 *       "value": "sk_live_…"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "stripe_key",
+                     *       "createdAt": "2026-11-25T18:00:00.000Z",
+                     *       "updatedAt": "2026-11-25T18:00:00.000Z",
+                     *       "usedBy": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "stripe_key",
+                     *       "createdAt": "2026-11-25T18:00:00.000Z",
+                     *       "updatedAt": "2026-11-25T18:00:00.000Z",
+                     *       "usedBy": [
+                     *         {
+                     *           "flowId": "orders",
+                     *           "flowVersionId": "orders-v1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "sk_live_…"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "stripe_key",
+                     *       "createdAt": "2026-11-25T18:00:00.000Z",
+                     *       "updatedAt": "2026-11-25T18:00:00.000Z",
+                     *       "usedBy": [
+                     *         {
+                     *           "flowId": "orders",
+                     *           "flowVersionId": "orders-v1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "CONNECTION_IN_USE",
+                     *         "message": "connection stripe_key is used by published flow versions orders-v1; publish versions without it (or delete those flows) first"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -997,7 +1500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1035,7 +1538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1111,7 +1614,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1209,7 +1712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1357,7 +1860,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1454,7 +1957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1491,6 +1994,243 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+        };
+    };
+    listPieces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pieces. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pieces": [
+                     *         {
+                     *           "name": "greeter",
+                     *           "latest": "1.0.0",
+                     *           "versions": [
+                     *             "1.0.0"
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PieceList"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    publishPiece: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "manifest": {
+                 *         "name": "greeter",
+                 *         "version": "1.0.0",
+                 *         "entry": "index.mjs",
+                 *         "actions": [
+                 *           "greet"
+                 *         ],
+                 *         "triggers": []
+                 *       },
+                 *       "archive": "H4sIAAAAAAAAA+3BAQ0AAADCoPdPbQ8HFAAAAAAAAAAA"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PublishPieceRequest"];
+            };
+        };
+        responses: {
+            /** @description Already published with this archive: nothing changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedPiece"];
+                };
+            };
+            /** @description Published. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "piece": {
+                     *         "name": "greeter",
+                     *         "version": "1.0.0",
+                     *         "sha256": "b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c",
+                     *         "sizeBytes": 562,
+                     *         "publishedAt": "2026-11-25T18:00:00.000Z",
+                     *         "actions": [
+                     *           {
+                     *             "name": "greet",
+                     *             "description": "Greets someone.",
+                     *             "inputSchema": {
+                     *               "type": "object",
+                     *               "properties": {
+                     *                 "who": {
+                     *                   "type": "string",
+                     *                   "minLength": 1
+                     *                 }
+                     *               },
+                     *               "required": [
+                     *                 "who"
+                     *               ]
+                     *             }
+                     *           }
+                     *         ],
+                     *         "triggers": [],
+                     *         "nodeBuiltins": [],
+                     *         "isolate": {
+                     *           "supported": true
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishedPiece"];
+                };
+            };
+            /** @description The piece is refused (INVALID_PIECE, naming the problem); nothing is stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description name@version is published with another archive (PIECE_VERSION_EXISTS). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over twice PIECE_ARCHIVE_MAX_BYTES in base64 (BODY_TOO_LARGE). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPiece: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The piece. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "greeter",
+                     *       "latest": "1.0.0",
+                     *       "versions": [
+                     *         {
+                     *           "name": "greeter",
+                     *           "version": "1.0.0",
+                     *           "sha256": "b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c",
+                     *           "sizeBytes": 562,
+                     *           "publishedAt": "2026-11-25T18:00:00.000Z",
+                     *           "actions": [
+                     *             {
+                     *               "name": "greet",
+                     *               "description": "Greets someone.",
+                     *               "inputSchema": {
+                     *                 "type": "object",
+                     *                 "properties": {
+                     *                   "who": {
+                     *                     "type": "string",
+                     *                     "minLength": 1
+                     *                   }
+                     *                 },
+                     *                 "required": [
+                     *                   "who"
+                     *                 ]
+                     *               }
+                     *             }
+                     *           ],
+                     *           "triggers": [],
+                     *           "nodeBuiltins": [],
+                     *           "isolate": {
+                     *             "supported": true
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PieceDetail"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1669,7 +2409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1715,7 +2455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1861,7 +2601,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description The flow is signed (trigger.verify) and the request's signature is missing, repeated, stale or wrong (WEBHOOK_SIGNATURE_INVALID); no run was created. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1960,7 +2709,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description The flow is signed (trigger.verify) and the request's signature is missing, repeated, stale or wrong (WEBHOOK_SIGNATURE_INVALID); no run was created. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2044,7 +2802,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description The flow is signed (trigger.verify) and the request's signature is missing, repeated, stale or wrong (WEBHOOK_SIGNATURE_INVALID); no run was created. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2171,7 +2938,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such flow, version or run. */
+            /** @description The flow is signed (trigger.verify) and the request's signature is missing, repeated, stale or wrong (WEBHOOK_SIGNATURE_INVALID); no run was created. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
             404: {
                 headers: {
                     [name: string]: unknown;

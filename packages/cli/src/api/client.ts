@@ -1,10 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { CliError } from '../cli-error.ts';
 import type { CliConfig } from '../env.ts';
-import type { paths as generatedPaths } from './api-types.ts';
-import type { RegistryPaths } from './registry-paths.ts';
-
-type paths = generatedPaths & RegistryPaths;
+import type { paths } from './api-types.ts';
 
 export type ApiClient = Client<paths>;
 

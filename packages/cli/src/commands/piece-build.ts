@@ -25,6 +25,8 @@ export interface PublishedPiece {
   /** 201: a new version; 200: this exact archive was published already. */
   created: boolean;
   ms: number;
+  /** Whether the registry found it can run in a V8 isolate (no Node built-ins imported). */
+  isolate: { supported: boolean; reason?: string | undefined };
 }
 
 /** `flowbox piece publish`: sends the built `dist/` (build first) to `POST /v1/pieces`. */
@@ -48,7 +50,7 @@ export async function publishPiece(api: ApiClient, dir: string): Promise<Publish
   }
   const manifest = parsed.data;
   const started = performance.now();
-  const { status } = await unwrap(
+  const { status, data } = await unwrap(
     api.POST('/v1/pieces', { body: { manifest, archive: archive.toString('base64') } }),
     `publish ${manifest.name}@${manifest.version}`,
   );
@@ -57,5 +59,6 @@ export async function publishPiece(api: ApiClient, dir: string): Promise<Publish
     version: manifest.version,
     created: status === 201,
     ms: Math.round(performance.now() - started),
+    isolate: data.piece.isolate,
   };
 }
