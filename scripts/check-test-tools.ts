@@ -36,6 +36,8 @@ function main(env: NodeJS.ProcessEnv): number {
   }
 
   if (findPgbouncer({ pathEnv: env.PATH }) === null) problems.push(`pgbouncer: ${INSTALL_HINTS.pgbouncer}`);
+  // docs/pieces.md calls webhooks with curl, and its test runs the guide's commands.
+  if (findExecutable('curl', pathDirs) === null) problems.push('curl: sudo apt-get install -y curl');
 
   const toolsDir = env.FLOWBOX_TOOLS_DIR ?? defaultToolsDir();
   if (findVersitygw({ pathEnv: env.PATH, toolsDir }) === null) {

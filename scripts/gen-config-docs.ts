@@ -4,6 +4,7 @@ import { MintWorkerTokenEnvSchema } from '../apps/app/src/cli/mint-worker-token.
 import { AppEnvSchema } from '../apps/app/src/env.ts';
 import { DevEnvSchema } from '../apps/dev/src/env.ts';
 import { WorkerEnvSchema } from '../apps/worker/src/env.ts';
+import { CliEnvSchema } from '../packages/cli/src/env.ts';
 
 /**
  * Writes docs/configuration.md from the processes' zod schemas: `node scripts/gen-config-docs.ts`
@@ -53,6 +54,13 @@ export const CONFIG_SECTIONS: ConfigSection[] = [
     intro:
       '`node apps/app/src/cli/mint-worker-token.ts [--name worker] [--ttl-days 30] [--out FILE]`: prints (or writes to FILE) a worker token for `WORKER_TOKEN`. docker compose runs it as the one-shot `worker-token` service.',
     schema: MintWorkerTokenEnvSchema,
+  },
+  {
+    title: 'flowbox CLI',
+    source: '`CliEnvSchema` in `packages/cli/src/env.ts`',
+    intro:
+      '`flowbox …` (`pnpm flowbox …` in this checkout, or `packages/cli/bin` on your `PATH`): pieces, flows and runs through the management API; see docs/pieces.md.',
+    schema: CliEnvSchema,
   },
 ];
 

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
+import { sha256Hex, type WrittenFile, writeIfChanged, zodEnglishOnly } from '@flowbox/pieces-build';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { RUNTIME_PAYLOAD_END, RUNTIME_PAYLOAD_START } from '../../apps/engine/src/load-bundled-runtime.ts';
-import { sha256Hex, type WrittenFile, writeIfChanged } from './write-if-changed.ts';
-import { zodEnglishOnly } from './zod-english-only.ts';
 
 /**
  * The engine as one CommonJS script for `node --build-snapshot` (apps/engine/src/snapshot-main.ts),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type WrittenFile, writeIfChanged } from '@flowbox/pieces-build';
 import { build } from 'esbuild';
-import { type WrittenFile, writeIfChanged } from './write-if-changed.ts';
 
 /**
  * `apps/app/dist/inspector/`: the run inspector the app serves at /inspector/. Its TypeScript

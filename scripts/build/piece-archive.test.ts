@@ -3,11 +3,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { readTarGz, sha256Hex } from '@flowbox/pieces-build';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PieceManifestSchema } from '../../packages/protocol/src/index.ts';
 import { buildPieceArchive, findPiecePackages } from './piece-archive.ts';
-import { readTarGz } from './tar-gz.ts';
-import { sha256Hex } from './write-if-changed.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const packages = await findPiecePackages(root);

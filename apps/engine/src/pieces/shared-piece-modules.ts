@@ -2,7 +2,7 @@ import * as piecesFramework from '@flowbox/pieces-framework';
 import * as zod from 'zod';
 
 /**
- * The modules piece archives leave out and take from the engine (scripts/build/piece-archive.ts):
+ * The modules piece archives leave out and take from the engine (packages/pieces-build/src/piece-archive.ts):
  * the engine has them loaded already (in its startup snapshot, or its bundle), so a piece's own
  * code is all a piece costs to load. Keyed by the bare specifier a piece imports.
  */

@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApiClient, unwrap } from '../api/client.ts';
+import { type RunSummary, renderRun, runLine, table } from '../render/run-render.ts';
+
+export const RUN_STATUSES = [
+  'QUEUED',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'TIMEOUT',
+  'INTERNAL_ERROR',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+const FINAL: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR']);
+
+export async function listRuns(
+  api: ApiClient,
+  filter: { flowId?: string | undefined; status?: RunStatus | undefined; limit: number },
+): Promise<RunSummary[]> {
+  const { data } = await unwrap(
+    api.GET('/v1/runs', {
+      params: {
+        query: { flowId: filter.flowId, status: filter.status, order: 'newest', limit: filter.limit },
+      },
+    }),
+    'list runs',
+  );
+  return data.runs;
+}
+
+export async function showRun(api: ApiClient, runId: string): Promise<string> {
+  const { data } = await unwrap(
+    api.GET('/v1/runs/{runId}', { params: { path: { runId } } }),
+    `read run ${runId}`,
+  );
+  return renderRun(data);
+}
+
+/**
+ * `runs tail`: polls `GET /v1/runs` (the API has no stream to follow) from the moment it started,
+ * and prints a line for each new run and each status change, until `signal` aborts. Each poll
+ * reads forward from the oldest run it still waits on, so a busy flow costs pages, not misses.
+ */
+export async function tailRuns(
+  api: ApiClient,
+  options: { flowId?: string | undefined; intervalMs: number; since: Date; signal: AbortSignal },
+  print: (line: string) => void,
+): Promise<void> {
+  const seen = new Map<string, string>();
+  let since = options.since.toISOString();
+  print(table([['RUN', 'FLOW', 'STATUS', 'MODE', 'CREATED', 'TOTAL', 'ERROR']]));
+  while (!options.signal.aborted) {
+    let cursor: string | undefined;
+    let oldestOpen: string | undefined;
+    let newest: string | undefined;
+    do {
+      const { data } = await unwrap(
+        api.GET('/v1/runs', {
+          params: { query: { flowId: options.flowId, since, order: 'oldest', limit: 100, cursor } },
+          signal: options.signal,
+        }),
+        'list runs',
+      );
+      for (const run of data.runs) {
+        if (seen.get(run.id) !== run.status) print(table([runLine(run)]));
+        seen.set(run.id, run.status);
+        if (!FINAL.has(run.status) && oldestOpen === undefined) oldestOpen = run.createdAt;
+        newest = run.createdAt;
+      }
+      cursor = data.nextCursor ?? undefined;
+    } while (cursor !== undefined && !options.signal.aborted);
+    since = oldestOpen ?? newest ?? since;
+    await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type JsonSchema, schemaToTs } from './json-schema-to-ts.ts';
+import { type DescribedPieceVersion, piecesDeclaration } from './pieces-declaration.ts';
+
+const run = promisify(execFile);
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const flowModule = createRequire(import.meta.url).resolve('@flowbox/flow');
+
+/** Input schemas as the registry publishes them: zod's JSON Schema of each action's input. */
+const inputSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+
+const PIECES: DescribedPieceVersion[] = [
+  {
+    name: 'math-helper',
+    version: '0.1.0',
+    actions: [
+      { name: 'addition_math', input: inputSchema(z.object({ a: z.coerce.number(), b: z.coerce.number() })) },
+    ],
+  },
+  {
+    name: 'greeter',
+    version: '0.1.0',
+    actions: [
+      {
+        name: 'greet',
+        input: inputSchema(z.object({ name: z.string(), excited: z.boolean().default(false) })),
+      },
+    ],
+  },
+  {
+    name: 'greeter',
+    version: '0.2.0',
+    actions: [
+      {
+        name: 'greet',
+        input: inputSchema(z.object({ name: z.string(), punctuation: z.enum(['.', '!']).default('.') })),
+      },
+    ],
+  },
+];
+const LATEST = new Map([
+  ['math-helper', '0.1.0'],
+  ['greeter', '0.2.0'],
+]);
+
+function flowFile(steps: string): string {
+  return `import { defineFlow } from '@flowbox/flow';
+export default defineFlow({
+  id: 'typed',
+  name: 'typed',
+  definition: {
+    trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook' },
+    steps: [
+${steps}
+    ],
+  },
+});
+`;
+}
+
+describe('flow files typed against the registry (tsc --noEmit)', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'flowbox-flow-types-'));
+    await writeFile(join(dir, 'flowbox-pieces.d.ts'), piecesDeclaration(PIECES, LATEST, 'a test'));
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        allowImportingTsExtensions: true,
+        skipLibCheck: true,
+        types: [],
+        paths: { '@flowbox/flow': [flowModule] },
+      },
+      include: ['*.ts'],
+    };
+    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function typecheck(file: string, source: string): Promise<string> {
+    await writeFile(join(dir, file), source);
+    try {
+      await run(process.execPath, [tsc, '--noEmit', '-p', dir], { cwd: dir });
+      return '';
+    } catch (error) {
+      return String((error as { stdout?: string }).stdout);
+    } finally {
+      await rm(join(dir, file));
+    }
+  }
+
+  it('accepts right inputs, templates in place of values, and a step pinning an older version', async () => {
+    const output = await typecheck(
+      'good.flow.ts',
+      flowFile(`
+      { type: 'piece', name: 'sum', piece: 'math-helper', action: 'addition_math', input: { a: 1, b: '{{trigger.body.b}}' } },
+      { type: 'piece', name: 'hi', piece: 'greeter', action: 'greet', input: { name: 'Ada', punctuation: '!' } },
+      { type: 'piece', name: 'old', piece: 'greeter', version: '0.1.0', action: 'greet', input: { name: 'x={{sum.result}}', excited: true } },
+      { type: 'code', name: 'step_4', code: 'return inputs;', input: { any: 'thing' } },`),
+    );
+    expect(output).toBe('');
+  });
+
+  it.each([
+    [
+      'a wrong type',
+      `{ type: 'piece', name: 's', piece: 'math-helper', action: 'addition_math', input: { a: 'two', b: 2 } },`,
+    ],
+    ['a missing field', `{ type: 'piece', name: 's', piece: 'greeter', action: 'greet', input: {} },`],
+    [
+      'an unknown field',
+      `{ type: 'piece', name: 's', piece: 'greeter', action: 'greet', input: { name: 'x', loud: true } },`,
+    ],
+    [
+      'a field of another version than the one the step pins',
+      `{ type: 'piece', name: 's', piece: 'greeter', version: '0.1.0', action: 'greet', input: { name: 'x', punctuation: '!' } },`,
+    ],
+    [
+      'a value outside an enum',
+      `{ type: 'piece', name: 's', piece: 'greeter', action: 'greet', input: { name: 'x', punctuation: '?' } },`,
+    ],
+    [
+      'an unknown action',
+      `{ type: 'piece', name: 's', piece: 'greeter', action: 'wave', input: { name: 'x' } },`,
+    ],
+    [
+      'an unknown piece',
+      `{ type: 'piece', name: 's', piece: 'nope', action: 'greet', input: { name: 'x' } },`,
+    ],
+    [
+      'an unpublished version',
+      `{ type: 'piece', name: 's', piece: 'greeter', version: '9.9.9', action: 'greet', input: { name: 'x' } },`,
+    ],
+  ])('refuses %s with a type error in the flow file', async (_what, step) => {
+    const output = await typecheck('bad.flow.ts', flowFile(step));
+    expect(output).toMatch(/bad\.flow\.ts\(\d+,\d+\): error TS\d+/);
+  });
+});
+
+describe('schemaToTs', () => {
+  it('writes objects, optional and defaulted fields, records, arrays, unions and literals', () => {
+    const schema = inputSchema(
+      z.object({
+        method: z.enum(['GET', 'POST']).default('GET'),
+        url: z.string(),
+        headers: z.record(z.string(), z.string()),
+        tags: z.array(z.union([z.string(), z.number()])).optional(),
+        body: z.unknown().optional(),
+        kind: z.literal('x'),
+        nested: z.object({ n: z.number().int() }).nullable(),
+      }),
+    );
+    const type = schemaToTs(schema);
+    expect(type).toContain('method?: "GET" | "POST";');
+    expect(type).toContain('url: string;');
+    expect(type).toMatch(/headers: \{\s+\[key: string\]: string;\s+\};/);
+    expect(type).toContain('tags?: (string | number)[];');
+    expect(type).toContain('body?: unknown;');
+    expect(type).toContain('kind: "x";');
+    expect(type).toMatch(/nested: \{\s+n: number;\s+\} \| null;/);
+  });
+
+  it('makes what it does not know `unknown`, never an error', () => {
+    expect(schemaToTs({})).toBe('unknown');
+    expect(schemaToTs(true)).toBe('unknown');
+    expect(schemaToTs({ type: 'object' })).toBe('Record<string, unknown>');
+  });
+});

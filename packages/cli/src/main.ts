@@ -1,0 +1,33 @@
+import { ConfigError } from '@flowbox/node-kit';
+import { loadCliConfig } from './env.ts';
+import { runCli } from './program.ts';
+
+/**
+ * The `flowbox` entry: reads its settings once, runs one command, exits with its code. Under
+ * `pnpm flowbox`, pnpm runs it from the checkout's root; INIT_CWD is where the user typed it.
+ */
+async function main(): Promise<number> {
+  const cwd = process.env.INIT_CWD ?? process.cwd();
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  const config = await loadCliConfig(process.env, cwd);
+  return runCli(process.argv.slice(2), config, {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    cwd,
+    signal: controller.signal,
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `error ${error instanceof ConfigError ? 'INVALID_CONFIG' : 'INTERNAL'}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

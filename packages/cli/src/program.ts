@@ -1,0 +1,209 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { createApiClient } from './api/client.ts';
+import { CliError } from './cli-error.ts';
+import { listFlows, pushFlow } from './commands/flow-commands.ts';
+import { loadFlowFile } from './commands/flow-file.ts';
+import { buildPiece, publishPiece } from './commands/piece-build.ts';
+import { describePieces, listPieces } from './commands/piece-registry.ts';
+import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
+import type { CliConfig } from './env.ts';
+import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
+import { renderRunList, table } from './render/run-render.ts';
+import { initPiece } from './scaffold/init-piece.ts';
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Where the user ran the command: relative paths resolve from here. */
+  cwd: string;
+  /** Ends `runs tail`. */
+  signal: AbortSignal;
+  fetch?: typeof fetch;
+}
+
+/**
+ * The `flowbox` command tree (commander). Each action prints plain text to `io.out`; an error
+ * throws and `runCli` prints its code and message.
+ */
+export function createProgram(config: CliConfig, io: CliIo): Command {
+  const api = () => createApiClient(config, io.fetch);
+  const path = (p: string | undefined) => resolve(io.cwd, p ?? '.');
+  const program = new Command('flowbox')
+    .description(`flowbox from the command line; talks to ${config.url} (FLOWBOX_URL)`)
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride()
+    .showHelpAfterError();
+
+  const piece = program.command('piece').description('write, build and publish pieces');
+  piece
+    .command('init <dir>')
+    .description('scaffold a piece package (one action, its test, a build) in <dir>, outside this checkout')
+    .option('--name <name>', "the piece's name in flows (default: the folder's name)")
+    .action(async (dir: string, options: { name?: string }) => {
+      const result = await initPiece(path(dir), { name: options.name });
+      io.out(
+        [
+          `created piece ${result.name} in ${result.dir}:`,
+          ...result.files.map((f) => `  ${f}`),
+          '  vendor/ (the flowbox packages it builds against)',
+          '',
+          'next:',
+          `  cd ${result.dir} && pnpm install --offline && pnpm test && pnpm run build`,
+          '  flowbox piece publish',
+          '',
+        ].join('\n'),
+      );
+    });
+  piece
+    .command('build [dir]')
+    .description('build dist/manifest.json and dist/piece.tgz (as `pnpm build` does for the built-in pieces)')
+    .action(async (dir: string | undefined) => {
+      const { manifest, archiveBytes } = await buildPiece(path(dir));
+      io.out(
+        `built ${manifest.name}@${manifest.version} (${archiveBytes} bytes): actions ${manifest.actions.join(', ') || '(none)'}\n`,
+      );
+    });
+  piece
+    .command('publish [dir]')
+    .description('publish the built piece (dist/) to the registry')
+    .option('--build', 'build it first')
+    .action(async (dir: string | undefined, options: { build?: boolean }) => {
+      if (options.build) await buildPiece(path(dir));
+      const published = await publishPiece(api(), path(dir));
+      const what = published.created ? 'published' : 'already published (same archive)';
+      const isolate = published.isolate.supported
+        ? 'runs in every mode, a V8 isolate included'
+        : `cannot run in a V8 isolate (${published.isolate.reason ?? 'unknown'}): shared and process modes only`;
+      io.out(`${what}: ${published.name}@${published.version} in ${published.ms} ms\n  ${isolate}\n`);
+    });
+  piece
+    .command('list')
+    .description('pieces in the registry')
+    .action(async () => {
+      const pieces = await listPieces(api());
+      io.out(
+        `${table([['PIECE', 'LATEST', 'VERSIONS'], ...pieces.map((p) => [p.name, p.latest, p.versions.join(', ')])])}\n`,
+      );
+    });
+
+  const flow = program.command('flow').description('push and list flows');
+  flow
+    .command('push <file>')
+    .description(
+      'create a flow, or add a version to it, from a JSON file or a module whose default export is defineFlow({...})',
+    )
+    .option('--publish', 'publish the new version (make it live)')
+    .action(async (file: string, options: { publish?: boolean }) => {
+      const loaded = await loadFlowFile(path(file));
+      const pushed = await pushFlow(api(), config.url, loaded, options.publish === true);
+      io.out(
+        [
+          `${pushed.created ? 'created flow' : 'updated flow'} ${pushed.flowId}: version ${pushed.versionNumber} (${pushed.versionId})${pushed.published ? ', published' : ', not published (use --publish)'}`,
+          `  sync webhook:  POST ${pushed.webhooks.sync}`,
+          `  async webhook: POST ${pushed.webhooks.async}`,
+          '',
+        ].join('\n'),
+      );
+    });
+  flow
+    .command('list')
+    .description('flows, with their published version')
+    .action(async () => {
+      const flows = await listFlows(api());
+      const rows = flows.map((f) => [
+        f.id,
+        f.name,
+        f.enabled ? 'enabled' : 'disabled',
+        f.publishedVersionId ?? '(unpublished)',
+      ]);
+      io.out(
+        `${flows.length === 0 ? 'no flows' : table([['FLOW', 'NAME', 'STATE', 'PUBLISHED VERSION'], ...rows])}\n`,
+      );
+    });
+  flow
+    .command('types')
+    .description("write the registry's pieces as types for defineFlow (flowbox-pieces.d.ts)")
+    .option('--out <file>', 'where to write them', 'flowbox-pieces.d.ts')
+    .action(async (options: { out: string }) => {
+      const { versions, latest } = await describePieces(api());
+      await writeFile(path(options.out), piecesDeclaration(versions, latest, config.url));
+      io.out(`wrote ${path(options.out)}: ${versions.length} piece versions\n`);
+    });
+
+  const runs = program.command('runs').description('read runs');
+  runs
+    .command('list')
+    .description('recent runs, newest first')
+    .option('--flow <flowId>', 'only this flow')
+    .addOption(new Option('--status <status>', 'only this status').choices(RUN_STATUSES))
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .action(async (options: { flow?: string; status?: RunStatus; limit: number }) => {
+      const found = await listRuns(api(), {
+        flowId: options.flow,
+        status: options.status,
+        limit: options.limit,
+      });
+      io.out(`${renderRunList(found)}\n`);
+    });
+  runs
+    .command('show <runId>')
+    .description("a run: its steps and where its time went; 'last' for the newest (of --flow)")
+    .option('--flow <flowId>', "with 'last': the newest run of this flow")
+    .action(async (runId: string, options: { flow?: string }) => {
+      let id = runId;
+      if (runId === 'last') {
+        const [newest] = await listRuns(api(), { flowId: options.flow, limit: 1 });
+        if (newest === undefined) throw new CliError('RUN_NOT_FOUND', 'there is no run yet');
+        id = newest.id;
+      }
+      io.out(`${await showRun(api(), id)}\n`);
+    });
+  runs
+    .command('tail')
+    .description('follow runs as they are accepted and finish (polls the API; Ctrl-C stops)')
+    .option('--flow <flowId>', 'only this flow')
+    .option('--interval <ms>', 'poll interval', positiveInt, 1000)
+    .action(async (options: { flow?: string; interval: number }) => {
+      await tailRuns(
+        api(),
+        { flowId: options.flow, intervalMs: options.interval, since: new Date(), signal: io.signal },
+        (line) => io.out(`${line}\n`),
+      ).catch((error: unknown) => {
+        if (!io.signal.aborted) throw error;
+      });
+    });
+  return program;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+/** Runs one command line; returns the exit code. */
+export async function runCli(argv: readonly string[], config: CliConfig, io: CliIo): Promise<number> {
+  const program = createProgram(config, io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`error ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    // commander's own exits (help, version, a bad option) have printed already.
+    const exit = error as { code?: unknown; exitCode?: unknown };
+    if (
+      typeof exit.code === 'string' &&
+      exit.code.startsWith('commander.') &&
+      typeof exit.exitCode === 'number'
+    ) {
+      return exit.exitCode;
+    }
+    io.err(`error INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}

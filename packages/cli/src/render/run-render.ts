@@ -1,0 +1,141 @@
+/** Terminal renderings of runs: plain text, one fact per column, no colours (pipes stay readable). */
+
+export interface RunSummary {
+  id: string;
+  flowId: string;
+  status: string;
+  sync: boolean;
+  createdAt: string;
+  error: { code: string; message: string; step?: string } | null;
+  timings: { totalMs: number } | null;
+}
+
+export interface RunDetail extends RunSummary {
+  flowVersionId: string;
+  attempts: number;
+  workerId: string | null;
+  logUrl: string | null;
+  timings: {
+    queueMs: number;
+    provisionMs: number;
+    bootMs: number;
+    runMs: number;
+    logPersistMs: number;
+    totalMs: number;
+    workerBusyMs: number;
+    provision?: { bundleMs: number; engineMs: number; piecesMs: number };
+  } | null;
+  steps: {
+    name: string;
+    kind: string;
+    status: string;
+    durationMs: number;
+    startedAt: string;
+    output?: unknown;
+    error?: { code: string; message: string };
+  }[];
+}
+
+/** Milliseconds as people read them: whole above 10, one decimal below. */
+export function ms(value: number): string {
+  return `${value >= 10 ? Math.round(value) : Math.round(value * 10) / 10} ms`;
+}
+
+/** Left-aligned columns, two spaces apart. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows
+    .map((row) =>
+      row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '),
+    )
+    .join('\n');
+}
+
+export function runLine(run: RunSummary): string[] {
+  return [
+    run.id,
+    run.flowId,
+    run.status,
+    run.sync ? 'sync' : 'async',
+    run.createdAt,
+    run.timings === null ? '-' : ms(run.timings.totalMs),
+    run.error === null
+      ? ''
+      : `${run.error.code}${run.error.step === undefined ? '' : ` at ${run.error.step}`}`,
+  ];
+}
+
+export function renderRunList(runs: readonly RunSummary[]): string {
+  if (runs.length === 0) return 'no runs';
+  return table([['RUN', 'FLOW', 'STATUS', 'MODE', 'CREATED', 'TOTAL', 'ERROR'], ...runs.map(runLine)]);
+}
+
+const BAR_WIDTH = 40;
+
+/** Where a run's time went, as the app measured it: one bar per phase, scaled to the total. */
+export function renderTimings(timings: NonNullable<RunDetail['timings']>): string {
+  const phases: [string, number][] = [
+    ['queue', timings.queueMs],
+    ['provision', timings.provisionMs],
+    ['boot', timings.bootMs],
+    ['run', timings.runMs],
+    ['log persist', timings.logPersistMs],
+  ];
+  const scale = timings.totalMs > 0 ? BAR_WIDTH / timings.totalMs : 0;
+  const rows = phases.map(([name, value]) => [`  ${name}`, ms(value), '#'.repeat(Math.round(value * scale))]);
+  rows.push(['  total', ms(timings.totalMs), '']);
+  const lines = [table(rows)];
+  if (timings.provision !== undefined) {
+    const p = timings.provision;
+    lines.push(`  (provision: bundle ${ms(p.bundleMs)}, engine ${ms(p.engineMs)}, pieces ${ms(p.piecesMs)})`);
+  }
+  return lines.join('\n');
+}
+
+const OUTPUT_WIDTH = 100;
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? '';
+  return text.length > OUTPUT_WIDTH ? `${text.slice(0, OUTPUT_WIDTH - 1)}…` : text;
+}
+
+/** `runs show`: the run, where its time went, and each step with its duration and output or error. */
+export function renderRun(run: RunDetail): string {
+  const lines = [
+    `run ${run.id}`,
+    table([
+      ['  status', run.status],
+      ['  flow', `${run.flowId} (version ${run.flowVersionId})`],
+      ['  mode', run.sync ? 'sync' : 'async'],
+      ['  created', run.createdAt],
+      ['  attempts', String(run.attempts)],
+      ['  worker', run.workerId ?? '-'],
+    ]),
+  ];
+  if (run.error !== null) {
+    lines.push(
+      `  error    ${run.error.code}${run.error.step === undefined ? '' : ` at ${run.error.step}`}: ${run.error.message}`,
+    );
+  }
+  lines.push('', 'time');
+  lines.push(run.timings === null ? '  (not finished)' : renderTimings(run.timings));
+  lines.push('', 'steps');
+  if (run.steps.length === 0) lines.push('  (none yet)');
+  else {
+    const rows = run.steps.map((step) => [
+      `  ${step.name}`,
+      step.kind,
+      step.status,
+      ms(step.durationMs),
+      step.error === undefined ? preview(step.output) : `${step.error.code}: ${step.error.message}`,
+    ]);
+    lines.push(table(rows));
+  }
+  if (run.logUrl !== null) lines.push('', `log: ${run.logUrl}`);
+  return lines.join('\n');
+}
