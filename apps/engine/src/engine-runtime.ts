@@ -8,6 +8,7 @@ import { createHttpClient } from './host/http-client.ts';
 import { createIpcChannel } from './host/ipc-channel.ts';
 import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
+import { createRunIsolation } from './isolate/run-isolation.ts';
 import { createPieceLoader } from './pieces/piece-loader.ts';
 
 export interface EngineRuntimeOptions {
@@ -56,6 +57,11 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     codeRunners,
     http,
     log: channel.log,
+    runIsolation: createRunIsolation({
+      library: isolated.library,
+      log: channel.log,
+      onCatastrophicError: options.onCatastrophicError,
+    }),
     ...(relaySocket === undefined
       ? {}
       : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),

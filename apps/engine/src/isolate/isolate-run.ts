@@ -1,0 +1,129 @@
+import { FlowboxError } from '@flowbox/protocol';
+import type { Context, Isolate, Reference } from 'isolated-vm';
+import type { CodeRunRequest } from '../code-steps/code-runner.ts';
+import { evalCodeStep, IVM_TIMEOUT_MESSAGE, isAllocationRefused } from '../code-steps/eval-code-step.ts';
+import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
+import type { IsolateHost } from './isolate-host.ts';
+import type { IsolateSnapshot } from './isolate-snapshots.ts';
+
+/** The run runtime's entry points (inside/run-runtime.ts) the engine calls; JSON text in and out. */
+export type RuntimeCall = 'runTrigger' | 'runAction' | 'resolveInput';
+
+/** One run's own isolate: every step of the run executes in it, and it is disposed with the run. */
+export interface RunIsolate {
+  call(name: RuntimeCall, json: string): Promise<string>;
+  /** Puts a code step's output (JSON text) in the scope templates read. */
+  remember(stepName: string, outputJson: string | undefined): Promise<void>;
+  runCode(request: CodeRunRequest): Promise<unknown>;
+  /** CPU time the isolate has used so far, in milliseconds. */
+  cpuMs(): number;
+  close(): void;
+}
+
+export interface RunIsolateOptions {
+  ivm: IsolatedVm;
+  snapshot: IsolateSnapshot;
+  runId: string;
+  /** The isolate's heap limit for the whole run (CODE_STEP_MEMORY_MB). */
+  memoryMb: number;
+  /** CPU time the whole run may use in its isolate (CODE_STEP_TIMEOUT_MS). */
+  cpuLimitMs: number;
+  host: IsolateHost;
+  onCatastrophicError(message: string): void;
+}
+
+/** How often the run's CPU time is checked: a run past its limit ends within this (and a second). */
+const CPU_CHECK_MS = 50;
+
+/**
+ * Starts a run's isolate from the snapshot of its pieces and hands it the host's three
+ * references. A run past its CPU time is stopped by disposing of the isolate (V8 cannot
+ * interrupt a busy isolate otherwise); past its memory limit isolated-vm disposes of it. Either
+ * way the step running fails with its code, the run ends, and the engine is untouched.
+ */
+export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIsolate> {
+  const { ivm, host, memoryMb, cpuLimitMs } = options;
+  const isolate: Isolate = new ivm.Isolate({
+    snapshot: options.snapshot.blob,
+    memoryLimit: memoryMb,
+    onCatastrophicError: options.onCatastrophicError,
+  });
+  let stopped: 'cpu' | undefined;
+  const references: Reference[] = [];
+  let context: Context | undefined;
+  const watch = setInterval(() => {
+    if (!isolate.isDisposed && Number(isolate.cpuTime) / 1e6 > cpuLimitMs) {
+      stopped = 'cpu';
+      isolate.dispose();
+    }
+  }, CPU_CHECK_MS);
+  const close = (): void => {
+    clearInterval(watch);
+    for (const reference of references) reference.release();
+    references.length = 0;
+    if (!isolate.isDisposed) isolate.dispose();
+  };
+
+  const limitError = (error: unknown): unknown => {
+    const message = error instanceof Error ? error.message : '';
+    if (stopped === 'cpu' || message === IVM_TIMEOUT_MESSAGE) {
+      return new FlowboxError(
+        'CODE_STEP_TIMEOUT',
+        `the run used more than its ${cpuLimitMs} ms of CPU time (CODE_STEP_TIMEOUT_MS bounds a whole run with RUN_ISOLATION=isolate)`,
+      );
+    }
+    if (isolate.isDisposed || isAllocationRefused(error)) {
+      return new FlowboxError(
+        'CODE_STEP_MEMORY_LIMIT',
+        `the run went past its ${memoryMb} MB memory limit (CODE_STEP_MEMORY_MB bounds a whole run with RUN_ISOLATION=isolate)`,
+        { cause: error },
+      );
+    }
+    return error;
+  };
+
+  try {
+    context = await isolate.createContext();
+    for (const fn of [host.sync, host.async, host.notify]) references.push(new ivm.Reference(fn));
+    await context.evalClosure(
+      '__flowbox.start({ sync: $0, async: $1, notify: $2 }, $3);',
+      [...references, options.runId],
+      { timeout: cpuLimitMs },
+    );
+  } catch (error) {
+    close();
+    throw limitError(error);
+  }
+  const running = context;
+
+  return {
+    async call(name, json) {
+      try {
+        const answer: unknown = await running.evalClosure(`return __flowbox.${name}($0);`, [json], {
+          timeout: cpuLimitMs,
+          result: { promise: true, copy: true },
+        });
+        return String(answer);
+      } catch (error) {
+        throw limitError(error);
+      }
+    },
+    async remember(stepName, outputJson) {
+      try {
+        await running.evalClosure('__flowbox.remember($0, $1);', [stepName, outputJson], {
+          timeout: cpuLimitMs,
+        });
+      } catch (error) {
+        throw limitError(error);
+      }
+    },
+    async runCode(request) {
+      const outcome = await evalCodeStep(ivm, isolate, running, request);
+      if ('output' in outcome) return outcome.output;
+      // The run's CPU limit stopped it rather than the step's own: say which.
+      throw stopped === 'cpu' ? limitError(outcome.error) : outcome.error;
+    },
+    cpuMs: () => (isolate.isDisposed ? 0 : Number(isolate.cpuTime) / 1e6),
+    close,
+  };
+}

@@ -1,0 +1,69 @@
+import type { EgressFetch } from '@flowbox/egress';
+import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
+import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
+import type { StepRunner } from '../flows/step-runner.ts';
+import type { EngineLog } from '../host/ipc-channel.ts';
+import { loadIsolateFramework } from './isolate-framework.ts';
+import { createIsolateHost } from './isolate-host.ts';
+import { openRunIsolate } from './isolate-run.ts';
+import { createIsolateSnapshots } from './isolate-snapshots.ts';
+import { createIsolateStepRunner } from './isolate-step-runner.ts';
+
+/** A run in its own isolate: its steps, and the end of the isolate (always called). */
+export interface IsolatedRun {
+  steps: StepRunner;
+  /** CPU time the run's isolate used, in milliseconds (for the engine's own figures). */
+  cpuMs(): number;
+  close(): void;
+}
+
+export interface RunIsolation {
+  open(request: {
+    job: EngineJob;
+    bundle: FlowBundle;
+    egressFetch: EgressFetch;
+    respond(response: FlowResponse): Promise<void>;
+  }): Promise<IsolatedRun>;
+}
+
+export interface RunIsolationOptions {
+  library(): Promise<IsolatedVm>;
+  log: EngineLog;
+  onCatastrophicError(message: string): void;
+  /** The framework script; the built one by default. */
+  framework?: () => Promise<string>;
+}
+
+/**
+ * RUN_ISOLATION=isolate, built once per engine: each run gets a fresh isolate from the snapshot
+ * of its pieces, and nothing of it outlives the run. The limits are the code-step settings,
+ * applied to the whole run: CODE_STEP_MEMORY_MB to the isolate's heap, CODE_STEP_TIMEOUT_MS to
+ * the CPU time it may use (each code step keeps its own wall-clock CODE_STEP_TIMEOUT_MS too).
+ */
+export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
+  const snapshots = createIsolateSnapshots({
+    library: options.library,
+    framework: options.framework ?? loadIsolateFramework,
+    log: options.log,
+  });
+  return {
+    async open({ job, bundle, egressFetch, respond }) {
+      const [ivm, snapshot] = await Promise.all([options.library(), snapshots.forPieces(job.pieces)]);
+      const host = createIsolateHost({ runId: job.runId, respond, log: options.log });
+      const run = await openRunIsolate({
+        ivm,
+        snapshot,
+        runId: job.runId,
+        memoryMb: job.limits.codeStepMemoryMb,
+        cpuLimitMs: job.limits.codeStepTimeoutMs,
+        host,
+        onCatastrophicError: options.onCatastrophicError,
+      });
+      return {
+        steps: createIsolateStepRunner({ bundle, run, host, egressFetch }, job),
+        cpuMs: run.cpuMs,
+        close: run.close,
+      };
+    },
+  };
+}
