@@ -28,6 +28,11 @@ export interface RunIsolateOptions {
   memoryMb: number;
   /** CPU time the whole run may use in its isolate (CODE_STEP_TIMEOUT_MS). */
   cpuLimitMs: number;
+  /**
+   * When (performance.now()) the run's isolate is stopped if a step still waits: before the
+   * worker's flow timeout would kill the engine, leaving time to report.
+   */
+  deadline: number;
   host: IsolateHost;
   onCatastrophicError(message: string): void;
 }
@@ -48,7 +53,7 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
     memoryLimit: memoryMb,
     onCatastrophicError: options.onCatastrophicError,
   });
-  let stopped: 'cpu' | undefined;
+  let stopped: 'cpu' | 'deadline' | undefined;
   const references: Reference[] = [];
   let context: Context | undefined;
   const watch = setInterval(() => {
@@ -66,6 +71,12 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
 
   const limitError = (error: unknown): unknown => {
     const message = error instanceof Error ? error.message : '';
+    if (stopped === 'deadline') {
+      return new FlowboxError(
+        'FLOW_TIMEOUT',
+        'the run was still waiting when its time ran out (FLOW_TIMEOUT_SECONDS)',
+      );
+    }
     if (stopped === 'cpu' || message === IVM_TIMEOUT_MESSAGE) {
       return new FlowboxError(
         'CODE_STEP_TIMEOUT',
@@ -98,14 +109,30 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
 
   return {
     async call(name, json) {
+      // A step that waits on what never settles (a replaced Promise.prototype.then, say) ends
+      // here, rather than at the worker's timeout, which would take the engine with it.
+      let guard: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        guard = setTimeout(
+          () => {
+            stopped ??= 'deadline';
+            if (!isolate.isDisposed) isolate.dispose();
+            reject(new Error('deadline'));
+          },
+          Math.max(0, options.deadline - performance.now()),
+        );
+      });
       try {
-        const answer: unknown = await running.evalClosure(`return __flowbox.${name}($0);`, [json], {
+        const answer = running.evalClosure(`return __flowbox.${name}($0);`, [json], {
           timeout: cpuLimitMs,
           result: { promise: true, copy: true },
         });
-        return String(answer);
+        answer.catch(() => {});
+        return String(await Promise.race([answer, late]));
       } catch (error) {
         throw limitError(error);
+      } finally {
+        clearTimeout(guard);
       }
     },
     async remember(stepName, outputJson) {

@@ -56,6 +56,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         runId: job.runId,
         memoryMb: job.limits.codeStepMemoryMb,
         cpuLimitMs: job.limits.codeStepTimeoutMs,
+        deadline: performance.now() + runWindowMs(job.limits.flowTimeoutMs),
         host,
         onCatastrophicError: options.onCatastrophicError,
       });
@@ -66,4 +67,11 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
       };
     },
   };
+}
+
+/** The worker kills the engine at the flow timeout: a run's isolate stops first, leaving time to report. */
+const REPORT_MARGIN_MS = 2_000;
+
+function runWindowMs(flowTimeoutMs: number): number {
+  return Math.max(flowTimeoutMs - REPORT_MARGIN_MS, flowTimeoutMs * 0.8);
 }

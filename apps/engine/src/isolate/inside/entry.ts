@@ -20,9 +20,6 @@ Object.assign(target, {
   btoa,
   structuredClone,
   crypto,
-  queueMicrotask: (callback: () => void) => {
-    void Promise.resolve().then(callback);
-  },
   __flowbox: runtime,
 });
 delete target.WebAssembly;

@@ -19,6 +19,8 @@ export interface HostReferences {
   notify: HostReference;
 }
 
+// Taken when the snapshot is made, before a code step could replace it.
+const { parse } = JSON;
 const COPY = { arguments: { copy: true }, result: { copy: true } };
 const COPY_PROMISE = { arguments: { copy: true }, result: { copy: true, promise: true } };
 
@@ -41,7 +43,7 @@ export function callSync(name: string, ...args: unknown[]): unknown {
 /** Resolves to the host's answer parsed: `{ value }` or `{ error: { code, message } }`. */
 export async function callAsync(name: string, ...args: unknown[]): Promise<HostAnswer> {
   const text = await references().async.apply(undefined, [name, args], COPY_PROMISE);
-  return JSON.parse(String(text)) as HostAnswer;
+  return parse(String(text)) as HostAnswer;
 }
 
 export type HostAnswer = { value?: unknown; error?: { code: string; message: string } };

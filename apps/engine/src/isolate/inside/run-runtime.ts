@@ -20,6 +20,8 @@ const SHARED_MODULES: Readonly<Record<string, object>> = {
   '@flowbox/pieces-framework': framework,
 };
 
+// Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
+const { parse, stringify } = JSON;
 const pieces = new Map<string, Piece>();
 const scope: Record<string, unknown> = {};
 const stepGlobals = createStepGlobals();
@@ -54,7 +56,7 @@ function definePiece(body: (load: (specifier: string) => object) => { default?: 
 }
 
 function describePieces(): string {
-  return JSON.stringify(
+  return stringify(
     [...pieces.values()].map((piece) => ({
       name: piece.name,
       version: piece.version,
@@ -86,7 +88,7 @@ const logOf =
   (level: PieceLogLevel, msg: string, data?: Record<string, unknown>): void => {
     let json: string | undefined;
     try {
-      json = data === undefined ? undefined : JSON.stringify(data);
+      json = data === undefined ? undefined : stringify(data);
     } catch {
       json = undefined;
     }
@@ -107,15 +109,15 @@ async function record(rawInput: unknown, execute: (input: unknown) => Promise<un
     stepGlobals.clearTimers();
   }
   try {
-    return JSON.stringify(outcome);
+    return stringify(outcome);
   } catch (error) {
     const message = `the step's output is not JSON: ${error instanceof Error ? error.message : String(error)}`;
-    return JSON.stringify({ input, error: serializeError(new FlowboxError('STEP_FAILED', message)) });
+    return stringify({ input, error: serializeError(new FlowboxError('STEP_FAILED', message)) });
   }
 }
 
 async function runTrigger(json: string): Promise<string> {
-  const step = JSON.parse(json) as {
+  const step = parse(json) as {
     name: string;
     piece: string;
     trigger: string;
@@ -135,7 +137,7 @@ async function runTrigger(json: string): Promise<string> {
 }
 
 async function runAction(json: string): Promise<string> {
-  const step = JSON.parse(json) as { name: string; piece: string; action: string; input: unknown };
+  const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
   return record(step.input, async (input) => {
     const action = piece(step.piece).actions.get(step.action);
     if (action === undefined) {
@@ -159,16 +161,16 @@ async function runAction(json: string): Promise<string> {
 
 /** A code step's input, resolved here; the engine runs its code and hands the output back. */
 function resolveInput(json: string): string {
-  const step = JSON.parse(json) as { input: unknown };
+  const step = parse(json) as { input: unknown };
   try {
-    return JSON.stringify({ input: resolveTemplates(step.input, scope) });
+    return stringify({ input: resolveTemplates(step.input, scope) });
   } catch (error) {
-    return JSON.stringify({ input: step.input, error: serializeError(error, 'STEP_FAILED') });
+    return stringify({ input: step.input, error: serializeError(error, 'STEP_FAILED') });
   }
 }
 
 function remember(name: string, outputJson: string | undefined): void {
-  scope[name] = outputJson === undefined ? undefined : JSON.parse(outputJson);
+  scope[name] = outputJson === undefined ? undefined : parse(outputJson);
 }
 
 export const runtime = { definePiece, describePieces, start, runTrigger, runAction, resolveInput, remember };
