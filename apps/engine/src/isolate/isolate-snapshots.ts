@@ -29,6 +29,8 @@ export interface IsolateSnapshotsOptions {
 }
 
 const DEFAULT_MAX_KEPT = 8;
+/** Compiles what every run uses, so the snapshot holds its code (inside/run-runtime.ts). */
+const WARM_UP = '__flowbox.warmUp();';
 
 /**
  * One isolate snapshot per set of piece versions (the issue's key: sorted name@version+sha256
@@ -67,13 +69,16 @@ export function createIsolateSnapshots(options: IsolateSnapshotsOptions): Isolat
     const started = performance.now();
     let blob: ExternalCopy<ArrayBuffer>;
     try {
-      blob = ivm.Isolate.createSnapshot([
-        { code: framework, filename: 'file:///flowbox-isolate.js' },
-        ...codes.map((code, index) => ({
-          code,
-          filename: `file:///pieces/${pieces[index]?.name ?? 'piece'}.js`,
-        })),
-      ]);
+      blob = ivm.Isolate.createSnapshot(
+        [
+          { code: framework, filename: 'file:///flowbox-isolate.js' },
+          ...codes.map((code, index) => ({
+            code,
+            filename: `file:///pieces/${pieces[index]?.name ?? 'piece'}.js`,
+          })),
+        ],
+        WARM_UP,
+      );
     } catch (error) {
       throw new FlowboxError(
         'PIECE_NOT_ISOLATABLE',

@@ -173,4 +173,43 @@ function remember(name: string, outputJson: string | undefined): void {
   scope[name] = outputJson === undefined ? undefined : parse(outputJson);
 }
 
-export const runtime = { definePiece, describePieces, start, runTrigger, runAction, resolveInput, remember };
+/**
+ * Run once while the snapshot is made (isolate-snapshots.ts): it compiles the paths every run
+ * takes (zod's parsing of the kinds of input pieces declare, templates, errors, JSON), so the
+ * snapshot holds their code and a run does not compile them again. No host, no piece code.
+ */
+function warmUp(): void {
+  const { z } = zod;
+  const schema = z.object({
+    n: z.coerce.number().int().min(0).default(1),
+    s: z.string().min(1).optional(),
+    e: z.enum(['a', 'b']).default('a'),
+    u: z.url().optional(),
+    r: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
+    any: z.unknown(),
+    list: z.array(z.number()).default([]),
+  });
+  const scope = {
+    trigger: { body: { x: 1 }, rawBody: '', method: 'POST', headers: {}, query: {} },
+    step_1: { v: [1] },
+  };
+  const input = resolveTemplates(
+    { n: '{{trigger.x}}', s: 'v={{step_1.v.0}}', r: { a: '{{step_1.v}}' }, any: null },
+    scope,
+  );
+  stringify(schema.safeParse(input));
+  stringify(schema.safeParse({ n: 'x', u: 'not a url' }));
+  stringify(serializeError(new FlowboxError('STEP_FAILED', 'warm-up'), 'STEP_FAILED'));
+  parse(stringify({ input, output: { result: 1 } }));
+}
+
+export const runtime = {
+  warmUp,
+  definePiece,
+  describePieces,
+  start,
+  runTrigger,
+  runAction,
+  resolveInput,
+  remember,
+};
