@@ -11,7 +11,7 @@ import { crypto } from './web-crypto.ts';
  * for code steps (code-step-script.ts).
  */
 const target = globalThis as Record<string, unknown>;
-Object.assign(target, {
+const globals: Record<string, unknown> = {
   TextEncoder: IsolateTextEncoder,
   TextDecoder: IsolateTextDecoder,
   URL: IsolateURL,
@@ -21,7 +21,13 @@ Object.assign(target, {
   structuredClone,
   crypto,
   __flowbox: runtime,
-});
+};
+Object.assign(target, globals);
+// Not enumerable, as Node's and browsers' own globals are (zod's registry included):
+// `Object.keys(globalThis)` shows a run only what the run (or the step API) put there.
+for (const name of Object.keys(target)) {
+  Object.defineProperty(target, name, { enumerable: false });
+}
 delete target.WebAssembly;
 Reflect.deleteProperty(ArrayBuffer.prototype, 'resize');
 // No SharedArrayBuffer in a snapshot's context; where there is one, it cannot grow.

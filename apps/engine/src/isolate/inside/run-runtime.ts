@@ -67,6 +67,9 @@ function describePieces(): string {
 }
 
 function start(references: HostReferences, runId: string): void {
+  // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
+  // memory outside the isolate's limit, as code-step-script.ts says.
+  if (typeof SharedArrayBuffer === 'function') Reflect.deleteProperty(SharedArrayBuffer.prototype, 'grow');
   connectHost(references);
   run.runId = runId;
 }
