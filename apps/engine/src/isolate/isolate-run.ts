@@ -20,9 +20,32 @@ export interface RunIsolate {
   close(): void;
 }
 
+/** A fresh isolate from a snapshot and its context, which no run has used yet. */
+export interface BlankIsolate {
+  isolate: Isolate;
+  context: Context;
+}
+
+/** Starts an isolate from the snapshot, with the run's heap limit (CODE_STEP_MEMORY_MB). */
+export async function createBlankIsolate(
+  ivm: IsolatedVm,
+  snapshot: IsolateSnapshot,
+  memoryMb: number,
+  onCatastrophicError: (message: string) => void,
+): Promise<BlankIsolate> {
+  const isolate = new ivm.Isolate({ snapshot: snapshot.blob, memoryLimit: memoryMb, onCatastrophicError });
+  try {
+    return { isolate, context: await isolate.createContext() };
+  } catch (error) {
+    isolate.dispose();
+    throw error;
+  }
+}
+
 export interface RunIsolateOptions {
   ivm: IsolatedVm;
-  snapshot: IsolateSnapshot;
+  /** The run's isolate, blank; the run disposes of it. */
+  blank: BlankIsolate;
   runId: string;
   /** The isolate's heap limit for the whole run (CODE_STEP_MEMORY_MB). */
   memoryMb: number;
@@ -34,28 +57,22 @@ export interface RunIsolateOptions {
    */
   deadline: number;
   host: IsolateHost;
-  onCatastrophicError(message: string): void;
 }
 
 /** How often the run's CPU time is checked: a run past its limit ends within this (and a second). */
 const CPU_CHECK_MS = 50;
 
 /**
- * Starts a run's isolate from the snapshot of its pieces and hands it the host's three
+ * Starts a run in its blank isolate (from the snapshot of its pieces) and hands it the host's three
  * references. A run past its CPU time is stopped by disposing of the isolate (V8 cannot
  * interrupt a busy isolate otherwise); past its memory limit isolated-vm disposes of it. Either
  * way the step running fails with its code, the run ends, and the engine is untouched.
  */
 export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIsolate> {
   const { ivm, host, memoryMb, cpuLimitMs } = options;
-  const isolate: Isolate = new ivm.Isolate({
-    snapshot: options.snapshot.blob,
-    memoryLimit: memoryMb,
-    onCatastrophicError: options.onCatastrophicError,
-  });
+  const { isolate, context } = options.blank;
   let stopped: 'cpu' | 'deadline' | undefined;
   const references: Reference[] = [];
-  let context: Context | undefined;
   const watch = setInterval(() => {
     if (!isolate.isDisposed && Number(isolate.cpuTime) / 1e6 > cpuLimitMs) {
       stopped = 'cpu';
@@ -94,7 +111,6 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
   };
 
   try {
-    context = await isolate.createContext();
     for (const fn of [host.sync, host.async, host.notify]) references.push(new ivm.Reference(fn));
     await context.evalClosure(
       '__flowbox.start({ sync: $0, async: $1, notify: $2 }, $3);',

@@ -5,8 +5,8 @@ import type { StepRunner } from '../flows/step-runner.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { loadIsolateFramework } from './isolate-framework.ts';
 import { createIsolateHost } from './isolate-host.ts';
-import { openRunIsolate } from './isolate-run.ts';
-import { createIsolateSnapshots } from './isolate-snapshots.ts';
+import { type BlankIsolate, createBlankIsolate, openRunIsolate } from './isolate-run.ts';
+import { createIsolateSnapshots, type IsolateSnapshot } from './isolate-snapshots.ts';
 import { createIsolateStepRunner } from './isolate-step-runner.ts';
 
 /** A run in its own isolate: its steps, and the end of the isolate (always called). */
@@ -24,6 +24,13 @@ export interface RunIsolation {
     egressFetch: EgressFetch;
     respond(response: FlowResponse): Promise<void>;
   }): Promise<IsolatedRun>;
+  /**
+   * Between jobs (after a result is sent): starts a blank isolate like the last run's, so the
+   * next run of the same pieces does not wait for one. No run has used it.
+   */
+  prepareNext(): void;
+  /** Disposes of the blank isolate, if any. */
+  close(): void;
 }
 
 export interface RunIsolationOptions {
@@ -46,19 +53,55 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
     framework: options.framework ?? loadIsolateFramework,
     log: options.log,
   });
+  /** What the last run started from, and a blank isolate made from it between jobs. */
+  let last: { ivm: IsolatedVm; snapshot: IsolateSnapshot; memoryMb: number } | undefined;
+  let spare: { key: string; memoryMb: number; blank: Promise<BlankIsolate> } | undefined;
+  const dropSpare = (): void => {
+    spare?.blank.then(
+      ({ isolate }) => isolate.dispose(),
+      () => {},
+    );
+    spare = undefined;
+  };
+  const blankFor = (ivm: IsolatedVm, snapshot: IsolateSnapshot, memoryMb: number): Promise<BlankIsolate> => {
+    const taken = spare;
+    spare = undefined;
+    if (taken !== undefined && taken.key === snapshot.key && taken.memoryMb === memoryMb) {
+      // A spare that failed to start is no reason to fail the run: start one now.
+      return taken.blank.catch(() =>
+        createBlankIsolate(ivm, snapshot, memoryMb, options.onCatastrophicError),
+      );
+    }
+    taken?.blank.then(
+      ({ isolate }) => isolate.dispose(),
+      () => {},
+    );
+    return createBlankIsolate(ivm, snapshot, memoryMb, options.onCatastrophicError);
+  };
+
   return {
+    prepareNext() {
+      if (last === undefined || spare !== undefined) return;
+      const { ivm, snapshot, memoryMb } = last;
+      const blank = createBlankIsolate(ivm, snapshot, memoryMb, options.onCatastrophicError);
+      blank.catch(() => {});
+      spare = { key: snapshot.key, memoryMb, blank };
+    },
+    close: dropSpare,
     async open({ job, bundle, egressFetch, respond }) {
       const [ivm, snapshot] = await Promise.all([options.library(), snapshots.forPieces(job.pieces)]);
+      const memoryMb = job.limits.codeStepMemoryMb;
+      const blank = await blankFor(ivm, snapshot, memoryMb);
+      last = { ivm, snapshot, memoryMb };
       const host = createIsolateHost({ runId: job.runId, respond, log: options.log });
       const run = await openRunIsolate({
         ivm,
-        snapshot,
+        blank,
         runId: job.runId,
-        memoryMb: job.limits.codeStepMemoryMb,
+        memoryMb,
         cpuLimitMs: job.limits.codeStepTimeoutMs,
         deadline: performance.now() + runWindowMs(job.limits.flowTimeoutMs),
         host,
-        onCatastrophicError: options.onCatastrophicError,
       });
       return {
         steps: createIsolateStepRunner({ bundle, run, host, egressFetch }, job),
