@@ -351,7 +351,13 @@ async function openIsolatedRun(
   if (deps.runIsolation === undefined) {
     throw new FlowboxError('INTERNAL', 'this engine cannot run a flow in an isolate of its own');
   }
-  return deps.runIsolation.open({ job, bundle: run.bundle, egressFetch: run.egressFetch, respond });
+  return deps.runIsolation.open({
+    job,
+    bundle: run.bundle,
+    egressFetch: run.egressFetch,
+    respond,
+    log: run.log,
+  });
 }
 
 /** The run's flow bundle and pieces from the worker's cache, and the code runner of its mode. */

@@ -47,6 +47,8 @@ export interface RunIsolateOptions {
   /** The run's isolate, blank; the run disposes of it. */
   blank: BlankIsolate;
   runId: string;
+  /** The run's connections, which its templates read as `{{connections.x}}`. */
+  connections?: Readonly<Record<string, unknown>> | undefined;
   /** The isolate's heap limit for the whole run (CODE_STEP_MEMORY_MB). */
   memoryMb: number;
   /** CPU time the whole run may use in its isolate (CODE_STEP_TIMEOUT_MS). */
@@ -113,8 +115,12 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
   try {
     for (const fn of [host.sync, host.async, host.notify]) references.push(new ivm.Reference(fn));
     await context.evalClosure(
-      '__flowbox.start({ sync: $0, async: $1, notify: $2 }, $3);',
-      [...references, options.runId],
+      '__flowbox.start({ sync: $0, async: $1, notify: $2 }, $3, $4);',
+      [
+        ...references,
+        options.runId,
+        options.connections === undefined ? undefined : JSON.stringify(options.connections),
+      ],
       { timeout: cpuLimitMs },
     );
   } catch (error) {

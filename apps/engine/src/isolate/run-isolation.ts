@@ -23,6 +23,8 @@ export interface RunIsolation {
     bundle: FlowBundle;
     egressFetch: EgressFetch;
     respond(response: FlowResponse): Promise<void>;
+    /** The run's log (redacting the run's connections, flow-executor.ts). */
+    log: EngineLog;
   }): Promise<IsolatedRun>;
   /**
    * Between jobs (after a result is sent): starts a blank isolate like the last run's, so the
@@ -88,16 +90,17 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
       spare = { key: snapshot.key, memoryMb, blank };
     },
     close: dropSpare,
-    async open({ job, bundle, egressFetch, respond }) {
+    async open({ job, bundle, egressFetch, respond, log }) {
       const [ivm, snapshot] = await Promise.all([options.library(), snapshots.forPieces(job.pieces)]);
       const memoryMb = job.limits.codeStepMemoryMb;
       const blank = await blankFor(ivm, snapshot, memoryMb);
       last = { ivm, snapshot, memoryMb };
-      const host = createIsolateHost({ runId: job.runId, respond, log: options.log });
+      const host = createIsolateHost({ runId: job.runId, respond, log });
       const run = await openRunIsolate({
         ivm,
         blank,
         runId: job.runId,
+        connections: job.connections,
         memoryMb,
         cpuLimitMs: job.limits.codeStepTimeoutMs,
         deadline: performance.now() + runWindowMs(job.limits.flowTimeoutMs),

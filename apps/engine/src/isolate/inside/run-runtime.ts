@@ -1,6 +1,12 @@
 import type { ActionContext, Piece, PieceLogLevel, TriggerContext } from '@flowbox/pieces-framework';
 import * as framework from '@flowbox/pieces-framework';
-import { type ErrorCode, FlowboxError, serializeError, type TriggerPayload } from '@flowbox/protocol';
+import {
+  CONNECTIONS_ROOT,
+  type ErrorCode,
+  FlowboxError,
+  serializeError,
+  type TriggerPayload,
+} from '@flowbox/protocol';
 import * as zod from 'zod';
 import { resolveTemplates } from '../../flows/template.ts';
 import { callAsync, connectHost, type HostAnswer, type HostReferences, notify } from './host-bridge.ts';
@@ -66,12 +72,14 @@ function describePieces(): string {
   );
 }
 
-function start(references: HostReferences, runId: string): void {
+function start(references: HostReferences, runId: string, connectionsJson: string | undefined): void {
   // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
   // memory outside the isolate's limit, as code-step-script.ts says.
   if (typeof SharedArrayBuffer === 'function') Reflect.deleteProperty(SharedArrayBuffer.prototype, 'grow');
   connectHost(references);
   run.runId = runId;
+  // `{{connections.x}}`: the run's templates read the values; the engine redacts what leaves.
+  if (connectionsJson !== undefined) scope[CONNECTIONS_ROOT] = parse(connectionsJson);
 }
 
 function piece(name: string): Piece {
