@@ -94,6 +94,9 @@ function effectiveMode(r: ScenarioResult): 'warm' | 'cold' | null {
     case 'cold':
     case 'cold-prewarm':
       return 'cold';
+    case 'isolate':
+      // Cold-grade separation in a reused engine: neither of the reference's rows measures it.
+      return null;
     case 'target': {
       const fresh = r.summary?.engines?.freshShare;
       return fresh === null || fresh === undefined ? null : fresh < 0.5 ? 'warm' : 'cold';

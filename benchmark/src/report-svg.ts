@@ -14,6 +14,7 @@ const MODE_COLORS: Record<Mode, string> = {
   warm: '#e4572e',
   'cold-prewarm': '#4c78a8',
   cold: '#72b7b2',
+  isolate: '#54a24b',
   target: '#9d755d',
   sim: '#b279a2',
 };

@@ -60,6 +60,13 @@ describe('scenarios', () => {
     expect(workerEnvFor('warm')).toEqual({ REUSE_SANDBOX: 'true' });
     expect(workerEnvFor('cold-prewarm')).toEqual({ REUSE_SANDBOX: 'false', PREWARM: 'true' });
     expect(workerEnvFor('cold')).toEqual({ REUSE_SANDBOX: 'false', PREWARM: 'false' });
+    expect(workerEnvFor('isolate')).toEqual({ RUN_ISOLATION: 'isolate' });
+    expect(parseScenarioName('isolate-1a1w-c1')).toMatchObject({
+      mode: 'isolate',
+      apps: 1,
+      workers: 1,
+      connections: 1,
+    });
     expect(workerEnvFor('target')).toEqual({});
   });
 });

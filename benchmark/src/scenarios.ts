@@ -3,7 +3,9 @@
  * - mode: how the workers supply engines. `warm`: one engine serves job after job
  *   (REUSE_SANDBOX=true). `cold-prewarm`: a fresh engine for every job, booted while the worker
  *   is idle (REUSE_SANDBOX=false, PREWARM=true). `cold`: a fresh engine booted for every job on
- *   the request's path (PREWARM=false). `target`: whatever the deployment under --target runs.
+ *   the request's path (PREWARM=false). `isolate`: one engine serves job after job, each job in
+ *   a fresh V8 isolate of its own (RUN_ISOLATION=isolate). `target`: whatever the deployment
+ *   under --target runs.
  * - scenario: a mode with a number of app and worker processes and of load connections, named
  *   `<mode>-<apps>a<workers>w-c<connections>`, e.g. `warm-1a2w-c2`.
  * - saturation run: more connections than workers, so jobs queue behind the concurrency-1 workers.
@@ -15,7 +17,7 @@
  *   service time instead of running an engine, e.g. `sim-16a160w-t200`; connections = workers
  *   unless `-c<n>` follows.
  */
-export const MODES = ['warm', 'cold-prewarm', 'cold', 'target', 'sim'] as const;
+export const MODES = ['warm', 'cold-prewarm', 'cold', 'isolate', 'target', 'sim'] as const;
 export type Mode = (typeof MODES)[number];
 
 export interface Scenario {
@@ -32,7 +34,7 @@ export interface Scenario {
   idleS?: number;
 }
 
-const NAME = /^(warm|cold-prewarm|cold|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
+const NAME = /^(warm|cold-prewarm|cold|isolate|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
 const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?(?:-i(\d+))?$/;
 const MAX_IDLE_S = 600;
 const MAX_RATE = 10_000;
@@ -164,6 +166,10 @@ export function standardSuite(): Scenario[] {
     scenario('cold', 1, 4, 4 * SATURATION_FACTOR),
     scenario('warm', 1, 1, 4, FIXED_RATE),
     scenario('cold-prewarm', 1, 1, 4, FIXED_RATE),
+    scenario('isolate', 1, 1),
+    scenario('isolate', 1, 2),
+    scenario('isolate', 1, 4),
+    scenario('isolate', 1, 4, 4 * SATURATION_FACTOR),
   ];
 }
 
@@ -232,6 +238,8 @@ export function workerEnvFor(mode: Mode): Record<string, string> {
       return { REUSE_SANDBOX: 'false', PREWARM: 'true' };
     case 'cold':
       return { REUSE_SANDBOX: 'false', PREWARM: 'false' };
+    case 'isolate':
+      return { RUN_ISOLATION: 'isolate' };
     case 'target':
     case 'sim':
       return {};

@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { sha256Hex, type WrittenFile, writeIfChanged, zodEnglishOnly } from '@flowbox/pieces-build';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { ISOLATE_FRAMEWORK_FILE } from '../../apps/engine/src/isolate/isolate-framework.ts';
 import { RUNTIME_PAYLOAD_END, RUNTIME_PAYLOAD_START } from '../../apps/engine/src/load-bundled-runtime.ts';
+import { buildIsolateFramework } from './isolate-framework.ts';
 
 /**
  * The engine as one CommonJS script for `node --build-snapshot` (apps/engine/src/snapshot-main.ts),
@@ -40,9 +42,15 @@ const COMMON: BuildOptions = {
  */
 export async function buildEngineBundle(root: string): Promise<WrittenFile[]> {
   const src = join(root, 'apps/engine/src');
+  const framework = await buildIsolateFramework(root);
+  const embedFramework = embeddedIsolateFramework(src, framework);
   const [boot, runtime] = await Promise.all([
     buildOne({ ...COMMON, entryPoints: [join(src, 'main.ts')], plugins: [bundledRuntimeLoader(src)] }),
-    buildOne({ ...COMMON, entryPoints: [join(src, 'engine-runtime.ts')], plugins: [zodEnglishOnly] }),
+    buildOne({
+      ...COMMON,
+      entryPoints: [join(src, 'engine-runtime.ts')],
+      plugins: [zodEnglishOnly, embedFramework],
+    }),
   ]);
   if (boot.byteLength > MAX_BOOT_BYTES) {
     throw new Error(
@@ -58,10 +66,12 @@ export async function buildEngineBundle(root: string): Promise<WrittenFile[]> {
     ...COMMON,
     format: 'cjs',
     entryPoints: [join(src, 'snapshot-main.ts')],
-    plugins: [zodEnglishOnly, loadOnFirstUse(['node:http', 'node:https'])],
+    plugins: [zodEnglishOnly, embedFramework, loadOnFirstUse(['node:http', 'node:https'])],
   });
   const dist = join(root, 'apps/engine/dist');
   return [
+    // Read by the source engine (tests); the bundles hold their own copy.
+    await writeIfChanged(join(dist, ISOLATE_FRAMEWORK_FILE), framework),
     await writeIfChanged(join(dist, 'engine.mjs'), bundle),
     await writeIfChanged(join(dist, 'engine.mjs.sha256'), `${sha256Hex(bundle)}  engine.mjs\n`),
     await writeIfChanged(join(dist, SNAPSHOT_ENTRY), snapshot),
@@ -112,6 +122,29 @@ function bundledRuntimeLoader(src: string): Plugin {
       builder.onResolve({ filter: /^\.\/load-runtime\.ts$/ }, (args) =>
         args.importer === join(src, 'main.ts') ? { path: join(src, 'load-bundled-runtime.ts') } : undefined,
       );
+    },
+  };
+}
+
+/** Resolves the engine's `isolate-framework.ts` to a module holding the built script itself. */
+function embeddedIsolateFramework(src: string, framework: Uint8Array): Plugin {
+  const loader = join(src, 'isolate/isolate-framework.ts');
+  return {
+    name: 'embedded-isolate-framework',
+    setup(builder) {
+      builder.onResolve({ filter: /isolate-framework\.ts$/ }, (args) =>
+        join(args.resolveDir, args.path) === loader
+          ? { path: loader, namespace: 'isolate-framework' }
+          : undefined,
+      );
+      builder.onLoad({ filter: /.*/, namespace: 'isolate-framework' }, () => ({
+        contents: [
+          `export const ISOLATE_FRAMEWORK_FILE = ${JSON.stringify(ISOLATE_FRAMEWORK_FILE)};`,
+          `const script = ${JSON.stringify(Buffer.from(framework).toString('utf8'))};`,
+          'export const loadIsolateFramework = async () => script;',
+        ].join('\n'),
+        loader: 'js',
+      }));
     },
   };
 }

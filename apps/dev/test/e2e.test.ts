@@ -55,7 +55,13 @@ const REQUEST_FLOW: FlowDefinition = {
 };
 
 async function startTestStack(
-  options: { apps: number; workers: number; workerTargets?: number[]; appEnv?: Record<string, string> },
+  options: {
+    apps: number;
+    workers: number;
+    workerTargets?: number[];
+    appEnv?: Record<string, string>;
+    workerEnv?: Record<string, string>;
+  },
   dataDir: string,
 ) {
   const s3 = inject('s3');
@@ -70,12 +76,18 @@ async function startTestStack(
     redisUrl: inject('redisUrl'),
     s3: { ...s3, bucket: await createTestBucket() },
     appEnv: { REDIS_PREFIX: testNamespace(), WORKER_POLL_SECONDS: '2', ...options.appEnv },
+    workerEnv: options.workerEnv,
     baseEnv: process.env,
   });
   return { stack };
 }
 
-describe('end to end: one app and one worker as real processes', () => {
+// The main path in each isolation level (issue 29): `isolate` runs every run of the one worker
+// in a fresh isolate of its reused engine.
+describe.each<{ name: string; env: Record<string, string> }>([
+  { name: 'shared', env: {} },
+  { name: 'isolate', env: { RUN_ISOLATION: 'isolate' } },
+])('end to end: one app and one worker as real processes (RUN_ISOLATION=$name)', (isolation) => {
   let stack: RunningStack;
   let url: string;
   let dataDir: string;
@@ -83,7 +95,12 @@ describe('end to end: one app and one worker as real processes', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'flowbox-e2e-'));
     const started = await startTestStack(
-      { apps: 1, workers: 1, appEnv: { WEBHOOK_TIMEOUT_SECONDS: '2', CODE_STEP_TIMEOUT_MS: '4000' } },
+      {
+        apps: 1,
+        workers: 1,
+        appEnv: { WEBHOOK_TIMEOUT_SECONDS: '2', CODE_STEP_TIMEOUT_MS: '4000' },
+        workerEnv: isolation.env,
+      },
       dataDir,
     );
     stack = started.stack;

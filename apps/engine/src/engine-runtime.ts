@@ -8,6 +8,7 @@ import { createHttpClient } from './host/http-client.ts';
 import { createIpcChannel } from './host/ipc-channel.ts';
 import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
+import { createRunIsolation } from './isolate/run-isolation.ts';
 import { createPieceLoader } from './pieces/piece-loader.ts';
 
 export interface EngineRuntimeOptions {
@@ -50,17 +51,31 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     UNSANDBOXED: createNodeVmRunner(),
   };
   const { relaySocket } = options;
+  const runIsolation = createRunIsolation({
+    library: isolated.library,
+    log: channel.log,
+    onCatastrophicError: options.onCatastrophicError,
+  });
   const executor = createFlowExecutor({
     bundles: createFlowBundleLoader(),
     pieces: createPieceLoader(),
     codeRunners,
     http,
     log: channel.log,
+    runIsolation,
     ...(relaySocket === undefined
       ? {}
       : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),
   });
-  const engine = createEngine({ channel, executor, afterJob: flushCompileCache });
+  const engine = createEngine({
+    channel,
+    executor,
+    afterJob: () => {
+      flushCompileCache();
+      // RUN_ISOLATION=isolate: the next run's isolate starts now, off its path (a no-op otherwise).
+      runIsolation.prepareNext();
+    },
+  });
   engine.start();
   // What the first job would load otherwise; a job that arrives meanwhile waits on the same loads.
   const warm = Promise.all([http.warmUp(), codeRunners.SANDBOX_CODE_ONLY.warmUp()])
@@ -75,6 +90,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     async close() {
       await engine.close();
       http.close();
+      runIsolation.close();
       for (const runner of new Set(Object.values(codeRunners))) runner.close();
     },
   };

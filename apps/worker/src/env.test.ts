@@ -74,6 +74,31 @@ describe('worker config', () => {
     });
   });
 
+  it('reads RUN_ISOLATION, and REUSE_SANDBOX as its alias (true: shared, false: process)', () => {
+    const warm = { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024 };
+    expect(loadConfig({ ...required, RUN_ISOLATION: 'shared' }).sandbox).toStrictEqual(warm);
+    expect(loadConfig({ ...required, RUN_ISOLATION: 'isolate' }).sandbox).toStrictEqual({
+      ...warm,
+      isolate: true,
+    });
+    expect(loadConfig({ ...required, RUN_ISOLATION: 'process' }).sandbox).toStrictEqual({
+      reuse: false,
+      prewarm: true,
+    });
+    expect(loadConfig({ ...required, REUSE_SANDBOX: 'true' }).sandbox).toStrictEqual(warm);
+    expect(loadConfig({ ...required, REUSE_SANDBOX: '0' }).sandbox).toMatchObject({ reuse: false });
+    // Both set, agreeing: accepted; disagreeing: refused, naming the alias.
+    expect(
+      loadConfig({ ...required, RUN_ISOLATION: 'isolate', REUSE_SANDBOX: 'true' }).sandbox,
+    ).toMatchObject({
+      isolate: true,
+    });
+    expect(() => loadConfig({ ...required, RUN_ISOLATION: 'isolate', REUSE_SANDBOX: 'false' })).toThrow(
+      /REUSE_SANDBOX: must agree with RUN_ISOLATION/,
+    );
+    expect(() => loadConfig({ ...required, RUN_ISOLATION: 'fresh' })).toThrow(/RUN_ISOLATION/);
+  });
+
   it('reads the egress policy from EGRESS, or from its former name CODE_STEP_EGRESS', () => {
     const loopback = { allowPublic: false, named: [{ host: '127.0.0.1', port: 8080 }] };
     expect(loadConfig(required).egress).toEqual({ allowPublic: true, named: [] });

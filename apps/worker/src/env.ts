@@ -9,6 +9,8 @@ import {
   type ExecutionMode,
   ExecutionModeSchema,
   type FetchLimits,
+  type RunIsolation,
+  RunIsolationSchema,
 } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
@@ -59,15 +61,24 @@ export const WorkerEnvSchema = z.object({
     .describe(
       'The built engine file, installed into the cache once and forked from there; unset: `@flowbox/engine/bundle` (apps/engine/dist/engine.mjs, made by `pnpm build`).',
     ),
-  REUSE_SANDBOX: envFields
-    .boolean(true)
-    .describe('true: warm, one engine serves job after job; false: cold, a fresh engine for every job.'),
+  RUN_ISOLATION: RunIsolationSchema.optional().describe(
+    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 isolate started from a snapshot of its pieces (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` and `CODE_STEP_TIMEOUT_MS` then bound the whole run's heap and CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
+  ),
+  REUSE_SANDBOX: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1'))
+    .describe(
+      'The former switch, still read when `RUN_ISOLATION` is unset: `true` is `shared`, `false` is `process`; setting both so they disagree is refused.',
+    ),
   ENGINE_MAX_JOBS: envFields
     .positiveInt(1000)
-    .describe('Warm only: an engine is recycled after this many jobs.'),
+    .describe('`shared` and `isolate`: an engine is recycled after this many jobs.'),
   ENGINE_MAX_RSS_MB: envFields
     .positiveInt(512)
-    .describe('Warm only: an engine is recycled after a job that leaves its resident memory above this.'),
+    .describe(
+      '`shared` and `isolate`: an engine is recycled after a job that leaves its resident memory above this.',
+    ),
   ENGINE_MEMORY_LIMIT_MB: envFields
     .positiveInt(1024)
     .describe(
@@ -75,7 +86,9 @@ export const WorkerEnvSchema = z.object({
     ),
   PREWARM: envFields
     .boolean(true)
-    .describe('Cold only: boot the next fresh engine ahead of its job, while the current job runs.'),
+    .describe(
+      '`process` only: boot the next fresh engine ahead of its job, while the current job runs (ignored otherwise).',
+    ),
   ENGINE_SNAPSHOT: envFields
     .boolean(true)
     .describe(
@@ -147,9 +160,12 @@ export const WorkerEnvSchema = z.object({
     .describe("The worker's `service.name` in its spans, when tracing is on."),
 });
 
-/** How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts). */
+/**
+ * How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts).
+ * `isolate`: the reused engine runs each job in a fresh isolate (RUN_ISOLATION=isolate).
+ */
 export type SandboxConfig =
-  | { reuse: true; maxJobs: number; maxRssBytes: number }
+  | { reuse: true; maxJobs: number; maxRssBytes: number; isolate?: boolean }
   | { reuse: false; prewarm: boolean };
 
 export interface WorkerConfig {
@@ -184,17 +200,33 @@ export interface WorkerConfig {
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
   const env = loadEnv(
     // Past the hard limit an engine is killed mid-job: recycling it after a job must come first.
-    WorkerEnvSchema.refine((c) => !c.REUSE_SANDBOX || c.ENGINE_MAX_RSS_MB <= c.ENGINE_MEMORY_LIMIT_MB, {
-      message: 'must not be below ENGINE_MAX_RSS_MB (an engine is recycled above that after a job)',
-      path: ['ENGINE_MEMORY_LIMIT_MB'],
-    }).refine(
-      // Two policies would leave it to the reader which one holds: refused rather than guessed.
-      (c) => c.EGRESS === undefined || c.CODE_STEP_EGRESS === undefined || c.EGRESS === c.CODE_STEP_EGRESS,
+    WorkerEnvSchema.refine(
+      (c) => runIsolationOf(c) === 'process' || c.ENGINE_MAX_RSS_MB <= c.ENGINE_MEMORY_LIMIT_MB,
       {
-        message: 'must not differ from EGRESS, which replaces it (set EGRESS only)',
-        path: ['CODE_STEP_EGRESS'],
+        message: 'must not be below ENGINE_MAX_RSS_MB (an engine is recycled above that after a job)',
+        path: ['ENGINE_MEMORY_LIMIT_MB'],
       },
-    ),
+    )
+      .refine(
+        // The alias and the new name must not say two things.
+        (c) =>
+          c.RUN_ISOLATION === undefined ||
+          c.REUSE_SANDBOX === undefined ||
+          c.REUSE_SANDBOX === (c.RUN_ISOLATION !== 'process'),
+        {
+          message:
+            'must agree with RUN_ISOLATION, which replaces it (true: shared or isolate; false: process)',
+          path: ['REUSE_SANDBOX'],
+        },
+      )
+      .refine(
+        // Two policies would leave it to the reader which one holds: refused rather than guessed.
+        (c) => c.EGRESS === undefined || c.CODE_STEP_EGRESS === undefined || c.EGRESS === c.CODE_STEP_EGRESS,
+        {
+          message: 'must not differ from EGRESS, which replaces it (set EGRESS only)',
+          path: ['CODE_STEP_EGRESS'],
+        },
+      ),
     source,
   );
   const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
@@ -207,9 +239,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     cacheDirTemporary: env.CACHE_DIR === undefined,
     engineBundle: env.ENGINE_BUNDLE === undefined ? defaultEngineBundle() : path.resolve(env.ENGINE_BUNDLE),
     engineSnapshot: env.ENGINE_SNAPSHOT,
-    sandbox: env.REUSE_SANDBOX
-      ? { reuse: true, maxJobs: env.ENGINE_MAX_JOBS, maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024 }
-      : { reuse: false, prewarm: env.PREWARM },
+    sandbox: sandboxOf(env),
     engineMemoryLimitBytes: env.ENGINE_MEMORY_LIMIT_MB * 1024 * 1024,
     executionMode: env.EXECUTION_MODE,
     egress: parseEgressPolicy(env.EGRESS ?? env.CODE_STEP_EGRESS ?? DEFAULT_EGRESS_POLICY_TEXT),
@@ -225,6 +255,25 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
         ? null
         : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
   };
+}
+
+type WorkerEnv = z.output<typeof WorkerEnvSchema>;
+
+/** RUN_ISOLATION, else its alias REUSE_SANDBOX (true: shared, false: process), else shared. */
+function runIsolationOf(env: Pick<WorkerEnv, 'RUN_ISOLATION' | 'REUSE_SANDBOX'>): RunIsolation {
+  if (env.RUN_ISOLATION !== undefined) return env.RUN_ISOLATION;
+  return env.REUSE_SANDBOX === false ? 'process' : 'shared';
+}
+
+function sandboxOf(env: WorkerEnv): SandboxConfig {
+  const isolation = runIsolationOf(env);
+  if (isolation === 'process') return { reuse: false, prewarm: env.PREWARM };
+  const reused = {
+    reuse: true,
+    maxJobs: env.ENGINE_MAX_JOBS,
+    maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024,
+  } as const;
+  return isolation === 'isolate' ? { ...reused, isolate: true } : reused;
 }
 
 /**

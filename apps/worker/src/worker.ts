@@ -134,6 +134,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     appUrl: config.appUrl,
     workerId: config.workerId,
     executionMode: config.executionMode,
+    runInIsolate: config.sandbox.reuse && config.sandbox.isolate === true,
     egress: config.egress,
     fetchLimits: config.fetchLimits,
     logger,

@@ -111,6 +111,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     appUrl: app.url,
     workerId: 'worker-test',
     executionMode: options.executionMode ?? 'SANDBOX_CODE_ONLY',
+    runInIsolate: sandbox.reuse && sandbox.isolate === true,
     egress: options.egress ?? { allowPublic: true, named: [] },
     fetchLimits: DEFAULT_FETCH_LIMITS,
     logger,

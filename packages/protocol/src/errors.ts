@@ -54,6 +54,11 @@ export const ERROR_CATALOG = {
   /** One code step overran its own limit: the step failed, not the run's time. */
   CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /**
+   * RUN_ISOLATION=isolate: a piece of the flow cannot load in a run's isolate (it imports a Node
+   * built-in, which only `shared` and `process` provide); the message names the import.
+   */
+  PIECE_NOT_ISOLATABLE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run took its engine past ENGINE_MEMORY_LIMIT_MB (every execution mode): the engine was killed. */
   ENGINE_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */

@@ -24,6 +24,14 @@ import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.t
 export const ExecutionModeSchema = z.enum(['SANDBOX_CODE_ONLY', 'SANDBOXED', 'UNSANDBOXED']);
 export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
 
+/**
+ * How runs are separated from each other (the worker's RUN_ISOLATION). `shared`: one engine
+ * process runs job after job in its own realm; `process`: a fresh engine process per run;
+ * `isolate`: one engine process, each run entirely inside a fresh V8 isolate of its own.
+ */
+export const RunIsolationSchema = z.enum(['shared', 'isolate', 'process']);
+export type RunIsolation = z.infer<typeof RunIsolationSchema>;
+
 export const EngineJobSchema = z.object({
   runId: z.string(),
   flowId: z.string(),
@@ -33,6 +41,8 @@ export const EngineJobSchema = z.object({
   /** Unpacked, verified piece archives in the worker's cache: `<dir>/manifest.json`, `<dir>/index.mjs`. */
   pieces: z.array(PieceRefSchema.extend({ dir: z.string() })),
   executionMode: ExecutionModeSchema,
+  /** `isolate`: the run executes in a fresh isolate of its own; absent or otherwise, in the engine's realm. */
+  isolation: RunIsolationSchema.optional(),
   trigger: TriggerPayloadSchema,
   /** The run's connections, as dispatched (memory only); absent when the flow uses none. */
   connections: ResolvedConnectionsSchema.optional(),

@@ -1,10 +1,9 @@
 import { FlowboxError } from '@flowbox/protocol';
 import type { Isolate } from 'isolated-vm';
-import { CODE_STEP_LINE_OFFSET, CODE_STEP_URL, type CodeRunner, type CodeRunRequest } from './code-runner.ts';
-import { type CodeStepStop, toCodeStepError } from './code-step-error.ts';
-import { isolateClosureBody } from './code-step-script.ts';
+import type { CodeRunner, CodeRunRequest } from './code-runner.ts';
+import { evalCodeStep } from './eval-code-step.ts';
 
-type IsolatedVm = typeof import('isolated-vm');
+export type IsolatedVm = typeof import('isolated-vm');
 
 export interface IsolatedVmRunnerOptions {
   /** v8 lost control of an isolate: the process must log and abort (isolated-vm's advice). */
@@ -23,12 +22,9 @@ export interface IsolatedVmRunnerStats {
 
 export interface IsolatedVmRunner extends CodeRunner {
   stats(): Promise<IsolatedVmRunnerStats>;
+  /** The native addon, loaded once (also for runs in their own isolate, RUN_ISOLATION=isolate). */
+  library(): Promise<IsolatedVm>;
 }
-
-// isolated-vm reports its own `timeout` with this exact message and no other marker.
-const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
-// V8's RangeError when isolated-vm's allocator refuses an ArrayBuffer past the memory limit.
-const ALLOCATION_REFUSED_MESSAGE = 'Array buffer allocation failed';
 
 /**
  * SANDBOX_CODE_ONLY: code steps in isolated-vm, with no require, process or network of their
@@ -85,56 +81,15 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
     const isolate = await isolateFor(request.memoryMb);
     const context = await isolate.createContext();
     const ivm = await load();
-    const { host } = request;
-    const references = [
-      new ivm.Reference((level: unknown, message: unknown) => host.log(level, message)),
-      new ivm.Reference((ms: unknown) => host.sleep(ms)),
-      new ivm.Reference((json: unknown) => host.fetch(json)),
-    ];
-    let stop: CodeStepStop | undefined;
-    let guard: NodeJS.Timeout | undefined;
-    try {
-      const execution = context.evalClosure(
-        isolateClosureBody(request.source),
-        [JSON.stringify(request.inputs ?? null), ...references],
-        {
-          // Bounds synchronous execution (including microtasks)...
-          timeout: request.timeoutMs,
-          filename: CODE_STEP_URL,
-          lineOffset: CODE_STEP_LINE_OFFSET,
-          result: { promise: true, copy: true },
-        },
-      );
-      // ...and this bounds promises that never settle, which `timeout` does not see.
-      const wallClock = new Promise<never>((_resolve, reject) => {
-        guard = setTimeout(() => {
-          stop = { kind: 'timeout' };
-          reject(new Error('wall-clock timeout'));
-        }, request.timeoutMs);
-      });
-      // The losing promise rejects once the isolate is disposed; nobody awaits it then.
-      execution.catch(() => {});
-      const json: unknown = await Promise.race([execution, wallClock]);
-      return typeof json === 'string' ? JSON.parse(json) : undefined;
-    } catch (error) {
-      if (stop === undefined && error instanceof Error && error.message === IVM_TIMEOUT_MESSAGE) {
-        stop = { kind: 'timeout' };
-      }
-      // Only the memory limit disposes an isolate before we do: it is the reliable signal. An
-      // ArrayBuffer past the limit is refused instead (the isolate is fine): the same limit.
-      const limited = isolate.isDisposed || isAllocationRefused(error);
-      stop ??= limited ? { kind: 'memory-limit', cause: error } : { kind: 'failed', error };
-      throw toCodeStepError(stop, request);
-    } finally {
-      clearTimeout(guard);
-      for (const reference of references) reference.release();
-      if (stop?.kind === 'timeout' || isolate.isDisposed) {
-        discard();
-      } else {
-        // The run is over and nothing of it runs on: its context can go, the isolate stays.
-        context.release();
-      }
+    const outcome = await evalCodeStep(ivm, isolate, context, request);
+    if ('output' in outcome) {
+      // The run is over and nothing of it runs on: its context can go, the isolate stays.
+      context.release();
+      return outcome.output;
     }
+    if (outcome.mustDispose) discard();
+    else context.release();
+    throw outcome.error;
   };
 
   return {
@@ -146,6 +101,7 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
     async warmUp() {
       await load();
     },
+    library: load,
     async stats() {
       const isolate = current?.isolate;
       if (isolate === undefined || isolate.isDisposed) return { isolatesCreated, runs, heap: null };
@@ -162,8 +118,4 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
     },
     close: discard,
   };
-}
-
-function isAllocationRefused(error: unknown): boolean {
-  return error instanceof RangeError && error.message === ALLOCATION_REFUSED_MESSAGE;
 }

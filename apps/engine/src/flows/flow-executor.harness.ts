@@ -13,6 +13,7 @@ import type { CodeRunners } from '../code-steps/code-runner.ts';
 import { createIsolatedVmRunner } from '../code-steps/isolated-vm-runner.ts';
 import { createNodeVmRunner } from '../code-steps/node-vm-runner.ts';
 import { createHttpClient, type HttpClient } from '../host/http-client.ts';
+import { createRunIsolation } from '../isolate/run-isolation.ts';
 import { createPieceLoader } from '../pieces/piece-loader.ts';
 import {
   type FakeAppServer,
@@ -53,6 +54,11 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
       codeRunners,
       http,
       log: () => {},
+      runIsolation: createRunIsolation({
+        library: isolated.library,
+        log: () => {},
+        onCatastrophicError: () => {},
+      }),
       ...options,
     });
   });

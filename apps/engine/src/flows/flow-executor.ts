@@ -13,6 +13,7 @@ import {
   type ExecuteResult,
   type FinalRunStatus,
   FlowboxError,
+  type FlowResponse,
   forUsers,
   type PreloadRequest,
   type RunLog,
@@ -29,6 +30,7 @@ import { type AppClient, createAppClient } from '../host/app-client.ts';
 import type { HttpClient } from '../host/http-client.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { uploadRunLog } from '../host/log-uploader.ts';
+import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createPieceRegistry } from '../pieces/piece-registry.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
@@ -52,6 +54,8 @@ export interface FlowExecutorDeps {
    * `@flowbox/egress`, real DNS).
    */
   egressFetch?: (policy: EgressPolicy, budget: FetchBudget) => EgressFetch;
+  /** Runs in their own isolate (a job with `isolation: 'isolate'`); without it such a job fails. */
+  runIsolation?: RunIsolation;
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
@@ -107,6 +111,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       const progress = createProgressReports(app, deps.progressIntervalMs ?? ENGINE_PROGRESS_INTERVAL_MS);
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
+      let isolated: IsolatedRun | undefined;
 
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
@@ -122,9 +127,10 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         }
         // The caller may read the run as soon as it has its answer: the steps before the response
         // go with it, after any progress report still in flight, so they arrive once and in order.
-        const steps = createStepRunner(run, job, async (response) =>
-          app.reportResponse(response, await progress.takeForResponse()),
-        );
+        const respond = async (response: FlowResponse) =>
+          app.reportResponse(response, await progress.takeForResponse());
+        isolated = await openIsolatedRun(deps, job, run, respond);
+        const steps = isolated?.steps ?? createStepRunner(run, job, respond);
         // The run's templates read the values; what leaves it is redacted (the loop below).
         const scope: Record<string, unknown> =
           job.connections === undefined ? {} : { [CONNECTIONS_ROOT]: job.connections };
@@ -159,6 +165,9 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         deps.log('warn', 'the run failed outside its steps', { runId: job.runId, error: serialized });
         error = forUsers(serialized);
         status = runStatusOf(error.code);
+      } finally {
+        // The run's isolate, its timers and whatever it left pending end with the run.
+        isolated?.close();
       }
 
       const runLog: RunLog = {
@@ -331,11 +340,33 @@ function createProgressReports(app: AppClient, intervalMs: number) {
   };
 }
 
+/** A job with `isolation: 'isolate'` gets its own isolate; others run in the engine (undefined). */
+async function openIsolatedRun(
+  deps: FlowExecutorDeps,
+  job: EngineJob,
+  run: StepRunnerDeps,
+  respond: (response: FlowResponse) => Promise<void>,
+): Promise<IsolatedRun | undefined> {
+  if (job.isolation !== 'isolate') return undefined;
+  if (deps.runIsolation === undefined) {
+    throw new FlowboxError('INTERNAL', 'this engine cannot run a flow in an isolate of its own');
+  }
+  return deps.runIsolation.open({
+    job,
+    bundle: run.bundle,
+    egressFetch: run.egressFetch,
+    respond,
+    log: run.log,
+  });
+}
+
 /** The run's flow bundle and pieces from the worker's cache, and the code runner of its mode. */
 async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepRunnerDeps> {
+  // In its own isolate a run loads its pieces there (isolate-snapshots.ts), never in the engine.
+  const inEngine = job.isolation === 'isolate' ? [] : job.pieces;
   const [bundle, pieces] = await Promise.all([
     deps.bundles.load(job.bundlePath),
-    Promise.all(job.pieces.map((piece) => deps.pieces.load(piece))),
+    Promise.all(inEngine.map((piece) => deps.pieces.load(piece))),
   ]);
   if (bundle.flowId !== job.flowId || bundle.flowVersionId !== job.flowVersionId) {
     throw new FlowboxError(

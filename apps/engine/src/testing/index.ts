@@ -2,3 +2,4 @@
 export * from './artifacts.ts';
 export * from './fake-app-server.ts';
 export * from './fixtures.ts';
+export * from './run-soak.ts';

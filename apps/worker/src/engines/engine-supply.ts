@@ -2,10 +2,10 @@ import type { PreloadRequest } from '@flowbox/protocol';
 import type { EngineProcess } from './engine-process.ts';
 
 /**
- * Where a job gets its engine. Two implementations, chosen by REUSE_SANDBOX:
- * - warm (warm-engine-supply.ts): one engine serves job after job, recycled after a job count,
- *   above a memory threshold, and always after a crash or a timeout;
- * - cold (cold-engine-supply.ts): every job gets a process that never ran another job,
+ * Where a job gets its engine. Two implementations, chosen by RUN_ISOLATION:
+ * - warm (warm-engine-supply.ts, `shared` and `isolate`): one engine serves job after job,
+ *   recycled after a job count, above a memory threshold, and always after a crash or a timeout;
+ * - cold (cold-engine-supply.ts, `process`): every job gets a process that never ran another job,
  *   optionally booted ahead while the worker is idle (prewarm).
  */
 export interface EngineSupply {

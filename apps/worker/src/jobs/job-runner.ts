@@ -35,6 +35,8 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
+  /** RUN_ISOLATION=isolate: each job runs in a fresh isolate inside its (reused) engine. */
+  runInIsolate?: boolean;
   /** Which hosts code steps and pieces may call (EGRESS), handed to the engine with each job. */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
@@ -89,6 +91,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     bundlePath: provisioned.bundlePath,
     pieces: provisioned.pieces,
     executionMode: options.executionMode,
+    ...(options.runInIsolate === true ? { isolation: 'isolate' as const } : {}),
     trigger: job.trigger,
     appUrl: options.appUrl,
     engineToken: job.engineToken,

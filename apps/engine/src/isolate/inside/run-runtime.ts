@@ -1,0 +1,226 @@
+import type { ActionContext, Piece, PieceLogLevel, TriggerContext } from '@flowbox/pieces-framework';
+import * as framework from '@flowbox/pieces-framework';
+import {
+  CONNECTIONS_ROOT,
+  type ErrorCode,
+  FlowboxError,
+  serializeError,
+  type TriggerPayload,
+} from '@flowbox/protocol';
+import * as zod from 'zod';
+import { resolveTemplates } from '../../flows/template.ts';
+import { callAsync, connectHost, type HostAnswer, type HostReferences, notify } from './host-bridge.ts';
+import { createStepGlobals } from './step-globals.ts';
+
+/**
+ * Runs inside a run's isolate: the pieces of the snapshot and the run's steps. The engine
+ * (isolate-run.ts) calls these through `globalThis.__flowbox`; every argument and answer is
+ * JSON text. The run's scope (the outputs templates read) lives here, so templates are
+ * rendered over user data inside the isolate too. Module state is the isolate's own: each run
+ * starts from the snapshot and is disposed with its isolate.
+ */
+
+/** The modules a piece archive leaves out (scripts/build/piece-archive.ts), as in shared-piece-modules.ts. */
+const SHARED_MODULES: Readonly<Record<string, object>> = {
+  zod,
+  '@flowbox/pieces-framework': framework,
+};
+
+// Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
+const { parse, stringify } = JSON;
+const pieces = new Map<string, Piece>();
+const scope: Record<string, unknown> = {};
+const stepGlobals = createStepGlobals();
+const run = { runId: '' };
+
+/** What a step's call answers: its resolved input, and its output or its error. */
+interface StepOutcome {
+  input: unknown;
+  output?: unknown;
+  error?: ReturnType<typeof serializeError>;
+}
+
+function importShared(specifier: string): object {
+  const shared = SHARED_MODULES[specifier];
+  if (shared === undefined)
+    throw new Error(`it imports '${specifier}', which a run's isolate does not provide`);
+  return shared;
+}
+
+/** Called by each piece's script in the snapshot (piece-script.ts) with its module body. */
+function definePiece(body: (load: (specifier: string) => object) => { default?: unknown }): void {
+  const exported = body(importShared).default;
+  const piece = exported as Partial<Piece> | undefined;
+  if (
+    typeof piece?.name !== 'string' ||
+    !(piece.actions instanceof Map) ||
+    !(piece.triggers instanceof Map)
+  ) {
+    throw new Error('the module does not export a piece as its default');
+  }
+  pieces.set(piece.name, exported as Piece);
+}
+
+function describePieces(): string {
+  return stringify(
+    [...pieces.values()].map((piece) => ({
+      name: piece.name,
+      version: piece.version,
+      actions: [...piece.actions.keys()].sort(),
+      triggers: [...piece.triggers.keys()].sort(),
+    })),
+  );
+}
+
+function start(references: HostReferences, runId: string, connectionsJson: string | undefined): void {
+  // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
+  // memory outside the isolate's limit, as code-step-script.ts says.
+  if (typeof SharedArrayBuffer === 'function') Reflect.deleteProperty(SharedArrayBuffer.prototype, 'grow');
+  connectHost(references);
+  run.runId = runId;
+  // `{{connections.x}}`: the run's templates read the values; the engine redacts what leaves.
+  if (connectionsJson !== undefined) scope[CONNECTIONS_ROOT] = parse(connectionsJson);
+}
+
+function piece(name: string): Piece {
+  const found = pieces.get(name);
+  if (found === undefined) throw new FlowboxError('STEP_FAILED', `unknown piece '${name}'`);
+  return found;
+}
+
+function rethrow(answer: HostAnswer): unknown {
+  if (answer.error !== undefined)
+    throw new FlowboxError(answer.error.code as ErrorCode, answer.error.message);
+  return answer.value;
+}
+
+const logOf =
+  (stepName: string) =>
+  (level: PieceLogLevel, msg: string, data?: Record<string, unknown>): void => {
+    let json: string | undefined;
+    try {
+      json = data === undefined ? undefined : stringify(data);
+    } catch {
+      json = undefined;
+    }
+    notify('log', level, String(msg), stepName, json);
+  };
+
+/** The host's `record` (step-runner.ts), inside: templates, then the step, as one outcome. */
+async function record(rawInput: unknown, execute: (input: unknown) => Promise<unknown>): Promise<string> {
+  let input = rawInput;
+  let outcome: StepOutcome;
+  try {
+    input = resolveTemplates(rawInput, scope);
+    stepGlobals.install();
+    outcome = { input, output: await execute(input) };
+  } catch (error) {
+    outcome = { input, error: serializeError(error, 'STEP_FAILED') };
+  } finally {
+    stepGlobals.clearTimers();
+  }
+  try {
+    return stringify(outcome);
+  } catch (error) {
+    const message = `the step's output is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+    return stringify({ input, error: serializeError(new FlowboxError('STEP_FAILED', message)) });
+  }
+}
+
+async function runTrigger(json: string): Promise<string> {
+  const step = parse(json) as {
+    name: string;
+    piece: string;
+    trigger: string;
+    input: unknown;
+    payload: TriggerPayload;
+  };
+  return record(step.input, async () => {
+    const trigger = piece(step.piece).triggers.get(step.trigger);
+    if (trigger === undefined) {
+      throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no trigger '${step.trigger}'`);
+    }
+    const ctx: TriggerContext = { runId: run.runId, stepName: step.name, log: logOf(step.name) };
+    const output = await trigger.execute(step.payload, ctx);
+    scope[step.name] = output;
+    return output;
+  });
+}
+
+async function runAction(json: string): Promise<string> {
+  const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
+  return record(step.input, async (input) => {
+    const action = piece(step.piece).actions.get(step.action);
+    if (action === undefined) {
+      throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no action '${step.action}'`);
+    }
+    const ctx: ActionContext = {
+      runId: run.runId,
+      stepName: step.name,
+      respond: async (response) => {
+        rethrow(await callAsync('respond', response));
+      },
+      fetch: async (request) =>
+        rethrow(await callAsync('piece-fetch', request)) as Awaited<ReturnType<ActionContext['fetch']>>,
+      log: logOf(step.name),
+    };
+    const output = await action.execute(input, ctx);
+    scope[step.name] = output;
+    return output;
+  });
+}
+
+/** A code step's input, resolved here; the engine runs its code and hands the output back. */
+function resolveInput(json: string): string {
+  const step = parse(json) as { input: unknown };
+  try {
+    return stringify({ input: resolveTemplates(step.input, scope) });
+  } catch (error) {
+    return stringify({ input: step.input, error: serializeError(error, 'STEP_FAILED') });
+  }
+}
+
+function remember(name: string, outputJson: string | undefined): void {
+  scope[name] = outputJson === undefined ? undefined : parse(outputJson);
+}
+
+/**
+ * Run once while the snapshot is made (isolate-snapshots.ts): it compiles the paths every run
+ * takes (zod's parsing of the kinds of input pieces declare, templates, errors, JSON), so the
+ * snapshot holds their code and a run does not compile them again. No host, no piece code.
+ */
+function warmUp(): void {
+  const { z } = zod;
+  const schema = z.object({
+    n: z.coerce.number().int().min(0).default(1),
+    s: z.string().min(1).optional(),
+    e: z.enum(['a', 'b']).default('a'),
+    u: z.url().optional(),
+    r: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
+    any: z.unknown(),
+    list: z.array(z.number()).default([]),
+  });
+  const scope = {
+    trigger: { body: { x: 1 }, rawBody: '', method: 'POST', headers: {}, query: {} },
+    step_1: { v: [1] },
+  };
+  const input = resolveTemplates(
+    { n: '{{trigger.x}}', s: 'v={{step_1.v.0}}', r: { a: '{{step_1.v}}' }, any: null },
+    scope,
+  );
+  stringify(schema.safeParse(input));
+  stringify(schema.safeParse({ n: 'x', u: 'not a url' }));
+  stringify(serializeError(new FlowboxError('STEP_FAILED', 'warm-up'), 'STEP_FAILED'));
+  parse(stringify({ input, output: { result: 1 } }));
+}
+
+export const runtime = {
+  warmUp,
+  definePiece,
+  describePieces,
+  start,
+  runTrigger,
+  runAction,
+  resolveInput,
+  remember,
+};

@@ -1,0 +1,42 @@
+import { FlowResponseReportSchema } from '@flowbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { useExecutorHarness, withCodeStep } from '../flows/flow-executor.harness.ts';
+import { isUpload, SEEDED_FLOW } from '../testing/index.ts';
+
+const h = useExecutorHarness();
+
+describe('a run in its own isolate (RUN_ISOLATION=isolate)', () => {
+  it('runs the seeded flow: every step, the response and the log, as in the engine', async () => {
+    const { outcome } = await h.executor.execute(await h.job(SEEDED_FLOW, { isolation: 'isolate' }));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.steps.map((s) => [s.name, s.kind, s.status])).toEqual([
+      ['trigger', 'webhook/catch_webhook', 'SUCCEEDED'],
+      ['step_1', 'math-helper/addition_math', 'SUCCEEDED'],
+      ['step_2', 'code', 'SUCCEEDED'],
+      ['step_3', 'webhook/return_response', 'SUCCEEDED'],
+    ]);
+    expect(outcome.steps[1]?.output).toEqual({ result: 5 });
+    expect(outcome.steps[2]).toMatchObject({ input: { sum: 5 }, output: { result: 6 } });
+    expect(outcome.steps[3]?.output).toEqual({ status: 200, headers: {}, body: { result: 6 } });
+    expect(h.posts('response')).toHaveLength(1);
+  });
+
+  it('reads {{connections.x}} inside the isolate and the engine redacts what leaves the run', async () => {
+    const secret = 'sk-isolate-test-5e4d3c2b';
+    const flow = withCodeStep({
+      code: "console.log('using', inputs.token); return { echoed: inputs.token };",
+      input: { token: '{{connections.api}}' },
+    });
+    const job = await h.job(flow, { isolation: 'isolate', connections: { api: secret } });
+    const { outcome } = await h.executor.execute(job);
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.steps[2]?.output).toEqual({ echoed: '[connection:api]' });
+    expect(JSON.stringify(outcome.steps[2]?.logs)).toContain('using [connection:api]');
+    const shown = JSON.stringify([h.stepReports(), h.app.requests.find(isUpload)?.json, outcome]);
+    expect(shown).not.toContain(secret);
+    // The flow's own answer is not redacted (as in the engine's realm).
+    const [response] = h.posts('response');
+    expect(FlowResponseReportSchema.parse(response?.json).response.body).toEqual({ echoed: secret });
+  });
+});

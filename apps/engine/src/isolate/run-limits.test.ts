@@ -1,0 +1,105 @@
+import type { EngineJob, FlowDefinition, RunOutcome } from '@flowbox/protocol';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useExecutorHarness } from '../flows/flow-executor.harness.ts';
+import type { ProvisionedPiece } from '../pieces/piece-loader.ts';
+import { SEEDED_FLOW } from '../testing/index.ts';
+import { action, code, flowOf, pieceStep, writeTestPiece } from './isolate.harness.ts';
+
+const h = useExecutorHarness();
+
+let hog: ProvisionedPiece;
+let nodePiece: ProvisionedPiece;
+beforeAll(async () => {
+  hog = await writeTestPiece(h.dir, {
+    name: 'hog',
+    actions: [
+      action('spin', '()=>{for(;;){}}'),
+      action('hoard', '()=>{const kept=[];for(;;)kept.push(new Array(100000).fill(kept.length));}'),
+      action('hang', '()=>new Promise(()=>{})'),
+      action(
+        'chatty',
+        "async()=>{console.log('from the piece');await new Promise(r=>setTimeout(r,5));return 'done';}",
+      ),
+    ].join(','),
+  });
+  nodePiece = await writeTestPiece(h.dir, {
+    name: 'hasher',
+    head: 'import{createHash}from"node:crypto";',
+    actions: action('hash', '()=>createHash("sha256").update("x").digest("hex").length'),
+  });
+});
+
+const LIMITS = { flowTimeoutMs: 4_000, codeStepTimeoutMs: 500, codeStepMemoryMb: 32 };
+
+async function run(
+  flow: FlowDefinition,
+  overrides: Partial<EngineJob> = {},
+  extra: ProvisionedPiece[] = [hog],
+): Promise<RunOutcome> {
+  const job = await h.job(flow, { isolation: 'isolate', limits: LIMITS, ...overrides });
+  // A worker sends the pieces of the job's flow: a piece that cannot load fails only its flows.
+  const { outcome } = await h.executor.execute({ ...job, pieces: [...job.pieces, ...extra] });
+  return outcome;
+}
+
+/** The same engine (executor, isolated-vm, snapshots) answers the next run. */
+async function nextRunAnswers(): Promise<void> {
+  const outcome = await run(SEEDED_FLOW);
+  expect(outcome.status).toBe('SUCCEEDED');
+  expect(outcome.steps[3]?.output).toMatchObject({ body: { result: 6 } });
+}
+
+describe('limits of a run in its own isolate', () => {
+  it.each([
+    [
+      'a piece past its CPU time',
+      flowOf(pieceStep('step_1', 'hog', 'spin')),
+      'CODE_STEP_TIMEOUT',
+      /more than its 500 ms of CPU/,
+    ],
+    [
+      'a piece past its memory',
+      flowOf(pieceStep('step_1', 'hog', 'hoard')),
+      'CODE_STEP_MEMORY_LIMIT',
+      /past its 32 MB/,
+    ],
+    ['a code step looping', flowOf(code('step_1', 'for (;;) {}')), 'CODE_STEP_TIMEOUT', /500 ms/],
+    [
+      'a code step hoarding',
+      flowOf(code('step_1', 'const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length));')),
+      'CODE_STEP_MEMORY_LIMIT',
+      /32 MB/,
+    ],
+    [
+      'a piece that never settles',
+      flowOf(pieceStep('step_1', 'hog', 'hang')),
+      'FLOW_TIMEOUT',
+      /time ran out/,
+    ],
+  ])('%s ends the run with its code, and the next run answers', async (_name, flow, errorCode, message) => {
+    const outcome = await run(flow);
+    expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
+    expect(outcome.error?.message).toMatch(message);
+    await nextRunAnswers();
+  });
+
+  it("captures a piece's console in its step, and its timers work within the step", async () => {
+    const outcome = await run(flowOf(pieceStep('step_1', 'hog', 'chatty')));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.steps[1]).toMatchObject({
+      output: 'done',
+      logs: [{ level: 'log', message: 'from the piece' }],
+    });
+  });
+
+  it('fails a piece that imports a Node built-in with PIECE_NOT_ISOLATABLE naming it; shared mode runs it', async () => {
+    const flow = flowOf(pieceStep('step_1', 'hasher', 'hash'));
+    const isolated = await run(flow, {}, [nodePiece]);
+    expect(isolated.status).toBe('FAILED');
+    expect(isolated.error).toMatchObject({ code: 'PIECE_NOT_ISOLATABLE' });
+    expect(isolated.error?.message).toMatch(/hasher@0\.1\.0 .*imports the Node built-in 'node:crypto'/);
+    const shared = await run(flow, { isolation: undefined }, [nodePiece]);
+    expect(shared.status).toBe('SUCCEEDED');
+    expect(shared.steps[1]?.output).toBe(64);
+  });
+});

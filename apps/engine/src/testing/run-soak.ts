@@ -1,0 +1,129 @@
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { EngineJob } from '@flowbox/protocol';
+import { createIsolatedVmRunner } from '../code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from '../code-steps/node-vm-runner.ts';
+import { createFlowBundleLoader } from '../flows/flow-bundle-loader.ts';
+import { createFlowExecutor } from '../flows/flow-executor.ts';
+import { createHttpClient } from '../host/http-client.ts';
+import { createRunIsolation } from '../isolate/run-isolation.ts';
+import { createPieceLoader } from '../pieces/piece-loader.ts';
+import { prepareEngineArtifacts } from './artifacts.ts';
+import { makeEngineJob, SEEDED_FLOW } from './fixtures.ts';
+
+/** What many runs of the seeded flow in one in-process engine cost and left behind. */
+export interface RunSoakReport {
+  isolation: 'shared' | 'isolate';
+  runs: number;
+  failed: number;
+  /** Process CPU per run (the engine with its callbacks' sink server, which is the same for both). */
+  cpuMsPerRun: number;
+  /** Wall time of one execute (the run and its log upload), the median. */
+  medianRunMs: number;
+  /** After a forced GC, once warmed up (a tenth of the runs in) and at the end. */
+  heapUsedMb: { warm: number; end: number };
+  rssMb: { warm: number; end: number };
+}
+
+/**
+ * The seeded flow `runs` times in one engine (its executor, in this process), each run in its
+ * own isolate or in the engine's realm, against a sink that answers every callback and upload
+ * with 204 and keeps nothing. For the isolate soak test and measure-isolate-runs.ts.
+ */
+export async function soakRuns(options: {
+  runs: number;
+  isolation: 'shared' | 'isolate';
+}): Promise<RunSoakReport> {
+  const gc = exposeGc();
+  const dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-soak-'));
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.statusCode = 204;
+      res.end();
+    });
+  });
+  sink.listen(0, '127.0.0.1');
+  await once(sink, 'listening');
+  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+  const http = createHttpClient();
+  const isolated = createIsolatedVmRunner({ onCatastrophicError: () => {} });
+  const runIsolation = createRunIsolation({
+    library: isolated.library,
+    log: () => {},
+    onCatastrophicError: () => {},
+  });
+  try {
+    const executor = createFlowExecutor({
+      bundles: createFlowBundleLoader(),
+      pieces: createPieceLoader(),
+      codeRunners: { SANDBOX_CODE_ONLY: isolated, SANDBOXED: isolated, UNSANDBOXED: createNodeVmRunner() },
+      http,
+      log: () => {},
+      runIsolation: createRunIsolation({
+        library: isolated.library,
+        log: () => {},
+        onCatastrophicError: () => {},
+      }),
+    });
+    const artifacts = await prepareEngineArtifacts(dir, SEEDED_FLOW);
+    const job: EngineJob = makeEngineJob(url, `${url}/s3/logs/run.json`, {
+      ...artifacts,
+      ...(options.isolation === 'isolate' ? { isolation: 'isolate' as const } : {}),
+    });
+    const warmRuns = Math.max(1, Math.floor(options.runs / 10));
+    let failed = 0;
+    const walls: number[] = [];
+    const runOnce = async () => {
+      const started = performance.now();
+      const { outcome } = await executor.execute(job);
+      walls.push(performance.now() - started);
+      if (outcome.status !== 'SUCCEEDED') failed += 1;
+      // As the engine does once the result is sent (engine-runtime.ts).
+      runIsolation.prepareNext();
+    };
+    for (let i = 0; i < warmRuns; i += 1) await runOnce();
+    const warm = memory(gc);
+    const cpu = process.cpuUsage();
+    const measured = options.runs - warmRuns;
+    for (let i = 0; i < measured; i += 1) await runOnce();
+    const used = process.cpuUsage(cpu);
+    const end = memory(gc);
+    const measuredWalls = walls.slice(warmRuns).sort((a, b) => a - b);
+    return {
+      isolation: options.isolation,
+      runs: options.runs,
+      failed,
+      cpuMsPerRun: round((used.user + used.system) / 1000 / Math.max(1, measured)),
+      medianRunMs: round(measuredWalls[Math.floor(measuredWalls.length / 2)] ?? 0),
+      heapUsedMb: { warm: warm.heap, end: end.heap },
+      rssMb: { warm: warm.rss, end: end.rss },
+    };
+  } finally {
+    runIsolation.close();
+    isolated.close();
+    http.close();
+    sink.closeAllConnections();
+    sink.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function exposeGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+function memory(gc: () => void): { heap: number; rss: number } {
+  gc();
+  const usage = process.memoryUsage();
+  return { heap: round(usage.heapUsed / 2 ** 20), rss: round(usage.rss / 2 ** 20) };
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
