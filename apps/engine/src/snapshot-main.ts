@@ -37,11 +37,27 @@ function snapshotBlobPath(): string | undefined {
   return args.find((arg) => arg.startsWith('--snapshot-blob='))?.slice('--snapshot-blob='.length);
 }
 
+/**
+ * `crypto.randomUUID` draws from a pool of random bytes it fills on its first call. Filled while
+ * the blob is built, the pool would be in the blob and every engine started from it would draw
+ * the same UUIDs (the log upload's multipart boundary first). The warm-up run draws past it.
+ */
+async function withoutUuidPool<T>(run: () => Promise<T>): Promise<T> {
+  const crypto = process.getBuiltinModule('node:crypto');
+  const pooled = crypto.randomUUID;
+  crypto.randomUUID = (options) => pooled({ ...options, disableEntropyCache: true });
+  try {
+    return await run();
+  } finally {
+    crypto.randomUUID = pooled;
+  }
+}
+
 if (v8.startupSnapshot.isBuildingSnapshot()) {
   warmUpSchemas();
   v8.startupSnapshot.setDeserializeMainFunction(main);
   // Node takes the snapshot once the event loop is empty, so after this run has finished.
-  void runWarmUpFlow().then(({ result }) => {
+  void withoutUuidPool(runWarmUpFlow).then(({ result }) => {
     // A warm-up that stopped short would leave the engine's path cold: fail the build instead.
     if (result.outcome.status !== 'SUCCEEDED') {
       throw new Error(`the snapshot warm-up run ended ${JSON.stringify(result.outcome)}`);
