@@ -16,6 +16,7 @@ describe('the startup snapshot warm-up run', () => {
       ],
     });
     expect(requests).toEqual(['POST /v1/engine/runs/warm-up/response', 'POST /log']);
+    expect(result.spans?.map((span) => span.name)).toContain('log.upload');
   });
 
   it('leaves no timer, socket or handle behind for the snapshot to hold', async () => {

@@ -43,6 +43,8 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
     pieces: pieces.map((piece) => ({ ...piece, dir: '/warm-up' })),
     logUpload: { ...samples.execute.job.logUpload, maxBytes: 1_000_000 },
     limits: { flowTimeoutMs: 30_000, codeStepTimeoutMs: 5_000, codeStepMemoryMb: 8 },
+    // Traced, so the run trace's code is compiled too (an untraced run skips it).
+    traceparent: WARM_UP_TRACEPARENT,
   };
   const bundle = FlowBundleSchema.parse({
     ...samples.bundle,
@@ -77,6 +79,8 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
   codeRunner.close();
   return { requests, result };
 }
+
+const WARM_UP_TRACEPARENT = '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01';
 
 /** The pieces the benchmark flow names, as in-process stand-ins with the same shapes. */
 const WARM_UP_PIECES = [
