@@ -18,7 +18,8 @@ import { warmUpSchemaSamples } from './snapshot-warm-up.ts';
 
 /**
  * The benchmark flow, run once while the startup snapshot is built, through the engine's own
- * frame handling, executor, step runner, templates, app client, log upload and code runner.
+ * frame handling, executor, step runner, templates, app client, log upload and code runner,
+ * after the preload a prewarmed spare gets.
  * Node 24 keeps the bytecode of functions compiled before the snapshot is taken (README.md,
  * Startup snapshot), so a fresh engine's first job runs them compiled instead of compiling
  * each on its first call.
@@ -60,6 +61,7 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
     close() {},
   };
   const codeRunner = warmUpCodeRunner();
+  let preloaded = () => {};
   const executor = createFlowExecutor({
     bundles: { load: async () => bundle },
     pieces: {
@@ -71,10 +73,23 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
     },
     codeRunners: { SANDBOX_CODE_ONLY: codeRunner, SANDBOXED: codeRunner, UNSANDBOXED: codeRunner },
     http,
-    log: () => {},
+    log: (_level, msg) => {
+      if (msg === 'preloaded pieces') preloaded();
+    },
   });
   const port = fakePort();
   createEngine({ channel: createIpcChannel(port.port), executor }).start();
+  // First as a prewarmed spare is readied (pieces, the isolate, the app connection), then the job.
+  await new Promise<void>((resolve) => {
+    preloaded = resolve;
+    port.push({
+      version: 1,
+      type: 'preload',
+      pieces: job.pieces,
+      codeStepMemoryMb: job.limits.codeStepMemoryMb,
+      appUrl: job.appUrl,
+    });
+  });
   const result = await port.deliver({ version: 1, type: 'execute', requestId: 'warm-up', job });
   codeRunner.close();
   return { requests, result };
@@ -92,9 +107,13 @@ const WARM_UP_PIECES = [
       createAction({
         name: 'return_response',
         description: 'warm-up',
-        input: z.object({ status: z.coerce.number().int().default(200), body: z.unknown() }),
+        input: z.object({
+          status: z.coerce.number().int().default(200),
+          headers: z.record(z.string(), z.string()).default({}),
+          body: z.unknown(),
+        }),
         async run(input, ctx) {
-          const response = { status: input.status, headers: {}, body: input.body };
+          const response = { status: input.status, headers: input.headers, body: input.body };
           await ctx.respond(response);
           return response;
         },
@@ -143,7 +162,11 @@ function warmUpCodeRunner(): CodeRunner {
 }
 
 /** An IPC port that hands the engine one frame and resolves with the result it sends back. */
-function fakePort(): { port: IpcPort; deliver(frame: WorkerToEngine): Promise<ExecuteResult> } {
+function fakePort(): {
+  port: IpcPort;
+  push(frame: WorkerToEngine): void;
+  deliver(frame: WorkerToEngine): Promise<ExecuteResult>;
+} {
   let listener: ((frame: unknown) => void) | undefined;
   let answer: ((result: ExecuteResult) => void) | undefined;
   const port: IpcPort = {
@@ -157,13 +180,15 @@ function fakePort(): { port: IpcPort; deliver(frame: WorkerToEngine): Promise<Ex
     },
     onDisconnect() {},
   };
+  // Through JSON, as a frame arrives over IPC.
+  const push = (frame: WorkerToEngine) => listener?.(JSON.parse(JSON.stringify(frame)));
   return {
     port,
+    push,
     deliver: (frame) =>
       new Promise((resolve) => {
         answer = resolve;
-        // Through JSON, as a frame arrives over IPC.
-        listener?.(JSON.parse(JSON.stringify(frame)));
+        push(frame);
       }),
   };
 }
