@@ -10,6 +10,7 @@ import {
   DOCKER_DIR,
   defaultAsString,
   knownVariables,
+  PROCESS_SCHEMAS,
   type ProcessName,
   parseEnvFile,
   readText,
@@ -25,6 +26,7 @@ import {
 
 interface Service {
   image?: string;
+  profiles?: string[];
   build?: { context: string; dockerfile: string; target: string };
   command?: string[];
   /** A null value passes the variable through from docker/.env or the shell (unset stays unset). */
@@ -41,6 +43,10 @@ interface ComposeFile {
 }
 
 const raw = readYaml(`${DOCKER_DIR}/docker-compose.yml`) as ComposeFile;
+/** The override that puts the apps behind the optional pgbouncer service. */
+const pooledOverride = readYaml(`${DOCKER_DIR}/docker-compose.pgbouncer.yml`) as {
+  services: Record<string, Service>;
+};
 const envExample = parseEnvFile(readText(`${DOCKER_DIR}/.env.example`));
 const SECRET_NAME = /PASSWORD|SECRET|TOKEN|API_KEY|ACCESS_KEY/;
 
@@ -153,6 +159,7 @@ describe('docker-compose.yml', () => {
         postgres: 'postgres:17',
         redis: 'redis:7.4',
         s3: 'versity/versitygw:v1.8.0',
+        pgbouncer: 'edoburu/pgbouncer:v1.25.2-p0',
         app: 'flowbox-app:latest',
         'worker-token': 'flowbox-app:latest',
         worker: 'flowbox-worker:latest',
@@ -235,5 +242,93 @@ describe('docker-compose.yml', () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own interpolation syntax
     expect(worker?.deploy?.replicas).toBe('${WORKER_REPLICAS:-2}');
     expect(worker?.deploy?.resources?.limits).toEqual({ cpus: '0.5', memory: '1g' });
+  });
+});
+
+/** `docker compose -f a -f b`: mappings merge key by key, anything else in b replaces a's. */
+function mergeCompose(base: unknown, override: unknown): unknown {
+  const isMap = (node: unknown): node is Record<string, unknown> =>
+    typeof node === 'object' && node !== null && !Array.isArray(node);
+  if (!isMap(base) || !isMap(override)) return structuredClone(override);
+  const merged: Record<string, unknown> = structuredClone(base);
+  for (const [key, value] of Object.entries(override))
+    merged[key] = key in merged ? mergeCompose(merged[key], value) : structuredClone(value);
+  return merged;
+}
+
+describe('the optional pgbouncer service and docker-compose.pgbouncer.yml', () => {
+  const pooled = mergeCompose(raw, pooledOverride) as ComposeFile;
+
+  it('leaves a plain `up` unchanged: only pgbouncer has a profile, and nothing depends on it', () => {
+    const withProfiles = Object.entries(raw.services).filter(([, service]) => service.profiles !== undefined);
+    expect(withProfiles.map(([name, service]) => [name, service.profiles])).toEqual([
+      ['pgbouncer', ['pgbouncer']],
+    ]);
+    for (const service of Object.values(raw.services))
+      expect(service.depends_on ?? {}).not.toHaveProperty('pgbouncer');
+  });
+
+  it('pools the compose postgres in transaction mode, as its user and database', () => {
+    const rendered = interpolate(raw, operatorEnv()) as ComposeFile;
+    const pooler = rendered.services.pgbouncer?.environment ?? {};
+    const postgres = rendered.services.postgres?.environment ?? {};
+    expect(pooler.POOL_MODE).toBe('transaction');
+    expect(pooler.DB_HOST).toBe('postgres');
+    expect(pooler.DB_USER).toBe(postgres.POSTGRES_USER);
+    expect(pooler.DB_NAME).toBe(postgres.POSTGRES_DB);
+    expect(pooler.DB_PASSWORD).toBe(postgres.POSTGRES_PASSWORD);
+    // postgres answers TCP logins with SCRAM; the pooler can only answer it holding the password.
+    expect(pooler.AUTH_TYPE).toBe('scram-sha-256');
+    const maxConnections = Number(
+      /max_connections=(\d+)/.exec(rendered.services.postgres?.command?.join(' ') ?? '')?.[1],
+    );
+    expect(Number(pooler.DEFAULT_POOL_SIZE)).toBeLessThan(maxConnections);
+    expect(raw.services.pgbouncer?.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(raw.services.pgbouncer?.healthcheck?.test?.length).toBeGreaterThan(0);
+  });
+
+  it('points the app, and nothing else, at the pooler with prepared statements off', () => {
+    expect(Object.keys(pooledOverride.services)).toEqual(['app']);
+    const env = operatorEnv();
+    const rendered = interpolate(pooled, env) as ComposeFile;
+    const app = rendered.services.app?.environment ?? {};
+    const pooler = rendered.services.pgbouncer?.environment ?? {};
+    const url = new URL(app.DATABASE_URL ?? '');
+    expect({ host: url.hostname, port: url.port || '5432' }).toEqual({
+      host: 'pgbouncer',
+      port: pooler.LISTEN_PORT ?? '5432',
+    });
+    expect(url.username).toBe(pooler.DB_USER);
+    expect(decodeURIComponent(url.password)).toBe(pooler.DB_PASSWORD);
+    expect(url.pathname).toBe(`/${pooler.DB_NAME}`);
+    const prepared = PROCESS_SCHEMAS.app.shape.DATABASE_PREPARED_STATEMENTS;
+    expect(prepared?.parse(app.DATABASE_PREPARED_STATEMENTS)).toBe(false);
+    // Whatever docker/.env says: named statements cannot cross a transaction-mode pooler.
+    env.set('DATABASE_PREPARED_STATEMENTS', 'true');
+    expect(
+      (interpolate(pooled, env) as ComposeFile).services.app?.environment?.DATABASE_PREPARED_STATEMENTS,
+    ).toBe('false');
+    expect(pooled.services.app?.depends_on).toEqual({
+      postgres: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+      s3: { condition: 'service_healthy' },
+      pgbouncer: { condition: 'service_healthy' },
+    });
+    // Without the override the app talks to postgres itself, with its default.
+    const direct = (interpolate(raw, operatorEnv()) as ComposeFile).services.app?.environment ?? {};
+    expect(new URL(direct.DATABASE_URL ?? '').hostname).toBe('postgres');
+    expect(prepared?.parse(direct.DATABASE_PREPARED_STATEMENTS)).toBe(true);
+  });
+
+  it('is valid once merged, reads only listed variables and demands its secret', () => {
+    const schema = JSON.parse(readText(`${DOCKER_DIR}/test/schemas/compose-spec.json`)) as object;
+    const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
+    expect(validate(interpolate(pooled, operatorEnv())), JSON.stringify(validate.errors, null, 2)).toBe(true);
+    const uses = allStrings(pooledOverride).flatMap(variableUses);
+    expect(uses.map((use) => use.name).filter((name) => !envExample.has(name))).toEqual([]);
+    for (const use of uses.filter((u) => SECRET_NAME.test(u.name))) expect(use.operator).toBe(':?');
+    const env = operatorEnv();
+    env.delete('POSTGRES_PASSWORD');
+    expect(() => interpolate(pooledOverride, env)).toThrow('POSTGRES_PASSWORD');
   });
 });

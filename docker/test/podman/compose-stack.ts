@@ -20,14 +20,24 @@ export interface ContainerState {
 export class ComposeStack {
   readonly project: string;
   readonly env: Record<string, string>;
+  /** docker-compose.yml, then any override files given after it (`-f a -f b`). */
+  readonly files: string[];
 
-  constructor(project: string, env: Record<string, string>) {
+  constructor(project: string, env: Record<string, string>, overrides: string[] = []) {
     this.project = project;
     this.env = env;
+    this.files = [COMPOSE_FILE, ...overrides];
+  }
+
+  /** The same project with `file` (relative to docker/) given after the files it has. */
+  withOverride(file: string): ComposeStack {
+    const path = fileURLToPath(new URL(`../../${file}`, import.meta.url));
+    return new ComposeStack(this.project, this.env, [...this.files.slice(1), path]);
   }
 
   compose(args: string[], env: Record<string, string> = {}) {
-    return run('podman-compose', ['-p', this.project, '-f', COMPOSE_FILE, ...args], {
+    const files = this.files.flatMap((file) => ['-f', file]);
+    return run('podman-compose', ['-p', this.project, ...files, ...args], {
       env: { ...this.env, ...env },
     });
   }

@@ -23,6 +23,8 @@ const COREPACK_VERSION = '0.36.0';
 export interface StandinImages {
   node: string;
   postgres: string;
+  /** edoburu/pgbouncer's stand-in, for the compose file's optional pooler. */
+  pgbouncer: string;
   redis: string;
   versitygw: string;
 }
@@ -72,6 +74,12 @@ export async function canRunContainers(log: (line: string) => void): Promise<boo
 export async function ensureStandinImages(sources: StandinSources): Promise<StandinImages> {
   const base = await ensureDebianBase(sources.log);
   const corepack = await corepackPackage();
+  const postgres = await ensureImage(
+    'postgres',
+    base,
+    { 'postgres-entrypoint.sh': join(STANDINS_DIR, 'postgres-entrypoint.sh') },
+    sources.log,
+  );
   return {
     node: await ensureImage(
       'node',
@@ -79,10 +87,12 @@ export async function ensureStandinImages(sources: StandinSources): Promise<Stan
       { node: sources.nodeBinary, corepack, 'host-ca.crt': sources.caBundle },
       sources.log,
     ),
-    postgres: await ensureImage(
-      'postgres',
-      base,
-      { 'postgres-entrypoint.sh': join(STANDINS_DIR, 'postgres-entrypoint.sh') },
+    postgres,
+    // On the postgres stand-in: its postgres user and pg_isready are what the pooler needs.
+    pgbouncer: await ensureImage(
+      'pgbouncer',
+      postgres,
+      { 'pgbouncer-entrypoint.sh': join(STANDINS_DIR, 'pgbouncer-entrypoint.sh') },
       sources.log,
     ),
     redis: await ensureImage('redis', base, {}, sources.log),
