@@ -5,9 +5,12 @@ import { runCli } from './program.ts';
 /**
  * The `flowbox` entry: reads its settings once, runs one command, exits with its code. Under
  * `pnpm flowbox`, pnpm runs it from the checkout's root; INIT_CWD is where the user typed it.
+ * Only then: any other pnpm script (`pnpm test`) leaves its INIT_CWD in the environment of every
+ * process it starts, and a `flowbox` started by one of those means its own directory.
  */
 async function main(): Promise<number> {
-  const cwd = process.env.INIT_CWD ?? process.cwd();
+  const underPnpmFlowbox = process.env.npm_lifecycle_event === 'flowbox';
+  const cwd = (underPnpmFlowbox ? process.env.INIT_CWD : undefined) ?? process.cwd();
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
   process.once('SIGTERM', () => controller.abort());

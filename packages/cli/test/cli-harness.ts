@@ -73,6 +73,6 @@ export function run(
 export function flowbox(cli: CliStack, args: readonly string[], cwd: string): Promise<Exec> {
   return run(process.execPath, [FLOWBOX_BIN, ...args], {
     cwd,
-    env: { ...process.env, FLOWBOX_URL: cli.url, FLOWBOX_API_KEY: cli.apiKey, INIT_CWD: cwd },
+    env: { ...process.env, FLOWBOX_URL: cli.url, FLOWBOX_API_KEY: cli.apiKey },
   });
 }
