@@ -13,7 +13,7 @@ import { crypto } from './web-crypto.ts';
  */
 // zod compiles a parser per object schema (new Function) on its first parse: in an isolate that
 // lives for one run that is every run, for each piece's input schema. Its plain parser costs
-// less here (measure-isolate-runs.ts: about 0.5 ms of CPU per run of the seeded flow).
+// less here (measure-isolate-runs.ts: up to 0.5 ms of CPU per run of the seeded flow).
 config({ jitless: true });
 const target = globalThis as Record<string, unknown>;
 const globals: Record<string, unknown> = {
