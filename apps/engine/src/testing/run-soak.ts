@@ -66,11 +66,7 @@ export async function soakRuns(options: {
       codeRunners: { SANDBOX_CODE_ONLY: isolated, SANDBOXED: isolated, UNSANDBOXED: createNodeVmRunner() },
       http,
       log: () => {},
-      runIsolation: createRunIsolation({
-        library: isolated.library,
-        log: () => {},
-        onCatastrophicError: () => {},
-      }),
+      runIsolation,
     });
     const artifacts = await prepareEngineArtifacts(dir, SEEDED_FLOW);
     const job: EngineJob = makeEngineJob(url, `${url}/s3/logs/run.json`, {
