@@ -1,16 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type RunStatus, RunStatusSchema } from '@flowbox/protocol';
 import { type ApiClient, unwrap } from '../api/client.ts';
 import { type RunSummary, renderRun, runLine, table } from '../render/run-render.ts';
 
-export const RUN_STATUSES = [
-  'QUEUED',
-  'RUNNING',
-  'SUCCEEDED',
-  'FAILED',
-  'TIMEOUT',
-  'INTERNAL_ERROR',
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+/** The statuses `runs list --status` offers: the protocol's own list. */
+export const RUN_STATUSES = RunStatusSchema.options;
+export type { RunStatus };
 
 const FINAL: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR']);
 
