@@ -351,9 +351,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      // Six steps (seven with tracing), each bounded by its share of the grace period, so the
-      // whole close fits in it whatever hangs (what is left of a step goes on unobserved), and
-      // each is timed in the log.
+      // Six steps (seven with tracing), each bounded by its share of the grace period so the
+      // whole close fits in it whatever hangs, and each timed in the log.
       const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 6 : 7);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
