@@ -71,6 +71,8 @@ export interface RunView {
   provisioning: Record<string, unknown> | null;
   rerunOf: string | null;
   reruns: string[];
+  createdAt: string;
+  startedAt: string | null;
 }
 
 /** Calls the management API with the test API key. */

@@ -127,8 +127,7 @@ describe('one flow does not starve the others', () => {
       const answer = await postWebhook(fault.url, 'benchmark');
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ result: 6 });
-      // A deadline, not a timing: well before the caller's own timeout.
-      expect(answer.ms).toBeLessThan((WEBHOOK_TIMEOUT_S * 1000) / 2);
+      // Before the caller's own timeout (a 504 otherwise): the second worker was free.
       loaded.push(answer.ms);
     }
 
@@ -267,7 +266,7 @@ describe('one worker: another flow waits for the run in progress, not for the ba
     await fault?.close();
   });
 
-  it('answers the benchmark flow behind ten looping runs within one step timeout or so, and runs no looping run for a caller that left', async () => {
+  it('answers the benchmark flow behind ten looping runs after at most one more of them, and runs no looping run for a caller that left', async () => {
     const unloaded = await postWebhook(fault.url, 'benchmark');
     expect(unloaded.status).toBe(200);
     const storm = Array.from({ length: 10 }, () =>
@@ -286,9 +285,9 @@ describe('one worker: another flow waits for the run in progress, not for the ba
     };
     await waitUntil(async () => (await spinsRuns()).length === 10, 10_000, 'ten looping runs accepted');
     const behind = await postWebhook(fault.url, 'benchmark');
+    // Ten looping runs take ten step timeouts, longer than the webhook timeout: behind all of
+    // them (first in, first out) this caller would get a 504.
     expect(behind.status).toBe(200);
-    // Ten looping runs take ten step timeouts; this one waited for at most about one of them.
-    expect(behind.ms).toBeLessThan((WEBHOOK_TIMEOUT_S * 1000) / 2);
 
     const answers = await Promise.all(storm);
     const lastAnswer = performance.now();
@@ -300,9 +299,21 @@ describe('one worker: another flow waits for the run in progress, not for the ba
     const ran = [...final.values()].filter((run) => run.error?.code === 'CODE_STEP_TIMEOUT').length;
     // Callers leave at the webhook timeout: the runs not started by then never run.
     expect(ran).toBeLessThan(10);
+    // Order, not time: once it was accepted, it waited for the looping run in progress, not for
+    // the backlog: no looping run started between its acceptance and its start (one, if the
+    // worker was being handed its next job at the very moment it was accepted).
+    const benchmarkRun = await fault.getRun(behind.runId ?? '');
+    const { createdAt } = benchmarkRun;
+    const startedAt = benchmarkRun.startedAt ?? '';
+    expect(startedAt).not.toBe('');
+    const startedWhileItWaited = [...final.values()].filter(
+      (run) => run.startedAt !== null && run.startedAt > createdAt && run.startedAt < startedAt,
+    ).length;
+    expect(startedWhileItWaited).toBeLessThanOrEqual(1);
     report('looping-flow storm, 1 worker, no per-flow bounds', {
       unloadedMs: Math.round(unloaded.ms),
       behindTenLoopingRunsMs: Math.round(behind.ms),
+      loopingRunsStartedWhileItWaited: startedWhileItWaited,
       stormAnswers: countBy(answers.map((answer) => String(answer.status))),
       runs: tally(final.values()),
       workBeyondLastCallerS: seconds(Math.max(0, performance.now() - lastAnswer)),
