@@ -1,24 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import type { RunJobData } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testNamespace } from '../../../test/fixtures.ts';
 import { JobBroker, type LeasedJob } from '../src/queue/job-broker.ts';
 import { RunQueue } from '../src/queue/run-queue.ts';
+import { runJobData } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 
-const job = (flowId: string): RunJobData => ({
-  version: 1,
-  type: 'run-flow',
-  runId: randomUUID(),
-  flowId,
-  flowVersionId: `${flowId}-v1`,
-  trigger: { method: 'POST', headers: {}, query: {}, body: {}, rawBody: '{}', rawBodyEncoding: 'utf8' },
-  syncInstanceId: null,
-  acceptedAt: Date.now(),
-});
+const job = runJobData;
 
 // The queue and the broker on real Redis: jobs leave by their run's rank within its flow, so a
 // flow's backlog does not hold back another flow's run (issue 26, item 3).

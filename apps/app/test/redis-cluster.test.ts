@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import type { RunJobData } from '@flowbox/protocol';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../../../packages/local-services/src/index.ts';
@@ -10,21 +9,13 @@ import { runQueueNames, shardOf } from '../src/queue/queue-shards.ts';
 import { RunQueue } from '../src/queue/run-queue.ts';
 import { createRedisClient, isCluster, type RedisClient } from '../src/redis/redis-clients.ts';
 import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
+import { runJobData } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHARDS = 4;
 const names = runQueueNames(SHARDS, true);
 
-const job = (flowId: string): RunJobData => ({
-  version: 1,
-  type: 'run-flow',
-  runId: randomUUID(),
-  flowId,
-  flowVersionId: `${flowId}-v1`,
-  trigger: { method: 'POST', headers: {}, query: {}, body: {}, rawBody: '{}', rawBodyEncoding: 'utf8' },
-  syncInstanceId: null,
-  acceptedAt: Date.now(),
-});
+const job = runJobData;
 
 /** A flow id of each shard (the first `flow-<n>` that hashes there). */
 const flowOfShard = Array.from({ length: SHARDS }, (_, shard) => {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import type { TriggerPayload } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestPglite } from '../../../test/fixtures.ts';
 import { createConnectionsRepository } from '../src/connections/connections-repository.ts';
@@ -10,17 +9,11 @@ import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
+import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const SHA = 'a'.repeat(64);
-const TRIGGER: TriggerPayload = {
-  method: 'POST',
-  body: { n: 1 },
-  rawBody: null,
-  rawBodyEncoding: 'utf8',
-  headers: {},
-  query: {},
-};
+const TRIGGER = TEST_TRIGGER;
 
 // One contract, two adapters: a real Postgres server and embedded PGlite behind pglite-socket.
 describe.each([

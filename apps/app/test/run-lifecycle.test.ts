@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@flowbox/node-kit';
-import { BENCHMARK_FLOW, failedOutcome, type StepResult, type TriggerPayload } from '@flowbox/protocol';
+import { BENCHMARK_FLOW, failedOutcome, type StepResult } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
@@ -15,17 +15,11 @@ import { RunProgressStore } from '../src/runs/run-progress-store.ts';
 import { RunSweeper } from '../src/runs/run-sweeper.ts';
 import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
 import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
+import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const INSTANCE = 'app-under-test';
-const TRIGGER: TriggerPayload = {
-  method: 'POST',
-  body: { n: 1 },
-  rawBody: null,
-  rawBodyEncoding: 'utf8',
-  headers: {},
-  query: {},
-};
+const TRIGGER = TEST_TRIGGER;
 
 const step = (name: string): StepResult => ({
   name,
