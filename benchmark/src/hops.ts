@@ -9,8 +9,8 @@ import { ascending, mean, percentile } from './stats.ts';
  */
 export const CALLER_HOPS = [
   ['accepted → enqueue begins (flow lookup, run row INSERT)', 'webhook.start', 'enqueue.start'],
-  ['enqueue (BullMQ add)', 'enqueue.start', 'enqueue.end'],
-  ['enqueued → a worker’s lease (queue wait)', 'enqueue.end', 'dispatch.start'],
+  ['enqueue (BullMQ add, or the handoff to a waiting worker)', 'enqueue.start', 'enqueue.end'],
+  ['enqueued → a worker’s lease (queue wait; handed: the poll resumes)', 'enqueue.end', 'dispatch.start'],
   ['dispatch (lease, RUNNING, token, presigned URLs)', 'dispatch.start', 'dispatch.end'],
   ['handed → the worker has the job (socket.io)', 'dispatch.end', 'job.start'],
   ['worker → engine starts the flow (provision, IPC)', 'job.start', 'engine.run.start'],

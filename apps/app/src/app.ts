@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { type Logger, waitAtMost } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
-import type { FastifyInstance } from 'fastify';
 import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
 import type { AppConfig } from './env.ts';
+import type { FlowboxApp } from './flowbox-app.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
 import { createFlowsRepository } from './flows/flows-repository.ts';
 import { withPublishedFlowCache } from './flows/published-flow-cache.ts';
@@ -19,7 +19,7 @@ import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { registerInspector } from './http/inspector-routes.ts';
-import { type ApiRoute, registerOpenApi } from './http/openapi.ts';
+import { registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
 import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
@@ -33,6 +33,7 @@ import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
+import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
@@ -48,42 +49,7 @@ import { checkStores, pingRedis } from './store-check.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
 import { TokenService } from './tokens.ts';
 
-export interface FlowboxApp {
-  readonly http: FastifyInstance;
-  /** Every route registered, as the OpenAPI document should show them. */
-  readonly routes: readonly ApiRoute[];
-  readonly tokens: TokenService;
-  readonly instanceId: string;
-  /**
-   * First start step: Postgres, Redis and S3 each answer one request, or the start fails with
-   * one line per store that did not, naming its variable (StoreUnreachableError).
-   */
-  checkStores(): Promise<void>;
-  /** Start step: applies the database migrations (under a lock, so apps may race). */
-  migrate(): Promise<void>;
-  /**
-   * Start step, after the migrations: fails naming CONNECTIONS_KEY when connections exist that
-   * the configured keys cannot open; seals again under CONNECTIONS_KEY those sealed under
-   * CONNECTIONS_KEY_PREVIOUS.
-   */
-  checkConnectionKeys(): Promise<void>;
-  /**
-   * Start step: creates the bucket if missing and publishes the built-in pieces through the
-   * registry (as POST /v1/pieces would, with its checks; idempotent, so apps may race).
-   */
-  publishPieces(): Promise<void>;
-  /** Start step, only where asked (SEED_BENCHMARK_FLOW): creates and publishes the benchmark flow. */
-  seedBenchmarkFlow(): Promise<void>;
-  /** Connects Redis, starts the queue side and the worker gateway, listens; resolves with the URL. */
-  listen(): Promise<string>;
-  /**
-   * First step of a shutdown: reports not ready and answers with `connection: close` from now
-   * on, but goes on serving for SHUTDOWN_DRAIN_SECONDS, so a load balancer stops sending here
-   * before anything closes and no client reuses a socket about to close.
-   */
-  drain(): Promise<void>;
-  close(): Promise<void>;
-}
+export type { FlowboxApp } from './flowbox-app.ts';
 
 /**
  * Builds one app instance from its config. Building has no
@@ -221,12 +187,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   let gateway: WorkerGateway | null = null;
 
   registerHealthRoutes(http, {
-    database: async () => {
-      await pool.query('SELECT 1');
-    },
-    redis: async () => {
-      await producerRedis.ping();
-    },
+    database: async () => void (await pool.query('SELECT 1')),
+    redis: async () => void (await producerRedis.ping()),
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
     draining: () => draining,
   });
@@ -235,6 +197,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   registerWebhookRoutes(http, {
     flows,
     lifecycle,
+    handoff: new RunHandoff({
+      queue,
+      broker,
+      direct: config.QUEUE_DIRECT_HANDOFF,
+      redisDown: () => outage.down,
+    }),
     queue,
     hub,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
@@ -330,6 +298,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         queueCounts: () => queue.counts(),
         connectedWorkers: () => liveGateway.connectedWorkers,
         busyWorkers: () => liveGateway.busyWorkers,
+        waitingWorkers: () => broker.waitingPolls,
         syncCallersWaiting: () => hub.waiting,
       });
       await http.listen({ host: config.HOST, port: config.PORT });

@@ -156,6 +156,11 @@ export const AppEnvSchema = z.object({
   RUN_LOG_MAX_BYTES: envFields
     .positiveInt(10_485_760)
     .describe('Largest run log an engine may upload to S3.'),
+  QUEUE_DIRECT_HANDOFF: envFields
+    .boolean(true)
+    .describe(
+      "A webhook accepted while one of this app's workers waits for a job hands the run to it at once, not through the BullMQ queue (nothing waits in the queue then, so no run is overtaken); its row in Postgres stays its durable record. `false`: every run goes through the queue.",
+    ),
   WORKER_POLL_SECONDS: envFields
     .positiveInt(10)
     .describe("How long a worker's poll waits for a job before it is answered `idle`."),

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler }
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
+import type { RunHandoff } from '../queue/run-handoff.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
@@ -36,7 +37,10 @@ const HOP_BY_HOP = new Set([
 export interface WebhookDeps {
   flows: FlowsRepository;
   lifecycle: RunLifecycle;
-  queue: RunQueue;
+  /** Where a run goes once accepted: a waiting worker, or the queue. */
+  handoff: RunHandoff;
+  /** For a run whose caller left before it started: its job leaves the queue. */
+  queue: Pick<RunQueue, 'remove'>;
   hub: SyncResponseHub;
   webhookTimeoutMs: number;
   /** Deepest nesting a webhook body may have (WEBHOOK_MAX_DEPTH). */
@@ -185,7 +189,9 @@ async function accept(
       ? undefined
       : deps.tracer?.startSpan('enqueue', { parent: traceparent, kind: 'producer' });
   try {
-    await deps.queue.add(job, accepted.rank);
+    const submitted = await deps.handoff.submit(job, accepted.rank);
+    enqueue?.setAttribute('flowbox.enqueue.direct', submitted === 'handed');
+    deps.metrics.runSubmitted(submitted);
   } catch (error) {
     waiter?.cancel();
     enqueue?.fail(serializeError(error));

@@ -7,6 +7,8 @@ export interface AppMetricsSources {
   queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
   connectedWorkers(): number;
   busyWorkers(): number;
+  /** Workers of this app with a poll out: idle, ready for a run handed to them directly. */
+  waitingWorkers(): number;
   syncCallersWaiting(): number;
 }
 
@@ -23,6 +25,7 @@ const ANATOMY_PARTS = ['queueMs', 'provisionMs', 'bootMs', 'runMs', 'logPersistM
 export class AppMetrics {
   readonly registry = new Registry();
   readonly #runsAccepted: Counter;
+  readonly #runsSubmitted: Counter<'path'>;
   readonly #runsFinished: Counter<'status'>;
   readonly #webhookAnswers: Counter<'status'>;
   readonly #callbacks: Counter<'route' | 'result'>;
@@ -39,6 +42,12 @@ export class AppMetrics {
     this.#runsAccepted = new Counter({
       name: 'flowbox_runs_accepted_total',
       help: 'Runs accepted on this app: by a webhook or a re-run.',
+      registers,
+    });
+    this.#runsSubmitted = new Counter({
+      name: 'flowbox_runs_submitted_total',
+      help: "Webhook runs sent on after acceptance, by path: handed (to one of this app's workers that was waiting, QUEUE_DIRECT_HANDOFF) or queued (BullMQ).",
+      labelNames: ['path'],
       registers,
     });
     this.#runsFinished = new Counter({
@@ -93,6 +102,9 @@ export class AppMetrics {
     });
     this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());
     this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job.', (s) => s.busyWorkers());
+    this.#gaugeOf('flowbox_workers_waiting', 'Workers of this app waiting for a job (a poll out).', (s) =>
+      s.waitingWorkers(),
+    );
     this.#gaugeOf(
       'flowbox_sync_callers_waiting',
       'Sync webhook callers this app holds, waiting for their answer.',
@@ -121,6 +133,10 @@ export class AppMetrics {
 
   runAccepted(): void {
     this.#runsAccepted.inc();
+  }
+
+  runSubmitted(path: 'handed' | 'queued'): void {
+    this.#runsSubmitted.inc({ path });
   }
 
   /**

@@ -44,6 +44,8 @@ const SETTLE_RETRY_STEP_MS = 250;
 interface Shard {
   worker: Worker<RunJobData>;
   waiting: boolean;
+  /** A blocking fetch is out on it: it was empty, and nothing has arrived since (or is arriving). */
+  blocked: boolean;
 }
 
 /**
@@ -97,7 +99,7 @@ export class JobBroker {
         if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'job broker error');
         else this.#logger.error({ err: error }, 'job broker error');
       });
-      return { worker, waiting: false };
+      return { worker, waiting: false, blocked: false };
     });
   }
 
@@ -109,6 +111,11 @@ export class JobBroker {
         this.#logger.error({ err: error }, 'stalled-job checker stopped');
       });
     }
+  }
+
+  /** Polls waiting for a job: idle workers of this app. */
+  get waitingPolls(): number {
+    return this.#polls.length;
   }
 
   /** Resolves with the next job, or null when none came within `timeoutMs` or `signal` aborted. */
@@ -133,6 +140,36 @@ export class JobBroker {
       this.#polls.push(poll);
       this.#pump();
     });
+  }
+
+  /**
+   * Gives the lease `make` builds to the oldest waiting poll, if one waits: a worker is idle and
+   * every shard was empty when its fetch found nothing (a job in any shard wakes it). False when
+   * no poll waits. Only fresh runs come here (RunHandoff); a job that reached a shard in the
+   * same instant as this run waits for the next poll, the one run it can be overtaken by.
+   */
+  offer(make: () => LeasedJob): boolean {
+    if (this.#closed) return false;
+    const poll = this.#polls.shift();
+    if (poll === undefined) return false;
+    poll.resolve(make());
+    return true;
+  }
+
+  /**
+   * The next waiting job, leased, for a worker that finished a job handed to it directly (a
+   * result that asks for the next one). Null at once, with no Redis call, while every shard has
+   * a blocking fetch out: each was empty then and no job has reached it since.
+   */
+  async nextWaiting(): Promise<LeasedJob | null> {
+    if (this.#closed || this.#shards.every((shard) => shard.blocked)) return null;
+    try {
+      const taken = await this.#takeInTurn();
+      return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
+    } catch (error) {
+      this.#logFetchError(error);
+      return null;
+    }
   }
 
   async close(): Promise<void> {
@@ -162,7 +199,7 @@ export class JobBroker {
       const token = randomUUID();
       let job: Job<RunJobData> | undefined;
       try {
-        job = await shard.worker.getNextJob(token, { block: true });
+        job = await this.#blockingFetch(shard, token);
       } catch (error) {
         if (this.#closed) return;
         this.#logFetchError(error);
@@ -219,7 +256,7 @@ export class JobBroker {
     try {
       while (this.#polls.length > 0 && !this.#closed) {
         const token = randomUUID();
-        const job = await shard.worker.getNextJob(token, { block: true });
+        const job = await this.#blockingFetch(shard, token);
         if (job === undefined) continue;
         await this.#handOut(job, token, shard);
         break;
@@ -233,6 +270,15 @@ export class JobBroker {
       shard.waiting = false;
     }
     if (this.#polls.length > 0 && !this.#closed) this.#pump();
+  }
+
+  async #blockingFetch(shard: Shard, token: string): Promise<Job<RunJobData> | undefined> {
+    shard.blocked = true;
+    try {
+      return await shard.worker.getNextJob(token, { block: true });
+    } finally {
+      shard.blocked = false;
+    }
   }
 
   /** Gives a fetched job to the oldest poll; false when no poll is left (the job went back). */

@@ -43,11 +43,15 @@ export class RunQueue {
     );
   }
 
-  /** `rank`: the run's place in its flow's queue (1: none of its flow waits before it). */
-  async add(data: RunJobData, rank = 1): Promise<void> {
+  /**
+   * `rank`: the run's place in its flow's queue (1: none of its flow waits before it). `delayMs`:
+   * not before then (a retry, a run whose flow is at its cap).
+   */
+  async add(data: RunJobData, rank = 1, options: { delayMs?: number } = {}): Promise<void> {
     try {
       await this.#shardOf(data.flowId).add('run', data, {
         jobId: data.runId,
+        ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
         priority: Math.min(Math.max(1, rank), MAX_PRIORITY),
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
         // crash that takes the worker's machine down is not retried into the same state.

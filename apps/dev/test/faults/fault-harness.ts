@@ -343,23 +343,10 @@ export function startLoad(options: {
   };
 }
 
+export { waitUntil } from '../../../../test/wait.ts';
 export type { Beacon, Checkpoint } from './beacon.ts';
-
 // Process inspection (/proc) lives in processes.ts; the tests import it from here too.
 export * from './processes.ts';
-
-/** Waits for a condition, checking every 50 ms; throws with `what` past the deadline. */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  deadlineMs: number,
-  what: string,
-) {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${deadlineMs} ms`);
-    await delay(50);
-  }
-}
 
 /** Seconds with one decimal, for the figures the tests print. */
 export function seconds(ms: number): number {

@@ -1,0 +1,149 @@
+import type { DispatchedJob, JobResultAck, PollReply } from '@flowbox/protocol';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { io, type Socket } from 'socket.io-client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { promSample } from '../../../test/prometheus.ts';
+import { waitUntil } from '../../../test/wait.ts';
+import type { FlowboxApp } from '../src/app.ts';
+import type { AppConfig } from '../src/env.ts';
+import { RUN_QUEUE_NAME } from '../src/queue/run-queue.ts';
+import { getRun, postJson, startTestApp } from './app-harness.ts';
+
+/**
+ * A webhook accepted while a worker of this app waits for a job goes to that worker directly
+ * (QUEUE_DIRECT_HANDOFF): no BullMQ job exists for it. What sends the run on again (a retry)
+ * goes through the queue. Real Postgres and Redis; the worker is a socket.io client.
+ */
+describe.each([
+  { direct: true, path: 'handed' },
+  { direct: false, path: 'queued' },
+])('QUEUE_DIRECT_HANDOFF=$direct', ({ direct, path }) => {
+  let app: FlowboxApp;
+  let url: string;
+  let config: AppConfig;
+  let redis: Redis;
+  let inspect: Queue;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    ({ app, url, config } = await startTestApp({ QUEUE_DIRECT_HANDOFF: String(direct) }));
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix: config.REDIS_PREFIX });
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.disconnect();
+  });
+  afterAll(async () => {
+    await inspect.close();
+    redis.disconnect();
+    await app.close();
+  });
+
+  const scrape = async () => (await fetch(`${url}/metrics`)).text();
+
+  async function waitingWorker(name: string): Promise<{ socket: Socket; job: Promise<DispatchedJob> }> {
+    const socket = io(url, {
+      auth: { token: app.tokens.signWorkerToken(name, 60) },
+      transports: ['websocket'],
+      reconnection: false,
+    });
+    sockets.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+    const before = promSample(await scrape(), 'flowbox_workers_waiting') ?? 0;
+    const job = socket
+      .timeout(10_000)
+      .emitWithAck('poll', { version: 1, type: 'poll', workerId: name })
+      .then((reply: PollReply) => {
+        if (reply.type !== 'job') throw new Error(`expected a job, got ${JSON.stringify(reply)}`);
+        return reply.job;
+      });
+    // The poll is out once the app counts it: a webhook from now on finds this worker waiting.
+    await waitUntil(
+      async () => (promSample(await scrape(), 'flowbox_workers_waiting') ?? 0) > before,
+      5_000,
+      'the worker waiting',
+    );
+    return { socket, job };
+  }
+
+  const succeeded = (job: DispatchedJob) => ({
+    version: 1,
+    type: 'job-result',
+    workerId: 'w1',
+    jobId: job.jobId,
+    runId: job.runId,
+    outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
+    timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
+  });
+
+  it(`${path}: the run reaches the waiting worker, ${direct ? 'with no job in Redis' : 'through a BullMQ job'}`, async () => {
+    const submittedBefore = promSample(await scrape(), `flowbox_runs_submitted_total{path="${path}"}`) ?? 0;
+    const worker = await waitingWorker('w1');
+    const accepted = await postJson(`${url}/v1/webhooks/benchmark`, {});
+    expect(accepted.status).toBe(202);
+    const { runId } = (await accepted.json()) as { runId: string };
+    const job = await worker.job;
+    expect(job.runId).toBe(runId);
+    expect(await getRun(url, runId)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    expect((await inspect.getJob(runId)) === undefined).toBe(direct);
+
+    const ack = (await worker.socket
+      .timeout(5_000)
+      .emitWithAck('job-result', succeeded(job))) as JobResultAck;
+    expect(ack).toMatchObject({ type: 'ok' });
+    expect(await getRun(url, runId)).toMatchObject({ status: 'SUCCEEDED' });
+    const after = await scrape();
+    expect(promSample(after, `flowbox_runs_submitted_total{path="${path}"}`)).toBe(submittedBefore + 1);
+    // Nothing was left behind in the queue.
+    expect(await inspect.getWaitingCount()).toBe(0);
+    expect(await inspect.getActiveCount()).toBe(0);
+  });
+
+  it(`${path}: a run whose worker is lost is retried through the queue, a second later`, async () => {
+    const first = await waitingWorker('w1');
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    const job = await first.job;
+    first.socket.disconnect();
+    // The retry waits in the queue (delayed) with its first attempt counted.
+    await waitUntil(
+      async () => (await inspect.getJob(job.runId))?.isDelayed() ?? false,
+      5_000,
+      'the retry queued',
+    );
+    const second = await waitingWorker('w2');
+    const retried = await second.job;
+    expect(retried.runId).toBe(job.runId);
+    expect(await getRun(url, job.runId)).toMatchObject({ status: 'RUNNING', attempts: 2 });
+    const ack = (await second.socket
+      .timeout(5_000)
+      .emitWithAck('job-result', succeeded(retried))) as JobResultAck;
+    expect(ack).toMatchObject({ type: 'ok' });
+    // The sync caller waited across both attempts; the run ended without a response step here.
+    expect((await pending).status).toBe(500);
+    expect(await getRun(url, job.runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+  });
+
+  it(`${path}: a finished direct run's worker gets the next queued job with its result's ack`, async () => {
+    const worker = await waitingWorker('w1');
+    const first = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
+    const job = await worker.job;
+    expect(job.runId).toBe(first.runId);
+    // No poll waits now: the next run is queued.
+    const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
+    expect(await inspect.getJob(second.runId)).toBeDefined();
+    const ack = (await worker.socket
+      .timeout(5_000)
+      .emitWithAck('job-result', { ...succeeded(job), wantsNext: true })) as JobResultAck;
+    if (ack.type !== 'ok' || ack.job === undefined)
+      throw new Error(`expected a job, got ${JSON.stringify(ack)}`);
+    expect(ack.job.runId).toBe(second.runId);
+    const done = (await worker.socket
+      .timeout(5_000)
+      .emitWithAck('job-result', succeeded(ack.job))) as JobResultAck;
+    expect(done).toMatchObject({ type: 'ok' });
+  });
+});
