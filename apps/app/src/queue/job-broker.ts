@@ -161,12 +161,18 @@ export class JobBroker {
    * result that asks for the next one). Null at once, with no Redis call, while every shard has
    * a blocking fetch out: each was empty then and no job has reached it since.
    */
-  async nextWaiting(): Promise<LeasedJob | null> {
-    if (this.#closed || this.#shards.every((shard) => shard.blocked)) return null;
+  nextWaiting(): Promise<LeasedJob | null> {
+    if (this.#closed || this.#shards.every((shard) => shard.blocked)) return Promise.resolve(null);
+    return this.#leaseInTurn();
+  }
+
+  /** The next job from the shards in turn, leased; null when none waits or Redis failed (logged). */
+  async #leaseInTurn(): Promise<LeasedJob | null> {
     try {
       const taken = await this.#takeInTurn();
       return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
     } catch (error) {
+      // Whatever was settled stays so; the worker polls for its next job instead (a node may be down).
       this.#logFetchError(error);
       return null;
     }
@@ -358,17 +364,8 @@ export class JobBroker {
     };
     // With shards, the next job comes from the shards in turn, not from this one's backlog.
     const sharded = this.#shards.length > 1;
-    const nextInTurn = async (fetchNext: boolean): Promise<LeasedJob | null> => {
-      if (!fetchNext || this.#closed) return null;
-      try {
-        const taken = await this.#takeInTurn();
-        return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
-      } catch (error) {
-        // The job is settled; its worker polls for the next one instead (a shard's node may be down).
-        this.#logFetchError(error);
-        return null;
-      }
-    };
+    const nextInTurn = (fetchNext: boolean): Promise<LeasedJob | null> =>
+      !fetchNext || this.#closed ? Promise.resolve(null) : this.#leaseInTurn();
     return {
       jobId,
       data: parsed.value,
