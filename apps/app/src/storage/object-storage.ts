@@ -6,8 +6,8 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { PostPolicySigner } from './post-policy-signer.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -42,9 +42,11 @@ export const objectKeys = {
 export class ObjectStorage {
   readonly #client: S3Client;
   readonly #bucket: string;
+  readonly #forms: PostPolicySigner;
 
   constructor(settings: S3Settings) {
     this.#bucket = settings.bucket;
+    this.#forms = new PostPolicySigner(settings);
     this.#client = new S3Client({
       endpoint: settings.endpoint,
       region: settings.region,
@@ -104,15 +106,8 @@ export class ObjectStorage {
     contentType: string,
     maxBytes: number,
     expiresInSeconds: number,
-  ): Promise<PresignedPost> {
-    return createPresignedPost(this.#client, {
-      Bucket: this.#bucket,
-      Key: key,
-      // Every field becomes a condition too, so the content type is pinned.
-      Fields: { 'Content-Type': contentType },
-      Conditions: [['content-length-range', 0, maxBytes]],
-      Expires: expiresInSeconds,
-    });
+  ): PresignedPost {
+    return this.#forms.sign(key, contentType, maxBytes, expiresInSeconds);
   }
 
   /**
