@@ -282,7 +282,7 @@ export class WorkerGateway {
   async #onEngineCallback(frame: unknown, logger: Logger): Promise<CallbackAnswer> {
     const parsed = parseMessage(EngineCallbackFrameSchema, frame);
     if (!parsed.ok) {
-      logger.warn({ reason: parsed.error }, 'dropped an invalid engine callback');
+      logger.warn({ reason: parsed.error }, 'refused an invalid engine callback');
       return callbackRefusal('INVALID_REQUEST', parsed.error);
     }
     const { runId, engineToken, traceparent, report } = parsed.value.callback;
