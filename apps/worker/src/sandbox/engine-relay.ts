@@ -49,7 +49,6 @@ export interface EngineRelayOptions {
 }
 
 interface Admitted {
-  runId: string;
   logUploadUrl: string;
   egress: EgressFetch;
   budget: FetchBudget;
@@ -191,7 +190,6 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     admit(job) {
       admitted?.aborts.abort();
       admitted = {
-        runId: job.runId,
         logUploadUrl: job.logUpload.url,
         ...budgeted(job),
         aborts: new AbortController(),
