@@ -37,6 +37,7 @@ import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
+import { createEngineCallbacks } from './runs/engine-callbacks.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
 import { RunReconciler } from './runs/run-reconciler.ts';
@@ -137,6 +138,15 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
   });
+  // The engine's reports, over HTTP or its worker's socket, are checked and kept the same way.
+  const engineCallbacks = createEngineCallbacks({
+    ended,
+    progress,
+    hub,
+    tokens,
+    tracer,
+    allowedResponseHeaders: parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS),
+  });
   const metrics = new AppMetrics();
   const lifecycle = new RunLifecycle({
     runs,
@@ -220,15 +230,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
-  registerEngineRoutes(http, {
-    ended,
-    progress,
-    hub,
-    tokens,
-    bodyLimit: messageLimit,
-    tracer,
-    allowedResponseHeaders: parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS),
-  });
+  registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });
   registerInspector(http);
 
   return {
@@ -292,6 +294,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         logger: logger.child({ component: 'worker-gateway' }),
         pollSeconds: config.WORKER_POLL_SECONDS,
         maxMessageBytes: messageLimit,
+        callbacks: engineCallbacks,
+        countCallback: (route, statusCode) => metrics.engineCallback(route, statusCode),
       });
       const liveGateway = gateway;
       metrics.attach({

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { DispatchedJob, JobResultAck, PollReply, RunLog, StepResult } from '@flowbox/protocol';
+import type {
+  DispatchedJob,
+  EngineReport,
+  JobResultAck,
+  PollReply,
+  RunLog,
+  StepResult,
+} from '@flowbox/protocol';
 import { ENGINE_CALLBACK_PATHS, FlowBundleSchema, wrapCodeStep } from '@flowbox/protocol';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +16,9 @@ import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
 import { getRun, postJson, startTestApp } from './app-harness.ts';
 
 /**
- * Drives the app through its two machine-facing protocols, socket.io for workers and HTTP for
- * engines, the way a real worker and engine do, without starting them.
+ * Drives the app through its two machine-facing protocols, socket.io for workers (and the engine
+ * callbacks they forward) and HTTP for engines, the way a real worker and engine do, without
+ * starting them.
  */
 describe('worker and engine protocols', () => {
   let app: FlowboxApp;
@@ -169,6 +177,57 @@ describe('worker and engine protocols', () => {
     const downloaded = await fetch(String(run.logUrl));
     expect(downloaded.status).toBe(200);
     expect(await downloaded.json()).toEqual(log);
+  });
+
+  it("takes the engine's callbacks from its worker's socket as from HTTP: progress, a refused and a good response", async () => {
+    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, { over: 'socket' });
+    const job = await pollJob(worker);
+    const forward = (report: EngineReport, token = job.engineToken) =>
+      worker.timeout(5_000).emitWithAck('engine-callback', {
+        version: 1,
+        type: 'engine-callback',
+        callback: { runId: job.runId, engineToken: token, report },
+      });
+    const steps: EngineReport = { version: 1, type: 'steps', steps: [step('trigger', { over: 'socket' })] };
+
+    expect(await forward(steps)).toEqual({ version: 1, type: 'ok' });
+    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
+    // A frame that is not a callback is refused as a bad request, not dropped unanswered.
+    expect(await worker.timeout(5_000).emitWithAck('engine-callback', { version: 1 })).toMatchObject({
+      type: 'error',
+      error: { code: 'INVALID_REQUEST' },
+    });
+
+    // A response the app will not send: INVALID_RESPONSE goes back to the worker (and its engine).
+    const response = (status: number): EngineReport => ({
+      version: 1,
+      type: 'flow-response',
+      response: { status, headers: {}, body: { result: status } },
+      steps: [step('step_1', { sum: 5 })],
+    });
+    expect(await forward(response(101))).toMatchObject({
+      type: 'error',
+      error: { code: 'INVALID_RESPONSE', message: expect.stringMatching(/status 101/) },
+    });
+    // Its steps were kept all the same; the caller still waits.
+    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
+    expect(await forward(response(200))).toEqual({ version: 1, type: 'ok' });
+    const answer = await pending;
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ result: 200 });
+
+    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
+      version: 1,
+      type: 'job-result',
+      workerId: 'w1',
+      jobId: job.jobId,
+      runId: job.runId,
+      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
+      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+    });
+    expect(ack).toEqual({ version: 1, type: 'ok' });
+    expect(await forward(steps)).toMatchObject({ type: 'error', error: { code: 'RUN_ALREADY_FINISHED' } });
   });
 
   it("answers a sync caller with 500 and the run id when the worker's result says the flow failed", async () => {

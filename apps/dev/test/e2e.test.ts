@@ -372,8 +372,8 @@ describe('end to end: two apps, the webhook on one and the worker on the other',
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ result: 6 });
 
-    // The engine calls back the app its worker is connected to, so all callbacks landed on the
-    // second app while the first held the caller's connection.
+    // The engine's callbacks travel over its worker's socket to the app that worker is connected
+    // to, so all of them landed on the second app while the first held the caller's connection.
     const health = async (base: string) =>
       (await (await fetch(`${base}/health/ready`)).json()) as { workers: number };
     expect((await health(entry)).workers).toBe(0);

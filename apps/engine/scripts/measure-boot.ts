@@ -9,8 +9,9 @@
  * fork → ready of the same run:
  *   ready      fork → `ready` (Node bootstrap, the engine runtime, isolated-vm): the worker's bootMs
  *   pieces     `preload` → `preloaded pieces` (what a prewarmed spare does before its job)
- *   firstRun   `execute` → result of the seeded flow (fake app, SANDBOX_CODE_ONLY): callbacks,
- *              the code step's first isolate, the log upload, all with a cold JIT
+ *   firstRun   `execute` → result of the seeded flow (SANDBOX_CODE_ONLY): callbacks (over IPC,
+ *              answered here as a worker would), the code step's first isolate, the log upload
+ *              (to a fake app), all with a cold JIT
  *   warmRun    the same flow again in the same engine, twice more: the warm run phase
  *   exit       `disconnect` → the parent's `exit` event (the process ends and is reaped)
  *   life       CPU of the whole process, fork to reaped (floor: fork, ready, exit)
@@ -234,12 +235,21 @@ async function floorLife(launch: Launch): Promise<Life> {
 interface Frame {
   type?: string;
   msg?: string;
+  callId?: number;
 }
 
-/** Waits for the next frame that matches; rejects if the child exits first. */
+/**
+ * Waits for the next frame that matches; rejects if the child exits first. Answers the engine's
+ * callbacks as a worker would once the app accepted them.
+ */
 function frameWaiter(child: ChildProcess) {
   const seen: Frame[] = [];
-  child.on('message', (frame: Frame) => seen.push(frame));
+  child.on('message', (frame: Frame) => {
+    seen.push(frame);
+    if (frame.type !== 'callback') return;
+    const answer = { version: 1, type: 'ok' };
+    child.send({ version: 1, type: 'callback-answer', callId: frame.callId, answer });
+  });
   return {
     next: (match: (frame: Frame) => boolean) =>
       new Promise<Frame>((resolveFrame, reject) => {

@@ -5,6 +5,7 @@ import { createEngine } from './engine.ts';
 import { createFlowBundleLoader } from './flows/flow-bundle-loader.ts';
 import { createFlowExecutor } from './flows/flow-executor.ts';
 import { createHttpClient } from './host/http-client.ts';
+import { createIpcAppClient } from './host/ipc-app-client.ts';
 import { createIpcChannel } from './host/ipc-channel.ts';
 import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
@@ -15,8 +16,8 @@ export interface EngineRuntimeOptions {
   port: IpcPort;
   onCatastrophicError(message: string): void;
   /**
-   * In a sandbox (EXECUTION_MODE=SANDBOXED) the worker's relay socket: every callback, the log
-   * upload and code steps' fetch go through it, since the engine has no network.
+   * In a sandbox (EXECUTION_MODE=SANDBOXED) the worker's relay socket: the log upload and code
+   * steps' fetch go through it, since the engine has no network (callbacks go over IPC).
    */
   relaySocket?: string | undefined;
   /**
@@ -63,6 +64,8 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     http,
     log: channel.log,
     runIsolation,
+    // Callbacks ride the worker's IPC channel and socket, sandboxed or not: no request of their own.
+    appClient: (options) => createIpcAppClient(channel, options),
     ...(relaySocket === undefined
       ? {}
       : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),

@@ -11,6 +11,7 @@ export * from './flows/flow-executor.ts';
 export * from './flows/template.ts';
 export * from './host/app-client.ts';
 export * from './host/http-client.ts';
+export * from './host/ipc-app-client.ts';
 export * from './host/ipc-channel.ts';
 export * from './host/ipc-port.ts';
 export * from './host/log-uploader.ts';

@@ -5,7 +5,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type EngineToWorker, EngineToWorkerSchema, type ExecutionMode } from '@flowbox/protocol';
+import {
+  type CallbackAnswer,
+  type EngineCallback,
+  type EngineToWorker,
+  EngineToWorkerSchema,
+  type ExecutionMode,
+} from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeAppServer,
@@ -73,8 +79,15 @@ afterEach(async () => {
   }
 });
 
-/** Starts an engine the way the worker does (README.md) and reads its frames with the protocol. */
-function start(entry: keyof typeof ENTRIES) {
+/** How the stand-in worker answers the engine's callbacks: as the app accepting each, by default. */
+type AnswerCallback = (callback: EngineCallback) => CallbackAnswer;
+const accept: AnswerCallback = () => ({ version: 1, type: 'ok' });
+
+/**
+ * Starts an engine the way the worker does (README.md) and reads its frames with the protocol;
+ * its callbacks are kept in `callbacks` and answered with `answer`.
+ */
+function start(entry: keyof typeof ENTRIES, answer: AnswerCallback = accept) {
   const options = {
     env: {},
     serialization: 'json' as const,
@@ -85,6 +98,19 @@ function start(entry: keyof typeof ENTRIES) {
       ? spawn(process.execPath, ['--snapshot-blob', blob], options)
       : fork(ENTRIES[entry], [], { ...options, execArgv: [] });
   child = forked;
+  const callbacks: EngineCallback[] = [];
+  forked.on('message', (frame: unknown) => {
+    const message = EngineToWorkerSchema.parse(frame);
+    if (message.type !== 'callback') return;
+    callbacks.push(message.callback);
+    const reply = {
+      version: 1,
+      type: 'callback-answer',
+      callId: message.callId,
+      answer: answer(message.callback),
+    };
+    forked.send(reply);
+  });
   const nextMessage = (type?: EngineToWorker['type']): Promise<EngineToWorker> =>
     new Promise((resolve) => {
       const onMessage = (frame: unknown) => {
@@ -95,7 +121,7 @@ function start(entry: keyof typeof ENTRIES) {
       };
       forked.on('message', onMessage);
     });
-  return { child: forked, nextMessage };
+  return { child: forked, nextMessage, callbacks };
 }
 
 describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s)', (entry) => {
@@ -132,6 +158,36 @@ describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s
         requestId: 'req-1',
         outcome: { status: 'SUCCEEDED', logKey: 'runs/run-1.json' },
       });
+      // The response went to the worker over IPC, with the run's token, and not over HTTP.
+      expect(engine.callbacks).toMatchObject([
+        {
+          runId: job.runId,
+          engineToken: job.engineToken,
+          report: { type: 'flow-response', response: { status: 200, body: { result: 6 } } },
+        },
+      ]);
+      expect(app.requests.filter((request) => request.url.startsWith('/v1/engine/'))).toEqual([]);
     },
   );
+});
+
+describe('engine callbacks over IPC (bundle)', () => {
+  const refusing =
+    (code: 'INVALID_RESPONSE' | 'RUN_ALREADY_FINISHED'): AnswerCallback =>
+    () => ({ version: 1, type: 'error', error: { code, message: `refused: ${code}` } });
+
+  it.each([
+    ['INVALID_RESPONSE', 'FAILED', 'INVALID_RESPONSE'],
+    ['RUN_ALREADY_FINISHED', 'INTERNAL_ERROR', 'CALLBACK_FAILED'],
+  ] as const)('a response the app refuses with %s ends the run %s with %s', async (refusal, status, code) => {
+    const artifacts = await prepareEngineArtifacts(dir);
+    const engine = start('bundle', refusing(refusal));
+    await engine.nextMessage('ready');
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-2.json'), artifacts);
+    engine.child.send({ version: 1, type: 'execute', requestId: 'req-2', job });
+    const result = await engine.nextMessage('execute-result');
+    expect(result).toMatchObject({
+      outcome: { status, error: { code, message: expect.stringContaining(`refused: ${refusal}`) } },
+    });
+  });
 });

@@ -141,6 +141,8 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     provisioner,
     engines,
     tracer,
+    // The connection is made below; a callback comes only once it runs a job.
+    forwardCallback: (callback) => connection.forwardCallback(callback),
   });
   const connection: AppConnection = createAppConnection({
     appUrl: config.appUrl,

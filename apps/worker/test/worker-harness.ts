@@ -32,6 +32,7 @@ import {
   createTestArtifactStore,
   type TestArtifactStore,
 } from './artifact-store.ts';
+import { forwardOverHttp } from './http-callbacks.ts';
 import { builtPieceArchives } from './piece-archives.ts';
 
 /**
@@ -118,6 +119,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     provisioner,
     engines,
     tracer: options.tracer ?? null,
+    forwardCallback: forwardOverHttp(app.url),
   });
   engines.start();
 

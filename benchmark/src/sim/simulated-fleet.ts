@@ -18,27 +18,28 @@ export interface SimulatedFleetOptions {
  * with the engine replaced by a fixed service time (simulated-job.ts). For benchmarks only.
  */
 export function startSimulatedFleet(options: SimulatedFleetOptions): { close(): Promise<void> } {
-  // One keep-alive client for the whole fleet: callbacks and log uploads reuse sockets.
+  // One keep-alive client for the whole fleet: log uploads reuse sockets.
   const http = createHttpClient();
   const connections: AppConnection[] = options.tokens.map((token, index) => {
     const appUrl = options.appUrls[index % options.appUrls.length];
     if (appUrl === undefined) throw new Error('a simulated fleet needs at least one app URL');
     const workerId = `sim-${index}`;
     let served = 0;
-    return createAppConnection({
+    const connection: AppConnection = createAppConnection({
       appUrl,
       token,
       workerId,
       logger: options.logger.child({ workerId }),
       runJob: (job) =>
         runSimulatedJob(job, {
-          appUrl,
           workerId,
           serviceMs: options.serviceMs,
           http,
+          callbacks: { call: (callback) => connection.forwardCallback(callback) },
           jobsServed: () => ++served,
         }),
     });
+    return connection;
   });
   for (const connection of connections) connection.start();
   return {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createAppClient, type HttpClient, uploadRunLog } from '@flowbox/engine';
+import { createIpcAppClient, type EngineIpcChannel, type HttpClient, uploadRunLog } from '@flowbox/engine';
 import {
   type DispatchedJob,
   FlowboxError,
@@ -14,11 +14,12 @@ import {
 
 /** What the app and S3 see of a simulated job: the benchmark flow's answer, callbacks and log. */
 export interface SimulatedJobOptions {
-  appUrl: string;
   workerId: string;
   /** The flow's fixed service time: what the engine would have spent running it. */
   serviceMs: number;
   http: HttpClient;
+  /** The worker's line for its engine's callbacks: its socket to the app (`forwardCallback`). */
+  callbacks: Pick<EngineIpcChannel, 'call'>;
   /** Jobs this simulated engine has served, this one included (for the provisioning record). */
   jobsServed: () => number;
   callbackTimeoutMs?: number;
@@ -32,7 +33,8 @@ const RESPONSE: FlowResponse = {
 
 /**
  * Runs one dispatched job the way an engine would be seen from outside, without one: waits the
- * service time, posts the response callback with the job's engine token, uploads the run log
+ * service time, sends the response callback with the job's engine token over the worker's
+ * socket (as a real engine's worker forwards it), uploads the run log
  * through its presigned POST, and returns the job result the worker would send.
  */
 export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobOptions): Promise<JobResult> {
@@ -44,9 +46,7 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
   let status: RunOutcome['status'] = 'SUCCEEDED';
   let error: RunOutcome['error'];
   try {
-    const app = createAppClient({
-      http: options.http,
-      appUrl: options.appUrl,
+    const app = createIpcAppClient(options.callbacks, {
       engineToken: job.engineToken,
       runId: job.runId,
       timeoutMs,

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { ErrorCodeSchema } from './errors.ts';
+import { type ErrorCode, ErrorCodeSchema } from './errors.ts';
 import { FlowResponseSchema, StepResultSchema } from './run.ts';
+import { TraceparentSchema } from './trace.ts';
 
 /**
- * engine ─HTTP─▶ app. Every request carries `authorization: Bearer <engineToken>`, a JWT
+ * engine ─IPC─▶ worker ─socket.io─▶ app (EngineCallback, below), or engine ─HTTP─▶ app (the
+ * routes here, for other clients and engines run outside a worker). Every request carries `authorization: Bearer <engineToken>`, a JWT
  * whose subject is the run id in the path, and, when the run is traced, a `traceparent` header
  * naming the engine span it was sent from (trace.ts).
  *
@@ -54,3 +56,37 @@ export const CallbackErrorBodySchema = z.object({
   error: z.object({ code: ErrorCodeSchema, message: z.string() }),
 });
 export type CallbackErrorBody = z.infer<typeof CallbackErrorBodySchema>;
+
+export const EngineReportSchema = z.discriminatedUnion('type', [StepReportSchema, FlowResponseReportSchema]);
+export type EngineReport = z.infer<typeof EngineReportSchema>;
+
+/**
+ * One callback as it travels over IPC to the worker and on over the worker's socket to the app:
+ * what the HTTP request carries (the run in the path, the token and traceparent in headers, the
+ * report as body) in one object that the worker forwards untouched. The app checks it exactly as
+ * it checks the HTTP request.
+ */
+export const EngineCallbackSchema = z.object({
+  runId: z.string().min(1),
+  engineToken: z.string().min(1),
+  /** The engine span the report was sent from, when the run is traced. */
+  traceparent: TraceparentSchema.optional(),
+  report: EngineReportSchema,
+});
+export type EngineCallback = z.infer<typeof EngineCallbackSchema>;
+
+/** Room for the token, ids and framing around a report, within the app's frame limit. */
+export const CALLBACK_ENVELOPE_BYTES = 64 * 1024;
+
+/** How a callback sent over IPC and the socket is answered: the HTTP route's 204 or error body. */
+export const CallbackAnswerSchema = z.discriminatedUnion('type', [
+  z.object({ version: z.literal(1), type: z.literal('ok') }),
+  z.object({ version: z.literal(1), type: z.literal('error'), error: CallbackErrorBodySchema.shape.error }),
+]);
+export type CallbackAnswer = z.infer<typeof CallbackAnswerSchema>;
+
+export const callbackRefusal = (code: ErrorCode, message: string): CallbackAnswer => ({
+  version: 1,
+  type: 'error',
+  error: { code, message },
+});

@@ -7,7 +7,8 @@
  * - dispatch: the job as the app hands it to a worker over socket.io, with the
  *   per-run engine token and presigned URLs added.
  * - worker: a concurrency-1 process that runs one job at a time by forking an engine.
- * - engine: the child process that executes a flow and calls the app back over HTTP.
+ * - engine: the child process that executes a flow; its callbacks reach the app through its
+ *   worker (IPC, then the worker's socket), or over HTTP when it runs outside a worker.
  * - step: one node of a flow (trigger, piece action or code) and its recorded result.
  * - piece: a versioned package of actions and triggers, shipped to workers as an archive.
  * - flow bundle: a published flow version as one verified file (definition + compiled code).

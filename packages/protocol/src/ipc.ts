@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
+import { CallbackAnswerSchema, EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
@@ -13,6 +14,9 @@ import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.t
  *   worker ── 'preload' ────────▶ engine   optional, before any job: import these pieces, make the isolate
  *   worker ── 'execute' ────────▶ engine   one job (requestId correlates the result)
  *   engine ── 'log' ────────────▶ worker   any time; the worker writes it to its logger
+ *   engine ── 'callback' ───────▶ worker   progress or the response, for the job in progress: the
+ *                                          worker forwards it on its socket to the app (callbacks.ts)
+ *   worker ── 'callback-answer' ▶ engine   the app's answer to it (callId correlates)
  *   engine ── 'execute-result' ─▶ worker   once per execute
  */
 /**
@@ -83,6 +87,12 @@ export const WorkerToEngineSchema = z.discriminatedUnion('type', [
   PreloadRequestSchema.extend({ version: z.literal(1), type: z.literal('preload') }),
   z.object({
     version: z.literal(1),
+    type: z.literal('callback-answer'),
+    callId: z.number().int(),
+    answer: CallbackAnswerSchema,
+  }),
+  z.object({
+    version: z.literal(1),
     type: z.literal('execute'),
     requestId: z.string(),
     job: EngineJobSchema,
@@ -118,5 +128,11 @@ export const EngineToWorkerSchema = z.discriminatedUnion('type', [
     data: z.record(z.string(), z.unknown()).optional(),
   }),
   ExecuteResultSchema,
+  z.object({
+    version: z.literal(1),
+    type: z.literal('callback'),
+    callId: z.number().int(),
+    callback: EngineCallbackSchema,
+  }),
 ]);
 export type EngineToWorker = z.infer<typeof EngineToWorkerSchema>;

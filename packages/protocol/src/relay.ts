@@ -3,11 +3,9 @@ import { z } from 'zod';
 /**
  * engine ⇄ worker over the sandbox relay (EXECUTION_MODE=SANDBOXED), HTTP on a Unix socket the
  * worker binds into the sandbox. The engine has no network of its own: its job names the relay
- * as the app (`appUrl`) and as the log upload's URL, and code steps' `fetch` and pieces'
- * `ctx.fetch` post here.
+ * as the log upload's URL (and as `appUrl`, which it does not call: its callbacks go over IPC,
+ * ipc.ts), and code steps' `fetch` and pieces' `ctx.fetch` post here.
  *
- *   POST /v1/engine/runs/:runId/{steps,response}          forwarded to the app, for this run's
- *                                                         id with this run's token only
  *   POST /log-upload                                      forwarded to this run's presigned form
  *   POST /fetch        RelayFetchRequest → RelayFetchAnswer, under the worker's egress policy
  *

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './artifacts.ts';
+import { EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
@@ -12,8 +13,22 @@ import { TraceparentSchema } from './trace.ts';
  *
  *   worker ── 'poll' ─────────▶ app   ack: PollReply (a job or idle after the long-poll window)
  *   worker ── 'job-result' ───▶ app   ack: JobResultAck (with the next job when one waits)
+ *   worker ── 'engine-callback' ▶ app ack: CallbackAnswer; its engine's progress or response,
+ *                                     checked by the app as the HTTP callback is (callbacks.ts)
  */
-export const SOCKET_EVENTS = { poll: 'poll', jobResult: 'job-result' } as const;
+export const SOCKET_EVENTS = {
+  poll: 'poll',
+  jobResult: 'job-result',
+  engineCallback: 'engine-callback',
+} as const;
+
+/** An engine's callback as its worker forwards it: the engine's `callback` untouched. */
+export const EngineCallbackFrameSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('engine-callback'),
+  callback: EngineCallbackSchema,
+});
+export type EngineCallbackFrame = z.infer<typeof EngineCallbackFrameSchema>;
 
 export const PollRequestSchema = z.object({
   version: z.literal(1),

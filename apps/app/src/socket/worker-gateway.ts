@@ -1,9 +1,13 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '@flowbox/node-kit';
 import {
+  type CallbackAnswer,
+  callbackRefusal,
   type DispatchedJob,
+  EngineCallbackFrameSchema,
   FlowboxError,
   failedOutcome,
+  httpStatusOf,
   type JobResultAck,
   JobResultSchema,
   type PollReply,
@@ -15,6 +19,7 @@ import {
 import { Server, type Socket } from 'socket.io';
 import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
 import type { JobBroker, LeasedJob } from '../queue/job-broker.ts';
+import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
 import type { TokenService } from '../tokens.ts';
 
 type Ack<T> = (reply: T) => void;
@@ -39,6 +44,8 @@ export class WorkerGateway {
   readonly #tokens: TokenService;
   readonly #logger: Logger;
   readonly #pollMs: number;
+  readonly #callbacks: EngineCallbacks;
+  readonly #countCallback: ((route: 'steps' | 'response', statusCode: number) => void) | undefined;
   /** Connected workers' sessions (the busy-workers gauge reads them). */
   readonly #sessions = new Set<WorkerSession>();
   /** Runs being finalised because their worker vanished; close() waits for them. */
@@ -53,7 +60,13 @@ export class WorkerGateway {
     pollSeconds: number;
     /** Largest frame a worker may send: a job result carries the run's steps. */
     maxMessageBytes: number;
+    /** Its engine's reports, which a worker forwards: checked as the HTTP callbacks are. */
+    callbacks: EngineCallbacks;
+    /** Counts each answered callback as the HTTP route's would be (flowbox_engine_callbacks_total). */
+    countCallback?: (route: 'steps' | 'response', statusCode: number) => void;
   }) {
+    this.#callbacks = deps.callbacks;
+    this.#countCallback = deps.countCallback;
     this.#broker = deps.broker;
     this.#dispatcher = deps.dispatcher;
     this.#tokens = deps.tokens;
@@ -115,6 +128,10 @@ export class WorkerGateway {
     socket.on(SOCKET_EVENTS.jobResult, (frame: unknown, ack: Ack<JobResultAck>) => {
       if (typeof ack !== 'function') return;
       void this.#onJobResult(session, frame, ack, logger);
+    });
+    socket.on(SOCKET_EVENTS.engineCallback, (frame: unknown, ack: Ack<CallbackAnswer>) => {
+      if (typeof ack !== 'function') return;
+      void this.#onEngineCallback(frame, logger).then(ack);
     });
     socket.on('disconnect', (reason) => {
       this.#sessions.delete(session);
@@ -255,6 +272,35 @@ export class WorkerGateway {
     } catch (error) {
       logger.error({ err: error, runId: result.runId }, 'could not record a job result');
       ack({ version: 1, type: 'error', error: serializeError(error) });
+    }
+  }
+
+  /**
+   * An engine's progress or response, forwarded by its worker. The engine token decides, as on
+   * the HTTP route: the worker that carries it adds no authority of its own.
+   */
+  async #onEngineCallback(frame: unknown, logger: Logger): Promise<CallbackAnswer> {
+    const parsed = parseMessage(EngineCallbackFrameSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ reason: parsed.error }, 'refused an invalid engine callback');
+      return callbackRefusal('INVALID_REQUEST', parsed.error);
+    }
+    const { runId, engineToken, traceparent, report } = parsed.value.callback;
+    const route = report.type === 'steps' ? 'steps' : 'response';
+    try {
+      const claims = this.#callbacks.authorize(engineToken, runId);
+      await this.#callbacks.handle(claims, report, {
+        parent: traceparent,
+        log: logger,
+        attributes: { 'flowbox.transport': 'socket.io' },
+      });
+      this.#countCallback?.(route, 204);
+      return { version: 1, type: 'ok' };
+    } catch (error) {
+      const { code, message } = serializeError(error);
+      if (code === 'INTERNAL') logger.error({ err: error, runId }, 'an engine callback failed');
+      this.#countCallback?.(route, httpStatusOf(code));
+      return callbackRefusal(code, message);
     }
   }
 

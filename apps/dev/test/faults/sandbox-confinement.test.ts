@@ -83,12 +83,13 @@ describe('a hostile piece in a sandboxed engine (EXECUTION_MODE=SANDBOXED, warm)
     {
       what: 'relay-other-route',
       target: () => '/v1/flows',
-      refused: /relay \/v1\/flows answered 403.*not one of this run/,
+      refused: /relay \/v1\/flows answered 403.*is not relayed/,
     },
     {
       what: 'relay-other-route',
       target: () => '/v1/engine/runs/00000000-0000-4000-8000-000000000000/steps',
-      refused: /answered 403.*not one of this run's callbacks/,
+      // Callbacks go over IPC: the relay passes none on, not even this run's.
+      refused: /answered 403.*is not relayed/,
     },
     { what: 'upload-other-log', target: () => 'another-run', refused: /relay \/log-upload answered 4\d\d/ },
   ];

@@ -1,12 +1,16 @@
 // Issue 6, fault-injection row "token misuse": run A's engine token on run B, a token after its
 // run ended, tampered / expired / `alg: none` / wrong-audience tokens, and worker and engine
-// tokens swapped. Must hold: 401 or 403 every time, and nothing written.
+// tokens swapped. Must hold: 401 or 403 every time, and nothing written. Each callback is tried
+// on both doors the app keeps for it: HTTP, and a worker's socket forwarding its engine's report
+// (`engine-callback`), where a worker token adds no authority to the engine token it carries.
 //
 // The tokens are minted here with node:crypto (jwt-mint.ts) against the HTTP contract, not
 // through the app's TokenService, so the test holds whatever implements it.
 import {
   type DispatchedJob,
   ENGINE_CALLBACK_PATHS,
+  type EngineCallbackFrame,
+  type EngineReport,
   type FinalRunStatus,
   type FlowResponseReport,
   type JobResult,
@@ -102,6 +106,16 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     return postJson(`${url}${path}`, body, token === null ? {} : { authorization: `Bearer ${token}` });
   }
 
+  /** The report as a worker forwards its engine's callback; resolves with the app's answer. */
+  function socketCallback(worker: RawSocketIo, runId: string, report: EngineReport, token: string) {
+    const frame: EngineCallbackFrame = {
+      version: 1,
+      type: 'engine-callback',
+      callback: { runId, engineToken: token, report },
+    };
+    return worker.emitWithAck('engine-callback', frame);
+  }
+
   async function connectWorker(name: string): Promise<RawSocketIo> {
     const outcome = await RawSocketIo.connect(url, signJwt(TEST_TOKEN_SECRET, workerClaims(name)));
     if (!outcome.ok) throw new Error(`worker ${name} refused: ${outcome.message}`);
@@ -140,8 +154,17 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     return waitForFinal(job.runId);
   }
 
-  /** Every callback with `token` on `runId`: each must be refused with `status` and write nothing. */
-  async function expectRefusedEverywhere(runId: string, token: string | null, status: number, code: string) {
+  /**
+   * Every callback with `token` on `runId`, over HTTP and over `worker`'s socket: each must be
+   * refused with `status` (HTTP) and `code`, and write nothing.
+   */
+  async function expectRefusedEverywhere(
+    runId: string,
+    token: string,
+    status: number,
+    code: string,
+    worker: RawSocketIo,
+  ) {
     const before = observable(await getRun(url, runId));
     const attempts = [
       [ENGINE_CALLBACK_PATHS.steps(runId), stepReport('forged')],
@@ -149,8 +172,13 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     ] as const;
     for (const [path, body] of attempts) {
       const response = await callback(path, body, token);
-      expect(response.status, `${path} with ${token?.slice(0, 40) ?? 'no token'}`).toBe(status);
+      expect(response.status, `${path} with ${token.slice(0, 40)}`).toBe(status);
       expect(await response.json()).toMatchObject({ error: { code } });
+      expect(await socketCallback(worker, runId, body, token), `socket ${body.type}`).toEqual({
+        version: 1,
+        type: 'error',
+        error: { code, message: expect.any(String) },
+      });
     }
     expect(observable(await getRun(url, runId))).toEqual(before);
   }
@@ -165,16 +193,22 @@ describe('token misuse against the engine callbacks and the worker channel', () 
     expect((await getRun(url, jobB.runId)).status).toBe('RUNNING');
 
     // The app's own token for A, and one minted here for A: both refused on B.
-    await expectRefusedEverywhere(jobB.runId, jobA.engineToken, 403, 'FORBIDDEN');
+    // On B's worker's socket too: the worker that holds B forwards nothing but B's token.
+    await expectRefusedEverywhere(jobB.runId, jobA.engineToken, 403, 'FORBIDDEN', workerB);
     const mintedForA = signJwt(TEST_TOKEN_SECRET, engineClaims(jobA.runId));
-    await expectRefusedEverywhere(jobB.runId, mintedForA, 403, 'FORBIDDEN');
+    await expectRefusedEverywhere(jobB.runId, mintedForA, 403, 'FORBIDDEN', workerB);
 
-    // The control: B's own token is accepted, so the refusals above were about the run alone.
-    const legit = [
-      [ENGINE_CALLBACK_PATHS.steps(jobB.runId), stepReport('trigger')],
-      [ENGINE_CALLBACK_PATHS.response(jobB.runId), responseReport({ legit: 'B' })],
-    ] as const;
-    for (const [path, body] of legit) expect((await callback(path, body, jobB.engineToken)).status).toBe(204);
+    // The control: B's own token is accepted, so the refusals above were about the run alone:
+    // progress over HTTP, the response over B's worker's socket.
+    const steps = await callback(
+      ENGINE_CALLBACK_PATHS.steps(jobB.runId),
+      stepReport('trigger'),
+      jobB.engineToken,
+    );
+    expect(steps.status).toBe(204);
+    expect(
+      await socketCallback(workerB, jobB.runId, responseReport({ legit: 'B' }), jobB.engineToken),
+    ).toEqual({ version: 1, type: 'ok' });
     // B's caller got B's response, not the one forged with A's token before it.
     const answer = await callerB;
     expect(answer.status).toBe(200);
@@ -235,6 +269,13 @@ describe('token misuse against the engine callbacks and the worker channel', () 
         const response = await callback(path, body, token);
         expect(response.status, `${name} on ${path}`).toBe(401);
         expect(await response.json()).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+        // Over the socket a callback without a token is not even a frame the app reads.
+        expect(await socketCallback(worker, runId, body, token ?? ''), `${name} on the socket`).toMatchObject(
+          {
+            type: 'error',
+            error: { code: token === null ? 'INVALID_REQUEST' : 'UNAUTHORIZED' },
+          },
+        );
       }
       expect(observable(await getRun(url, runId)), name).toEqual(before);
     }
@@ -263,7 +304,7 @@ describe('token misuse against the engine callbacks and the worker channel', () 
 
     // The token has not expired (its life is the flow timeout plus a grace), only its run has.
     expect(Number(decodePayload(job.engineToken).exp)).toBeGreaterThan(Date.now() / 1000 + 30);
-    await expectRefusedEverywhere(job.runId, job.engineToken, 403, 'RUN_ALREADY_FINISHED');
+    await expectRefusedEverywhere(job.runId, job.engineToken, 403, 'RUN_ALREADY_FINISHED', worker);
     const after = await getRun(url, job.runId);
     expect(observable(after)).toEqual(observable(ended));
     expect(after.steps.map((s) => s.name)).toEqual(['trigger']);

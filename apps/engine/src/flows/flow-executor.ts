@@ -26,7 +26,7 @@ import {
 } from '@flowbox/protocol';
 import type { CodeRunners } from '../code-steps/code-runner.ts';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
-import { createAppClient } from '../host/app-client.ts';
+import { type AppClient, type AppClientOptions, createAppClient } from '../host/app-client.ts';
 import type { HttpClient } from '../host/http-client.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { uploadRunLog } from '../host/log-uploader.ts';
@@ -57,6 +57,11 @@ export interface FlowExecutorDeps {
   egressFetch?: (policy: EgressPolicy, budget: FetchBudget) => EgressFetch;
   /** Runs in their own isolate (a job with `isolation: 'isolate'`); without it such a job fails. */
   runIsolation?: RunIsolation;
+  /**
+   * How a run's callbacks reach the app: over the IPC channel and the worker's socket in a
+   * forked engine (engine-runtime.ts); by default over HTTP to the job's `appUrl`.
+   */
+  appClient?: (options: AppClientOptions) => AppClient;
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
@@ -99,7 +104,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         job.traceparent === undefined
           ? null
           : startRunTrace(job.traceparent, { 'flowbox.run_id': job.runId, 'flowbox.flow_id': job.flowId });
-      const app = createAppClient({
+      const app = (deps.appClient ?? createAppClient)({
         http: deps.http,
         appUrl: job.appUrl,
         engineToken: job.engineToken,

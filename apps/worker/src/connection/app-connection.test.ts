@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
+  type EngineCallback,
   type JobResult,
   JobResultSchema,
   type PollReply,
@@ -23,6 +24,8 @@ interface FakeBroker {
   nextPoll(): Promise<{ request: unknown; reply: (answer: unknown) => void; socket: Socket }>;
   results: unknown[];
   nextResult(): Promise<unknown>;
+  /** Engine callbacks forwarded to it, each acknowledged `ok`. */
+  callbacks: unknown[];
   close(): Promise<void>;
 }
 
@@ -31,6 +34,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
   const io = new Server(httpServer, { transports: ['websocket'] });
   const tokens: unknown[] = [];
   const results: unknown[] = [];
+  const callbacks: unknown[] = [];
   const polls: Deferred<{ request: unknown; reply: (answer: unknown) => void; socket: Socket }>[] = [defer()];
   const resultWaiters: Deferred<unknown>[] = [defer()];
   let polled = 0;
@@ -53,6 +57,10 @@ async function startFakeBroker(): Promise<FakeBroker> {
       reported += 1;
       resultWaiters.push(defer());
     });
+    socket.on(SOCKET_EVENTS.engineCallback, (frame: unknown, ack: (answer: unknown) => void) => {
+      callbacks.push(frame);
+      ack({ version: 1, type: 'ok' });
+    });
   });
   httpServer.listen(0, '127.0.0.1');
   await once(httpServer, 'listening');
@@ -63,6 +71,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
     url: `http://127.0.0.1:${port}`,
     tokens,
     results,
+    callbacks,
     nextPoll: () => {
       const next = polls[pollsTaken];
       pollsTaken += 1;
@@ -153,6 +162,33 @@ describe('app connection', () => {
     const afterReconnect = await broker.nextPoll();
     expect(afterReconnect.socket.id).not.toBe(first.socket.id);
     expect(broker.tokens).toEqual(['worker-token', 'worker-token']);
+  });
+
+  it("forwards its engine's callback as an acknowledged event, and fails it at once while not connected", async () => {
+    await broker.nextPoll();
+    const callback: EngineCallback = {
+      runId: 'run-1',
+      engineToken: 'engine-token',
+      report: { version: 1, type: 'steps', steps: [] },
+    };
+    expect(await connection.forwardCallback(callback)).toEqual({ version: 1, type: 'ok' });
+    expect(broker.callbacks).toEqual([{ version: 1, type: 'engine-callback', callback }]);
+
+    // Never buffered for a reconnect (the app ends the job of a worker that left): CALLBACK_FAILED now.
+    const offline = createAppConnection({
+      appUrl: broker.url,
+      token: 'worker-token',
+      workerId: 'worker-2',
+      logger: silentLogger(),
+      runJob: () => Promise.reject(new Error('no job expected')),
+    });
+    expect(await offline.forwardCallback(callback)).toEqual({
+      version: 1,
+      type: 'error',
+      error: { code: 'CALLBACK_FAILED', message: 'the worker is not connected to the app' },
+    });
+    await offline.close();
+    expect(broker.callbacks).toHaveLength(1);
   });
 
   it('closes promptly while a long-poll is pending', async () => {

@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@flowbox/node-kit';
 import {
+  type CallbackAnswer,
+  CallbackAnswerSchema,
+  callbackRefusal,
   type DispatchedJob,
+  type EngineCallback,
+  type EngineCallbackFrame,
   type JobResult,
   JobResultAckSchema,
   PollReplySchema,
@@ -18,6 +23,11 @@ import { io, type Socket } from 'socket.io-client';
  */
 export interface AppConnection {
   start(): void;
+  /**
+   * Passes its engine's callback to the app and resolves with the app's answer; CALLBACK_FAILED
+   * when the socket is down or the app does not answer in time.
+   */
+  forwardCallback(callback: EngineCallback): Promise<CallbackAnswer>;
   /** Stops polling, lets the job in progress finish and report, then disconnects. */
   close(): Promise<void>;
 }
@@ -32,6 +42,8 @@ export interface AppConnectionOptions {
   pollAckTimeoutMs?: number;
   resultAckTimeoutMs?: number;
   resultAttempts?: number;
+  /** How long an engine's callback may wait for the app (as long as its HTTP request could). */
+  callbackAckTimeoutMs?: number;
   /** Pause after an error answer, a bad frame or a refused connection. */
   retryDelayMs?: number;
 }
@@ -42,6 +54,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   const resultAckTimeoutMs = options.resultAckTimeoutMs ?? 10_000;
   const resultAttempts = options.resultAttempts ?? 5;
   const retryDelayMs = options.retryDelayMs ?? 2_000;
+  const callbackAckTimeoutMs = options.callbackAckTimeoutMs ?? 30_000;
   const stop = new AbortController();
   let loop: Promise<void> | undefined;
 
@@ -161,7 +174,26 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     }
   };
 
+  const forwardCallback = async (callback: EngineCallback): Promise<CallbackAnswer> => {
+    // Not buffered for a reconnect: the app fails the job of a worker that left, so a report
+    // held until then would arrive for an ended run. The engine gets CALLBACK_FAILED at once.
+    if (!socket.connected)
+      return callbackRefusal('CALLBACK_FAILED', 'the worker is not connected to the app');
+    const frame: EngineCallbackFrame = { version: 1, type: 'engine-callback', callback };
+    let answer: unknown;
+    try {
+      answer = await socket.timeout(callbackAckTimeoutMs).emitWithAck(SOCKET_EVENTS.engineCallback, frame);
+    } catch (error) {
+      return callbackRefusal('CALLBACK_FAILED', `the app did not answer the callback: ${String(error)}`);
+    }
+    const parsed = parseMessage(CallbackAnswerSchema, answer);
+    if (parsed.ok) return parsed.value;
+    logger.error({ runId: callback.runId, error: parsed.error }, 'dropped a bad callback answer');
+    return callbackRefusal('CALLBACK_FAILED', `the app's answer was not understood: ${parsed.error}`);
+  };
+
   return {
+    forwardCallback,
     start() {
       if (loop !== undefined) return;
       socket.connect();

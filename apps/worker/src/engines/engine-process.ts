@@ -4,6 +4,9 @@ import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
 import {
+  type CallbackAnswer,
+  callbackRefusal,
+  type EngineCallback,
   type EngineJob,
   EngineToWorkerSchema,
   type ExecuteResult,
@@ -24,8 +27,14 @@ export interface EngineProcess {
   readonly alive: boolean;
   /** Jobs handed to this process so far, the one in progress included. */
   readonly jobsServed: number;
-  /** Rejects with ENGINE_CRASHED when the process exits before it answers. */
-  execute(job: EngineJob): Promise<ExecuteResult>;
+  /**
+   * Rejects with ENGINE_CRASHED when the process exits before it answers. The engine's
+   * callbacks go to `forward` while the job runs, and are refused at any other time.
+   */
+  execute(
+    job: EngineJob,
+    forward?: (callback: EngineCallback) => Promise<CallbackAnswer>,
+  ): Promise<ExecuteResult>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
   preload(preload: PreloadRequest): void;
   /**
@@ -127,7 +136,13 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   const exited = defer<void>();
   let alive = true;
   let jobsServed = 0;
-  let pending: { requestId: string; result: Deferred<ExecuteResult> } | undefined;
+  let pending:
+    | {
+        requestId: string;
+        result: Deferred<ExecuteResult>;
+        forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
+      }
+    | undefined;
 
   const crash = (reason: string) =>
     new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
@@ -154,8 +169,29 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         pending.result.resolve(message);
         pending = undefined;
         return;
+      case 'callback':
+        void answerCallback(message.callId, message.callback);
+        return;
     }
   });
+
+  async function answerCallback(callId: number, callback: EngineCallback): Promise<void> {
+    const forward = pending?.forward;
+    let answer: CallbackAnswer;
+    if (forward === undefined) {
+      logger.warn({ runId: callback.runId }, 'refused a callback: no job is in progress');
+      answer = callbackRefusal('FORBIDDEN', 'no job is in progress');
+    } else {
+      answer = await forward(callback).catch((error: unknown) =>
+        callbackRefusal('CALLBACK_FAILED', error instanceof Error ? error.message : String(error)),
+      );
+    }
+    if (!child.connected) return;
+    const reply: WorkerToEngine = { version: 1, type: 'callback-answer', callId, answer };
+    child.send(reply, (error) => {
+      if (error) logger.warn({ error: error.message }, 'could not answer a callback');
+    });
+  }
   child.on('error', (error) => {
     logger.error({ err: error }, 'engine process error');
     // A failed spawn emits `error` without `exit`.
@@ -231,7 +267,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     get jobsServed() {
       return jobsServed;
     },
-    execute(job) {
+    execute(job, forward) {
       if (!alive) return Promise.reject(crash('is not running'));
       if (pending !== undefined) {
         return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
@@ -239,7 +275,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       jobsServed += 1;
       const requestId = randomUUID();
       const result = defer<ExecuteResult>();
-      pending = { requestId, result };
+      pending = { requestId, result, forward };
       const stopWatch = watchMemory(requestId);
       result.promise.then(stopWatch, stopWatch);
       const fail = (error: FlowboxError) => {

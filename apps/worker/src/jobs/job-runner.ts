@@ -20,6 +20,7 @@ import type { Tracer } from '@flowbox/tracing';
 import type { Provisioned, Provisioner } from '../cache/provisioner.ts';
 import type { EngineProcess } from '../engines/engine-process.ts';
 import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
+import { type ForwardCallback, forwardingFor } from './callback-forwarding.ts';
 import { epochMs, type JobTrace, startJobTrace } from './job-trace.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
@@ -46,6 +47,8 @@ export interface JobRunnerOptions {
   engines: EngineSupply;
   /** Null when tracing is off. */
   tracer?: Tracer | null;
+  /** Where the engine's callbacks go: the app, over the worker's socket (app-connection.ts). */
+  forwardCallback: ForwardCallback;
 }
 
 /** The run's outcome (steps empty when the engine crashed or timed out before saying), and its cost. */
@@ -101,7 +104,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     fetchLimits: options.fetchLimits,
   });
 
-  const execute = async (engine: EngineProcess, engineJob: EngineJob): Promise<Execution> => {
+  const execute = async (
+    engine: EngineProcess,
+    engineJob: EngineJob,
+    forward: ForwardCallback,
+  ): Promise<Execution> => {
     const started = performance.now();
     const { flowTimeoutMs } = engineJob.limits;
     let timedOut = false;
@@ -111,7 +118,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void engine.kill();
     }, flowTimeoutMs);
     try {
-      const { outcome, timings, spans } = await engine.execute(engineJob);
+      const { outcome, timings, spans } = await engine.execute(engineJob, forward);
       return { outcome, ...timings, reusable: !timedOut, spans };
     } catch (error) {
       const runMs = performance.now() - started;
@@ -167,7 +174,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
     const engineJob = toEngineJob(job, provisioned);
     if (trace !== null) engineJob.traceparent = trace.traceparent;
-    const execution = await execute(acquired.engine, engineJob);
+    const forward = forwardingFor(job, options.forwardCallback);
+    const execution = await execute(acquired.engine, engineJob, forward);
     await engines.release(acquired.engine, { reusable: execution.reusable });
     trace?.engineSpans(execution.spans);
     return { execution, provisioned, acquired };

@@ -12,7 +12,6 @@ import { createFetchBudget, type EgressFetch, type FetchBudget, type FetchSlot }
 import type { Logger } from '@flowbox/node-kit';
 import {
   type EgressPolicy,
-  ENGINE_CALLBACK_PATHS,
   type EngineJob,
   FlowboxError,
   parseMessage,
@@ -21,13 +20,12 @@ import {
   type RelayFetchAnswer,
   RelayFetchRequestSchema,
   serializeError,
-  TRACEPARENT_HEADER,
 } from '@flowbox/protocol';
 
 /**
- * The sandboxed engine's only way out: an HTTP server on a Unix socket bound into its sandbox.
- * While a run is admitted, it forwards that run's callbacks (its own id, its own engine token)
- * to the app, its log upload to its presigned form, and code steps' fetch under the egress
+ * The sandboxed engine's only way out besides its IPC channel (which carries its callbacks to
+ * the app): an HTTP server on a Unix socket bound into its sandbox. While a run is admitted, it
+ * forwards the run's log upload to its presigned form and code steps' fetch under the egress
  * policy; it refuses everything else with 403, and everything at all between runs. A piece that
  * talks to the socket itself gets no further than the engine would: its fetches too are held to
  * the run's budget (job.fetchLimits) here, before their bodies are read, whatever the engine did.
@@ -51,9 +49,6 @@ export interface EngineRelayOptions {
 }
 
 interface Admitted {
-  runId: string;
-  authorization: string;
-  appUrl: string;
   logUploadUrl: string;
   egress: EgressFetch;
   budget: FetchBudget;
@@ -91,19 +86,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     if (url === RELAY_PATHS.logUpload) {
       return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
     }
-    const callbacks = Object.values(ENGINE_CALLBACK_PATHS).map((route) => route(run.runId));
-    if (callbacks.includes(url)) {
-      if (request.headers.authorization !== run.authorization) {
-        return refuse(response, `${url}: not this run's engine token`);
-      }
-      // A traced run's callbacks name the engine span they were sent from (docs/operations.md).
-      return forward(run, `${run.appUrl}${url}`, request, body, response, [
-        'content-type',
-        'authorization',
-        TRACEPARENT_HEADER,
-      ]);
-    }
-    return refuse(response, `POST ${url} is not one of this run's callbacks`);
+    return refuse(response, `POST ${url} is not relayed`);
   }
 
   /**
@@ -207,9 +190,6 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     admit(job) {
       admitted?.aborts.abort();
       admitted = {
-        runId: job.runId,
-        authorization: `Bearer ${job.engineToken}`,
-        appUrl: job.appUrl.replace(/\/+$/, ''),
         logUploadUrl: job.logUpload.url,
         ...budgeted(job),
         aborts: new AbortController(),

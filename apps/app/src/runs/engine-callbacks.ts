@@ -1,0 +1,103 @@
+import { type EngineReport, FlowboxError } from '@flowbox/protocol';
+import { type Tracer, traced } from '@flowbox/tracing';
+import { responsePolicyProblem } from '../http/response-header-policy.ts';
+import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
+import type { EngineTokenClaims, TokenService } from '../tokens.ts';
+import type { EndedRuns } from './ended-runs.ts';
+import type { RunProgressStore } from './run-progress-store.ts';
+
+export interface EngineCallbackDeps {
+  ended: EndedRuns;
+  progress: RunProgressStore;
+  hub: SyncResponseHub;
+  tokens: TokenService;
+  /** Null when tracing is off. */
+  tracer: Tracer | null;
+  /** Restricted response headers flows may set anyway (WEBHOOK_RESPONSE_ALLOWED_HEADERS). */
+  allowedResponseHeaders: ReadonlySet<string>;
+}
+
+/** Where a callback came from: its trace parent, a logger, and span attributes of its transport. */
+export interface CallbackContext {
+  /** The engine span the report was sent from; the callback is traced only when it is set. */
+  parent: string | undefined;
+  log: { warn(fields: object, msg: string): void };
+  attributes: Record<string, string>;
+}
+
+/**
+ * The engine's callbacks, whatever carried them: the HTTP routes (engine-routes.ts) and the
+ * worker's socket (worker-gateway.ts) check and keep them here, the same way. A token for another
+ * run, an expired or tampered one, or one whose run has ended is refused before anything is kept.
+ * Nothing here writes to Postgres: progress and the response go to Redis (RunProgressStore); the
+ * run's record is written once, from the worker's result.
+ */
+export interface EngineCallbacks {
+  /** The token's claims when it is for `runId` and that run has not ended; throws otherwise. */
+  authorize(token: string | undefined, runId: string): EngineTokenClaims;
+  /**
+   * Keeps an authorized run's report; a response the app will not send fails INVALID_RESPONSE.
+   * A traced run's callback gets a `callback steps` / `callback response` span; only once its
+   * token is good, so a stranger's request adds nothing to anyone's trace.
+   */
+  handle(claims: EngineTokenClaims, report: EngineReport, context: CallbackContext): Promise<void>;
+}
+
+export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks {
+  /**
+   * Progress is a view, not the record: with Redis down the run goes on (its result is stored
+   * from the worker's result) and only the live view misses these steps.
+   */
+  const recordProgress = async (
+    context: CallbackContext,
+    ...args: Parameters<RunProgressStore['record']>
+  ): Promise<void> => {
+    try {
+      await deps.progress.record(...args);
+    } catch (error) {
+      context.log.warn({ err: error, runId: args[0] }, "could not keep a run's progress in Redis");
+    }
+  };
+
+  const keep = async (claims: EngineTokenClaims, report: EngineReport, context: CallbackContext) => {
+    if (report.type === 'steps') return recordProgress(context, claims.runId, report.steps);
+    // Any piece may call `respond`: what reaches the caller is checked here, whoever built it.
+    const problem = responsePolicyProblem(report.response, deps.allowedResponseHeaders);
+    if (problem !== null) {
+      await recordProgress(context, claims.runId, report.steps);
+      throw new FlowboxError('INVALID_RESPONSE', `the response cannot be sent: ${problem}`);
+    }
+    // Kept before the caller is answered, so a GET right after the answer shows it.
+    await recordProgress(context, claims.runId, report.steps, report.response);
+    if (claims.syncInstanceId !== null) {
+      await deps.hub.publish(claims.syncInstanceId, {
+        version: 1,
+        type: 'flow-response',
+        runId: claims.runId,
+        response: report.response,
+      });
+    }
+  };
+
+  return {
+    authorize(token, runId) {
+      if (token === undefined) throw new FlowboxError('UNAUTHORIZED', 'missing engine token');
+      const claims = deps.tokens.verifyEngineToken(token);
+      if (claims.runId !== runId) throw new FlowboxError('FORBIDDEN', 'the engine token is for another run');
+      if (deps.ended.hasEnded(claims.runId)) {
+        throw new FlowboxError('RUN_ALREADY_FINISHED', `run ${claims.runId} has already finished`);
+      }
+      return claims;
+    },
+    async handle(claims, report, context) {
+      if (deps.tracer === null || context.parent === undefined) return keep(claims, report, context);
+      const name = report.type === 'steps' ? 'callback steps' : 'callback response';
+      const span = deps.tracer.startSpan(name, {
+        parent: context.parent,
+        kind: 'server',
+        attributes: { ...context.attributes, 'flowbox.run_id': claims.runId },
+      });
+      return traced(span, () => keep(claims, report, context));
+    },
+  };
+}
