@@ -72,11 +72,19 @@ function describePieces(): string {
   );
 }
 
-function start(references: HostReferences, runId: string, connectionsJson: string | undefined): void {
+/**
+ * When the engine prepares a blank isolate, before any run has it (isolate-run.ts): the host's
+ * references, which call whichever run takes the isolate. Runs no piece or user code.
+ */
+function connect(references: HostReferences): void {
   // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
   // memory outside the isolate's limit, as code-step-script.ts says.
   if (typeof SharedArrayBuffer === 'function') Reflect.deleteProperty(SharedArrayBuffer.prototype, 'grow');
   connectHost(references);
+}
+
+/** The run that took the isolate, with its first call (isolate-run.ts). */
+function begin(runId: string, connectionsJson: string | undefined): void {
   run.runId = runId;
   // `{{connections.x}}`: the run's templates read the values; the engine redacts what leaves.
   if (connectionsJson !== undefined) scope[CONNECTIONS_ROOT] = parse(connectionsJson);
@@ -218,7 +226,8 @@ export const runtime = {
   warmUp,
   definePiece,
   describePieces,
-  start,
+  connect,
+  begin,
   runTrigger,
   runAction,
   resolveInput,
