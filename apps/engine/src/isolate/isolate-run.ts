@@ -1,5 +1,5 @@
 import { FlowboxError } from '@flowbox/protocol';
-import type { Context, Isolate, Reference } from 'isolated-vm';
+import type { Context, Isolate } from 'isolated-vm';
 import type { CodeRunRequest } from '../code-steps/code-runner.ts';
 import { evalCodeStep, IVM_TIMEOUT_MESSAGE, isAllocationRefused } from '../code-steps/eval-code-step.ts';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
@@ -20,13 +20,28 @@ export interface RunIsolate {
   close(): void;
 }
 
-/** A fresh isolate from a snapshot and its context, which no run has used yet. */
+/**
+ * A fresh isolate from a snapshot and its context, connected to the host through references
+ * that call the run which takes it (`take`). No run has used it yet.
+ */
 export interface BlankIsolate {
   isolate: Isolate;
   context: Context;
+  /** The run's host, which the isolate's references call from now on (once). */
+  take(host: IsolateHost): void;
+  /** Releases the references and disposes of the isolate. */
+  dispose(): void;
 }
 
-/** Starts an isolate from the snapshot, with the run's heap limit (CODE_STEP_MEMORY_MB). */
+/** Bounds the framework's own `connect` in a blank isolate (no run's limit applies yet). */
+const CONNECT_TIMEOUT_MS = 1_000;
+
+/**
+ * Starts an isolate from the snapshot, with the run's heap limit (CODE_STEP_MEMORY_MB), and
+ * connects its host references, so a run that takes it makes no call of its own to start (the
+ * spare made between jobs, run-isolation.ts). Until a run takes it, the references answer that
+ * no run has it; nothing but the framework's `connect` has run in it.
+ */
 export async function createBlankIsolate(
   ivm: IsolatedVm,
   snapshot: IsolateSnapshot,
@@ -34,10 +49,40 @@ export async function createBlankIsolate(
   onCatastrophicError: (message: string) => void,
 ): Promise<BlankIsolate> {
   const isolate = new ivm.Isolate({ snapshot: snapshot.blob, memoryLimit: memoryMb, onCatastrophicError });
+  const slot: { host: IsolateHost | undefined } = { host: undefined };
+  const references = [
+    new ivm.Reference((name: unknown, args: unknown) => {
+      if (slot.host === undefined) throw new Error('no run has this isolate');
+      return slot.host.sync(name, args);
+    }),
+    new ivm.Reference(async (name: unknown, args: unknown) =>
+      slot.host === undefined
+        ? JSON.stringify({ error: { code: 'INTERNAL', message: 'no run has this isolate' } })
+        : slot.host.async(name, args),
+    ),
+    new ivm.Reference((name: unknown, args: unknown) => slot.host?.notify(name, args)),
+  ];
+  const dispose = (): void => {
+    for (const reference of references) reference.release();
+    references.length = 0;
+    if (!isolate.isDisposed) isolate.dispose();
+  };
   try {
-    return { isolate, context: await isolate.createContext() };
+    const context = await isolate.createContext();
+    await context.evalClosure('__flowbox.connect({ sync: $0, async: $1, notify: $2 });', references, {
+      timeout: CONNECT_TIMEOUT_MS,
+    });
+    return {
+      isolate,
+      context,
+      take(host) {
+        if (slot.host !== undefined) throw new Error('a run has this isolate already');
+        slot.host = host;
+      },
+      dispose,
+    };
   } catch (error) {
-    isolate.dispose();
+    dispose();
     throw error;
   }
 }
@@ -65,16 +110,17 @@ export interface RunIsolateOptions {
 const CPU_CHECK_MS = 50;
 
 /**
- * Starts a run in its blank isolate (from the snapshot of its pieces) and hands it the host's three
- * references. A run past its CPU time is stopped by disposing of the isolate (V8 cannot
+ * Hands a blank isolate (from the snapshot of its pieces) to a run: its references call the
+ * run's host from now on, and its first call tells the isolate which run it is (no call of its
+ * own). A run past its CPU time is stopped by disposing of the isolate (V8 cannot
  * interrupt a busy isolate otherwise); past its memory limit isolated-vm disposes of it. Either
  * way the step running fails with its code, the run ends, and the engine is untouched.
  */
-export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIsolate> {
+export function openRunIsolate(options: RunIsolateOptions): RunIsolate {
   const { ivm, host, memoryMb, cpuLimitMs } = options;
   const { isolate, context } = options.blank;
+  options.blank.take(host);
   let stopped: 'cpu' | 'deadline' | undefined;
-  const references: Reference[] = [];
   const watch = setInterval(() => {
     if (!isolate.isDisposed && Number(isolate.cpuTime) / 1e6 > cpuLimitMs) {
       stopped = 'cpu';
@@ -83,9 +129,20 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
   }, CPU_CHECK_MS);
   const close = (): void => {
     clearInterval(watch);
-    for (const reference of references) reference.release();
-    references.length = 0;
-    if (!isolate.isDisposed) isolate.dispose();
+    options.blank.dispose();
+  };
+  /** `begin`'s arguments, until the first call into the isolate has passed them. */
+  let beginArgs: [string, string | undefined] | undefined = [
+    options.runId,
+    options.connections === undefined ? undefined : JSON.stringify(options.connections),
+  ];
+  /** What a call evaluates: the run's `begin` first, if no call has made it yet. */
+  const withBegin = (body: string, args: unknown[]): [string, unknown[]] => {
+    const pending = beginArgs;
+    if (pending === undefined) return [body, args];
+    beginArgs = undefined;
+    const at = args.length;
+    return [`__flowbox.begin($${at}, $${at + 1}); ${body}`, [...args, ...pending]];
   };
 
   const limitError = (error: unknown): unknown => {
@@ -111,22 +168,6 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
     }
     return error;
   };
-
-  try {
-    for (const fn of [host.sync, host.async, host.notify]) references.push(new ivm.Reference(fn));
-    await context.evalClosure(
-      '__flowbox.start({ sync: $0, async: $1, notify: $2 }, $3, $4);',
-      [
-        ...references,
-        options.runId,
-        options.connections === undefined ? undefined : JSON.stringify(options.connections),
-      ],
-      { timeout: cpuLimitMs },
-    );
-  } catch (error) {
-    close();
-    throw limitError(error);
-  }
   const running = context;
 
   return {
@@ -145,7 +186,8 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
         );
       });
       try {
-        const answer = running.evalClosure(`return __flowbox.${name}($0);`, [json], {
+        const [body, args] = withBegin(`return __flowbox.${name}($0);`, [json]);
+        const answer = running.evalClosure(body, args, {
           timeout: cpuLimitMs,
           result: { promise: true, copy: true },
         });
@@ -159,14 +201,22 @@ export async function openRunIsolate(options: RunIsolateOptions): Promise<RunIso
     },
     async remember(stepName, outputJson) {
       try {
-        await running.evalClosure('__flowbox.remember($0, $1);', [stepName, outputJson], {
-          timeout: cpuLimitMs,
-        });
+        const [body, args] = withBegin('__flowbox.remember($0, $1);', [stepName, outputJson]);
+        await running.evalClosure(body, args, { timeout: cpuLimitMs });
       } catch (error) {
         throw limitError(error);
       }
     },
     async runCode(request) {
+      // The trigger's call makes `begin` in every flow; a code step never comes first.
+      if (beginArgs !== undefined) {
+        const [body, args] = withBegin('', []);
+        try {
+          await running.evalClosure(body, args, { timeout: cpuLimitMs });
+        } catch (error) {
+          throw limitError(error);
+        }
+      }
       const outcome = await evalCodeStep(ivm, isolate, running, request);
       if ('output' in outcome) return outcome.output;
       // The run's CPU limit stopped it rather than the step's own: say which.

@@ -60,7 +60,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
   let spare: { key: string; memoryMb: number; blank: Promise<BlankIsolate> } | undefined;
   const dropSpare = (): void => {
     spare?.blank.then(
-      ({ isolate }) => isolate.dispose(),
+      (blank) => blank.dispose(),
       () => {},
     );
     spare = undefined;
@@ -75,7 +75,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
       );
     }
     taken?.blank.then(
-      ({ isolate }) => isolate.dispose(),
+      (blank) => blank.dispose(),
       () => {},
     );
     return createBlankIsolate(ivm, snapshot, memoryMb, options.onCatastrophicError);
@@ -96,7 +96,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
       const blank = await blankFor(ivm, snapshot, memoryMb);
       last = { ivm, snapshot, memoryMb };
       const host = createIsolateHost({ runId: job.runId, respond, log });
-      const run = await openRunIsolate({
+      const run = openRunIsolate({
         ivm,
         blank,
         runId: job.runId,

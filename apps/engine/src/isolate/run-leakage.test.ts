@@ -80,6 +80,14 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
     expect(other.outcome.steps[2]?.output).toEqual(seesNothing);
   });
 
+  it("a run starts from nothing of the snapshot's warm-up: no step of it in the run's scope", async () => {
+    // The warm-up (run-runtime.ts) runs a trigger and steps step_1..step_3 of a piece of its own.
+    const flow = flowOf(code('step_1', 'return inputs;', { left: '{{step_2}}' }));
+    const { outcome } = await run(flow, { isolation: 'isolate' }, 'flow-3');
+    expect(outcome.steps[1]?.error).toMatchObject({ code: 'TEMPLATE_ERROR' });
+    expect(outcome.steps[1]?.error?.message).toContain("unknown step 'step_2'");
+  });
+
   it("the control: in shared mode a piece's module state does reach the next run", async () => {
     await run(flowOf(pieceStep('step_1', 'counter', 'count')), {});
     const second = await run(flowOf(pieceStep('step_1', 'counter', 'count')), {});

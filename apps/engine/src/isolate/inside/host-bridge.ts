@@ -1,6 +1,6 @@
 /**
  * Runs inside a run's isolate. The engine's three references (isolated-vm `Reference`s to host
- * functions, handed in by `start` once per run) and how the isolate's code calls them: every
+ * functions, handed in by `connect` once per isolate) and how the isolate's code calls them: every
  * capability the run has goes through one of these, named by its first argument, with plain
  * data copied both ways (isolate-host.ts is the other side).
  */
@@ -24,7 +24,7 @@ const { parse } = JSON;
 const COPY = { arguments: { copy: true }, result: { copy: true } };
 const COPY_PROMISE = { arguments: { copy: true }, result: { copy: true, promise: true } };
 
-/** Set by `start` (snapshots hold no references); every call before it fails. */
+/** Set by `connect` (snapshots hold no references); every call before it fails. */
 const bridge: { references: HostReferences | undefined } = { references: undefined };
 
 export function connectHost(references: HostReferences): void {

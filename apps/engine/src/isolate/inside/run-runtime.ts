@@ -72,11 +72,19 @@ function describePieces(): string {
   );
 }
 
-function start(references: HostReferences, runId: string, connectionsJson: string | undefined): void {
+/**
+ * When the engine prepares a blank isolate, before any run has it (isolate-run.ts): the host's
+ * references, which call whichever run takes the isolate. Runs no piece or user code.
+ */
+function connect(references: HostReferences): void {
   // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
   // memory outside the isolate's limit, as code-step-script.ts says.
   if (typeof SharedArrayBuffer === 'function') Reflect.deleteProperty(SharedArrayBuffer.prototype, 'grow');
   connectHost(references);
+}
+
+/** The run that took the isolate, with its first call (isolate-run.ts). */
+function begin(runId: string, connectionsJson: string | undefined): void {
   run.runId = runId;
   // `{{connections.x}}`: the run's templates read the values; the engine redacts what leaves.
   if (connectionsJson !== undefined) scope[CONNECTIONS_ROOT] = parse(connectionsJson);
@@ -185,9 +193,10 @@ function remember(name: string, outputJson: string | undefined): void {
 }
 
 /**
- * Run once while the snapshot is made (isolate-snapshots.ts): it compiles the paths every run
- * takes (zod's parsing of the kinds of input pieces declare, templates, errors, JSON), so the
- * snapshot holds their code and a run does not compile them again. No host, no piece code.
+ * Run once while the snapshot is made (isolate-snapshots.ts), in a context the snapshot does not
+ * keep: it compiles the paths every run takes (zod's parsing of the kinds of input pieces
+ * declare, templates, errors, JSON, the steps' own path), so the snapshot holds their code and a
+ * run does not compile them again. No piece code, and nothing it sets survives.
  */
 function warmUp(): void {
   const { z } = zod;
@@ -212,13 +221,69 @@ function warmUp(): void {
   stringify(schema.safeParse({ n: 'x', u: 'not a url' }));
   stringify(serializeError(new FlowboxError('STEP_FAILED', 'warm-up'), 'STEP_FAILED'));
   parse(stringify({ input, output: { result: 1 } }));
+  warmUpSteps();
+}
+
+/**
+ * A run's path through the framework: the trigger, a piece action that logs and responds, a
+ * code step's input and output, through a piece and a host of its own. isolated-vm runs the
+ * warm-up in a context the snapshot does not keep, so only the code it compiled remains, and a
+ * run finds its first steps compiled (measure-isolate-phases.ts); no piece of the snapshot runs.
+ */
+function warmUpSteps(): void {
+  const { z } = zod;
+  const name = '(warm-up)';
+  const answered = async () => stringify({ value: null });
+  connect({
+    sync: { applySync: () => null, apply: answered, applyIgnored: () => {} },
+    async: { applySync: () => null, apply: answered, applyIgnored: () => {} },
+    notify: { applySync: () => null, apply: answered, applyIgnored: () => {} },
+  });
+  begin('warm-up', stringify({ api: 'key' }));
+  const echo = (payload: TriggerPayload) => payload;
+  const add = framework.createAction({
+    name: 'add',
+    description: '',
+    input: z.object({ a: z.coerce.number(), b: z.coerce.number().default(0) }),
+    run: ({ a, b }) => ({ result: a + b }),
+  });
+  const reply = framework.createAction({
+    name: 'reply',
+    description: '',
+    input: z.object({ status: z.coerce.number().int().default(200), body: z.unknown() }),
+    async run(input, ctx) {
+      ctx.log('info', 'replying', { status: input.status });
+      await ctx.respond({ status: input.status, headers: {}, body: input.body });
+      return input;
+    },
+  });
+  pieces.set(
+    name,
+    framework.createPiece({
+      name,
+      version: '0.0.0',
+      triggers: [framework.createTrigger({ name: 'catch', description: '', run: echo })],
+      actions: [add, reply],
+    }),
+  );
+  const payload = { method: 'POST', body: { x: 1 }, rawBody: null, headers: {}, query: {} };
+  const step = (stepName: string, action: string, input: unknown) =>
+    stringify({ name: stepName, piece: name, action, input });
+  void (async () => {
+    await runTrigger(stringify({ name: 'trigger', piece: name, trigger: 'catch', input: {}, payload }));
+    await runAction(step('step_1', 'add', { a: '{{trigger.x}}', b: 2 }));
+    resolveInput(stringify({ input: { sum: '{{step_1.result}}' } }));
+    remember('step_2', stringify({ result: 4 }));
+    await runAction(step('step_3', 'reply', { status: 200, body: '{{step_2}}' }));
+  })();
 }
 
 export const runtime = {
   warmUp,
   definePiece,
   describePieces,
-  start,
+  connect,
+  begin,
   runTrigger,
   runAction,
   resolveInput,

@@ -1,0 +1,133 @@
+/**
+ * CPU (the whole process) and wall time of each phase of a run in its own isolate, outside the
+ * executor: the blank isolate (made between jobs), handing it to the run, each of the seeded
+ * flow's calls, disposal. Medians over the runs (the first tenth left out). `--profile` adds the
+ * isolates' own CPU profile, self time per function. Needs `pnpm build`.
+ *
+ *   node apps/engine/scripts/measure-isolate-phases.ts [--runs 300] [--profile]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { wrapCodeStep } from '@flowbox/protocol';
+import { createIsolatedVmRunner } from '../src/code-steps/isolated-vm-runner.ts';
+import { loadIsolateFramework } from '../src/isolate/isolate-framework.ts';
+import { createIsolateHost } from '../src/isolate/isolate-host.ts';
+import { createBlankIsolate, openRunIsolate } from '../src/isolate/isolate-run.ts';
+import { createIsolateSnapshots } from '../src/isolate/isolate-snapshots.ts';
+import { unpackBuiltPieces } from '../src/testing/artifacts.ts';
+
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '300' }, profile: { type: 'boolean', default: false } },
+});
+const runs = Number(values.runs);
+const dir = await mkdtemp(join(tmpdir(), 'flowbox-phases-'));
+const isolated = createIsolatedVmRunner({ onCatastrophicError: () => {} });
+try {
+  const ivm = await isolated.library();
+  const snapshot = await createIsolateSnapshots({
+    library: isolated.library,
+    framework: loadIsolateFramework,
+    log: () => {},
+  }).forPieces(await unpackBuiltPieces(dir));
+  const source = wrapCodeStep('return { result: Number(inputs.sum) + 1 };');
+  const trigger = {
+    name: 'trigger',
+    piece: 'webhook',
+    trigger: 'catch_webhook',
+    input: {},
+    payload: { method: 'POST', body: { hello: 'world' }, rawBody: null, headers: {}, query: {} },
+  };
+  const math = { name: 'step_1', piece: 'math-helper', action: 'addition_math', input: { a: 2, b: 3 } };
+  const respond = {
+    name: 'step_3',
+    piece: 'webhook',
+    action: 'return_response',
+    input: { status: 200, headers: {}, body: '{{step_2}}' },
+  };
+  const noSession = { log: () => {}, sleep: async () => {}, fetch: async () => '{}' };
+  const samples = new Map<string, { cpu: number[]; wall: number[] }>();
+  const selfTime = new Map<string, number>();
+  let cpu = process.cpuUsage();
+  let wall = performance.now();
+  const restart = () => {
+    cpu = process.cpuUsage();
+    wall = performance.now();
+  };
+  const mark = (name: string) => {
+    const used = process.cpuUsage(cpu);
+    const entry = samples.get(name) ?? { cpu: [], wall: [] };
+    entry.cpu.push((used.user + used.system) / 1000);
+    entry.wall.push(performance.now() - wall);
+    samples.set(name, entry);
+    restart();
+  };
+  for (let i = 0; i < runs; i += 1) {
+    restart();
+    const blank = await createBlankIsolate(ivm, snapshot, 128, () => {});
+    mark('blank isolate (between jobs)');
+    if (values.profile) blank.isolate.startCpuProfiler('run');
+    const host = createIsolateHost({ runId: 'run-1', respond: async () => {}, log: () => {} });
+    const run = openRunIsolate({
+      ivm,
+      blank,
+      runId: 'run-1',
+      memoryMb: 128,
+      cpuLimitMs: 10_000,
+      deadline: performance.now() + 60_000,
+      host,
+    });
+    mark('open (the run takes it)');
+    await run.call('runTrigger', JSON.stringify(trigger));
+    mark('trigger');
+    await run.call('runAction', JSON.stringify(math));
+    mark('piece action');
+    const resolved = JSON.parse(
+      await run.call('resolveInput', JSON.stringify({ input: { sum: '{{step_1.result}}' } })),
+    ) as { input: unknown };
+    mark('code step: input');
+    const output = await run.runCode({
+      source,
+      inputs: resolved.input,
+      timeoutMs: 10_000,
+      memoryMb: 128,
+      host: noSession,
+    });
+    mark('code step: code');
+    await run.remember('step_2', JSON.stringify(output));
+    mark('code step: output');
+    await run.call('runAction', JSON.stringify(respond));
+    mark('response action');
+    if (values.profile) {
+      for (const { profile } of await blank.isolate.stopCpuProfiler('run')) {
+        const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+        profile.samples.forEach((id, index) => {
+          const frame = nodes.get(id)?.callFrame;
+          const key = `${frame?.functionName || '(anonymous)'} ${frame?.url.split('/').pop()}`;
+          selfTime.set(key, (selfTime.get(key) ?? 0) + (profile.timeDeltas[index + 1] ?? 0));
+        });
+      }
+      restart();
+    }
+    run.close();
+    mark('dispose');
+  }
+  const median = (list: number[]) => {
+    const sorted = list.slice(Math.floor(list.length / 10)).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
+  let onPath = 0;
+  for (const [name, { cpu: cpus, wall: walls }] of samples) {
+    if (!name.includes('between') && name !== 'dispose') onPath += median(cpus);
+    const line = `${name.padEnd(30)} cpu ${median(cpus).toFixed(3)} ms  wall ${median(walls).toFixed(3)} ms`;
+    process.stdout.write(`${line}\n`);
+  }
+  process.stdout.write(`on the run's path (open to response), cpu ${onPath.toFixed(3)} ms\n`);
+  for (const [key, us] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    process.stdout.write(`  ${(us / runs / 1000).toFixed(4)} ms  ${key}\n`);
+  }
+} finally {
+  isolated.close();
+  await rm(dir, { recursive: true, force: true });
+}
