@@ -15,6 +15,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeAppServer,
+  isUpload,
   makeEngineJob,
   prepareEngineArtifacts,
   startFakeAppServer,
@@ -189,5 +190,31 @@ describe('engine callbacks over IPC (bundle)', () => {
     expect(result).toMatchObject({
       outcome: { status, error: { code, message: expect.stringContaining(`refused: ${refusal}`) } },
     });
+  });
+});
+
+describe('engines started from one startup snapshot', () => {
+  // The blob is built after a warm-up run (snapshot-warm-up-run.ts): no random state it drew,
+  // such as crypto.randomUUID's pool, may be in it, or every engine would repeat it.
+  it('draw their own random values: two engines upload their logs with different boundaries', async () => {
+    const artifacts = await prepareEngineArtifacts(dir);
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
+    const seen = app.requests.length;
+    for (const requestId of ['first', 'second']) {
+      const engine = start('snapshot');
+      await engine.nextMessage('ready');
+      engine.child.send({ version: 1, type: 'execute', requestId, job });
+      expect(await engine.nextMessage('execute-result')).toMatchObject({ outcome: { status: 'SUCCEEDED' } });
+      const exited = once(engine.child, 'exit');
+      engine.child.disconnect();
+      await exited;
+    }
+    const boundaries = app.requests
+      .slice(seen)
+      .filter(isUpload)
+      .map((request) => String(request.headers['content-type']));
+    expect(boundaries).toHaveLength(2);
+    expect(boundaries[0]).toMatch(/boundary=flowbox-/);
+    expect(boundaries[0]).not.toBe(boundaries[1]);
   });
 });
