@@ -53,16 +53,32 @@ async function withoutUuidPool<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Node's timers keep their next deadline in JavaScript (`nextExpiry`, lib/internal/timers.js),
+ * which only its libuv timer firing resets. The warm-up clears its timers before they are due (a
+ * code step's timeout, the progress report's, a callback's), so the deadline left is the
+ * builder's, ~0.4 s into its clock. The snapshot keeps that deadline but not the libuv timer:
+ * in an engine from the blob whose clock has passed it, a timer of a duration no pending timer
+ * has is never scheduled, so it never fires (a piece's `setTimeout(() => { throw … }, 0)`: the
+ * engine neither crashed nor answered, and the worker waited on it). One timer turn after the
+ * warm-up lets Node's own handler run with nothing pending, which resets the deadline.
+ */
+function nextTimerTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 if (v8.startupSnapshot.isBuildingSnapshot()) {
   warmUpSchemas();
   v8.startupSnapshot.setDeserializeMainFunction(main);
   // Node takes the snapshot once the event loop is empty, so after this run has finished.
-  void withoutUuidPool(runWarmUpFlow).then(({ result }) => {
-    // A warm-up that stopped short would leave the engine's path cold: fail the build instead.
-    if (result.outcome.status !== 'SUCCEEDED') {
-      throw new Error(`the snapshot warm-up run ended ${JSON.stringify(result.outcome)}`);
-    }
-  });
+  void withoutUuidPool(runWarmUpFlow)
+    .then(({ result }) => {
+      // A warm-up that stopped short would leave the engine's path cold: fail the build instead.
+      if (result.outcome.status !== 'SUCCEEDED') {
+        throw new Error(`the snapshot warm-up run ended ${JSON.stringify(result.outcome)}`);
+      }
+    })
+    .then(nextTimerTurn);
 } else {
   main();
 }
