@@ -12,6 +12,7 @@ import { createIsolatedVmRunner } from './code-steps/isolated-vm-runner.ts';
 import { createEngine } from './engine.ts';
 import { createFlowExecutor } from './flows/flow-executor.ts';
 import type { HttpClient, HttpRequest } from './host/http-client.ts';
+import { createIpcAppClient } from './host/ipc-app-client.ts';
 import { createIpcChannel } from './host/ipc-channel.ts';
 import type { IpcPort } from './host/ipc-port.ts';
 import { warmUpSchemaSamples } from './snapshot-warm-up.ts';
@@ -25,16 +26,22 @@ import { warmUpSchemaSamples } from './snapshot-warm-up.ts';
  * each on its first call.
  *
  * Everything outside the engine is an in-process fake that answers with constants: the frame
- * comes from a fake port, the bundle and pieces from memory, the app and the log upload from a
- * fake HTTP client that opens no socket and keeps nothing, and code steps from a fake
+ * comes from a fake port, which also answers the run's callbacks as the worker relays the app's
+ * acceptance, the bundle and pieces from memory, the app's health check and the log upload from
+ * a fake HTTP client that opens no socket and keeps nothing, and code steps from a fake
  * isolated-vm that evaluates nothing. Nothing it builds is kept: the run's executor, engine
  * and fakes are garbage once it resolves, and the engine's real ones are built per process
  * after the snapshot starts (engine-runtime.ts).
  *
- * Resolves with what the warm-up's HTTP client was asked and the result the engine sent, so a
- * test (and the snapshot build, which fails on it) sees that the run went through every step.
+ * Resolves with what the warm-up's HTTP client was asked, the callbacks it sent and the result
+ * the engine sent, so a test (and the snapshot build, which fails on it) sees that the run went
+ * through every step.
  */
-export async function runWarmUpFlow(): Promise<{ requests: string[]; result: ExecuteResult }> {
+export async function runWarmUpFlow(): Promise<{
+  requests: string[];
+  callbacks: string[];
+  result: ExecuteResult;
+}> {
   const samples = warmUpSchemaSamples();
   if (samples.execute.type !== 'execute') throw new Error('the warm-up sample is not an execute frame');
   const pieces = WARM_UP_PIECES.map(({ name, version }) => ({ name, version }));
@@ -62,6 +69,9 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
   };
   const codeRunner = warmUpCodeRunner();
   let preloaded = () => {};
+  const port = fakePort();
+  // As engine-runtime.ts wires it: the callbacks ride the IPC channel.
+  const channel = createIpcChannel(port.port);
   const executor = createFlowExecutor({
     bundles: { load: async () => bundle },
     pieces: {
@@ -76,9 +86,9 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
     log: (_level, msg) => {
       if (msg === 'preloaded pieces') preloaded();
     },
+    appClient: (options) => createIpcAppClient(channel, options),
   });
-  const port = fakePort();
-  createEngine({ channel: createIpcChannel(port.port), executor }).start();
+  createEngine({ channel, executor }).start();
   // First as a prewarmed spare is readied (pieces, the isolate, the app connection), then the job.
   await new Promise<void>((resolve) => {
     preloaded = resolve;
@@ -92,7 +102,7 @@ export async function runWarmUpFlow(): Promise<{ requests: string[]; result: Exe
   });
   const result = await port.deliver({ version: 1, type: 'execute', requestId: 'warm-up', job });
   codeRunner.close();
-  return { requests, result };
+  return { requests, callbacks: port.callbacks, result };
 }
 
 const WARM_UP_TRACEPARENT = '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01';
@@ -161,18 +171,31 @@ function warmUpCodeRunner(): CodeRunner {
   });
 }
 
-/** An IPC port that hands the engine one frame and resolves with the result it sends back. */
+/**
+ * An IPC port that hands the engine one frame and resolves with the result it sends back; it
+ * accepts every callback, as the worker relays the app's answer, and keeps their report types.
+ */
 function fakePort(): {
   port: IpcPort;
+  callbacks: string[];
   push(frame: WorkerToEngine): void;
   deliver(frame: WorkerToEngine): Promise<ExecuteResult>;
 } {
   let listener: ((frame: unknown) => void) | undefined;
   let answer: ((result: ExecuteResult) => void) | undefined;
+  const callbacks: string[] = [];
   const port: IpcPort = {
     connected: true,
     send(message: EngineToWorker, callback) {
       if (message.type === 'execute-result') answer?.(message);
+      if (message.type === 'callback') {
+        callbacks.push(message.callback.report.type);
+        const { callId } = message;
+        // After this send returns, as an answer comes back over IPC.
+        queueMicrotask(() =>
+          push({ version: 1, type: 'callback-answer', callId, answer: { version: 1, type: 'ok' } }),
+        );
+      }
       callback(null);
     },
     onMessage(next) {
@@ -184,6 +207,7 @@ function fakePort(): {
   const push = (frame: WorkerToEngine) => listener?.(JSON.parse(JSON.stringify(frame)));
   return {
     port,
+    callbacks,
     push,
     deliver: (frame) =>
       new Promise((resolve) => {
