@@ -20,7 +20,9 @@
  *     [--in-place]   fork the entry where it is (a source main.ts), without installing it
  *     [--snapshot]   start engines from a V8 startup snapshot of dist/engine-snapshot.cjs, built
  *                    into the install folder first, as the worker does (`node --snapshot-blob <blob>`)
- *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>
+ *     [--prime]      preload as a prewarmed spare does: also the code-step isolate and the app connection
+ *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>,
+ *                    with phases.json: each phase's start and end in the profile's clock (µs)
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
       'no-compile-cache': { type: 'boolean', default: false },
       'in-place': { type: 'boolean', default: false },
       snapshot: { type: 'boolean', default: false },
+      prime: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -80,18 +83,32 @@ async function main(): Promise<void> {
     const floor: Launch = { start: () => forkJson(baseline, env, []) };
     const artifacts = await prepareEngineArtifacts(join(root, 'artifacts'));
     const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
+    const preload = {
+      version: 1,
+      type: 'preload',
+      pieces: job.pieces,
+      ...(values.prime ? { codeStepMemoryMb: job.limits.codeStepMemoryMb, appUrl: job.appUrl } : {}),
+    };
 
     // The first life fills the compile cache, as a worker's first engine does.
-    const firstLife = await engineLife(engine, job);
+    const firstLife = await engineLife(engine, job, preload);
     const engineLives: Life[] = [];
     const floorLives: Life[] = [];
     for (let i = 0; i < runs; i += 1) {
-      engineLives.push(await engineLife(engine, job));
+      engineLives.push(await engineLife(engine, job, preload));
       floorLives.push(await floorLife(floor));
     }
     if (values['cpu-prof'] !== undefined) {
       const dir = resolve(values['cpu-prof']);
-      await engineLife({ start: () => engine.start(['--cpu-prof', `--cpu-prof-dir=${dir}`]) }, job);
+      const marks: PhaseMark[] = [];
+      await engineLife(
+        { start: () => engine.start(['--cpu-prof', '--cpu-prof-interval=50', `--cpu-prof-dir=${dir}`]) },
+        job,
+        preload,
+        marks,
+      );
+      // The profile's timestamps are the same monotonic clock in µs: split its samples by phase.
+      await writeFile(join(dir, 'phases.json'), `${JSON.stringify(marks)}\n`);
     }
     const floorReadyCpu = median(floorLives.map((life) => life.ready?.cpuMs ?? Number.NaN));
     const floorReadyWall = median(floorLives.map((life) => life.ready?.wallMs ?? Number.NaN));
@@ -120,6 +137,7 @@ async function main(): Promise<void> {
       entry: values.entry,
       compileCache: !values['no-compile-cache'],
       snapshot: values.snapshot,
+      prime: values.prime,
       snapshotBuildMs,
       firstLife,
       note: 'medians; wallX/cpuX are ratios to the floor’s fork → ready (wall, CPU) of the same run',
@@ -175,8 +193,22 @@ async function buildSnapshot(script: string, blob: string): Promise<void> {
   if (code !== 0) throw new Error(`--build-snapshot exited with ${code}: ${stderr.slice(-2000)}`);
 }
 
+/** A phase's start and end on the monotonic clock, in µs (a CPU profile's timestamps). */
+interface PhaseMark {
+  phase: string;
+  startUs: number;
+  endUs: number;
+}
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
 /** A fresh engine: ready, preload the flow's pieces, run the flow three times, exit. */
-async function engineLife(launch: Launch, job: EngineJob): Promise<Life> {
+async function engineLife(
+  launch: Launch,
+  job: EngineJob,
+  preload: object,
+  marks: PhaseMark[] = [],
+): Promise<Life> {
   const life: Life = {};
   const lifeCpu = reapedChildrenCpuMs();
   const started = performance.now();
@@ -187,25 +219,29 @@ async function engineLife(launch: Launch, job: EngineJob): Promise<Life> {
   await frames.next((frame) => frame.type === 'ready');
   life.ready = { wallMs: performance.now() - started, cpuMs: cpuMsOf(pid) };
 
-  const phase = async (send: () => void, done: (frame: Frame) => boolean) => {
+  const phase = async (name: string, send: () => void, done: (frame: Frame) => boolean) => {
     const cpu = cpuMsOf(pid);
     const at = performance.now();
+    const startUs = nowUs();
     send();
     await frames.next(done);
+    marks.push({ phase: name, startUs, endUs: nowUs() });
     return { wallMs: performance.now() - at, cpuMs: cpuMsOf(pid) - cpu };
   };
   life.pieces = await phase(
-    () => child.send({ version: 1, type: 'preload', pieces: job.pieces }),
+    'pieces',
+    () => child.send(preload),
     (frame) => frame.msg === 'preloaded pieces',
   );
-  const run = () =>
+  const run = (name: string) =>
     phase(
+      name,
       () => child.send({ version: 1, type: 'execute', requestId: 'measure', job }),
       (frame) => frame.type === 'execute-result',
     );
-  life.firstRun = await run();
-  await run();
-  life.warmRun = await run();
+  life.firstRun = await run('firstRun');
+  await run('secondRun');
+  life.warmRun = await run('warmRun');
   const exitAt = performance.now();
   child.disconnect();
   await exited;

@@ -1,9 +1,10 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { access, copyFile, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   type CallbackAnswer,
@@ -13,11 +14,15 @@ import {
   type ExecutionMode,
 } from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { action, flowOf, pieceStep, writeTestPiece } from './isolate/isolate.harness.ts';
 import {
+  buildFlowBundle,
   type FakeAppServer,
+  isUpload,
   makeEngineJob,
   prepareEngineArtifacts,
   startFakeAppServer,
+  unpackBuiltPieces,
 } from './testing/index.ts';
 
 /**
@@ -33,6 +38,8 @@ const ENTRIES = {
 let dir: string;
 /** The snapshot of the real engine, in a folder laid out like the worker's install. */
 let blob: string;
+/** How long `node --build-snapshot` took, from its start to its exit. */
+let buildMs: number;
 let app: FakeAppServer;
 let child: ChildProcess | undefined;
 
@@ -52,6 +59,7 @@ async function buildSnapshot(engineDir: string): Promise<string> {
   await symlink(isolatedVm, join(engineDir, 'node_modules/isolated-vm'), 'dir');
   await copyFile(ENTRIES.snapshot, join(engineDir, 'engine-snapshot.cjs'));
   const built = join(engineDir, 'engine.blob');
+  const started = performance.now();
   const builder = spawn(
     process.execPath,
     ['--snapshot-blob', built, '--build-snapshot', 'engine-snapshot.cjs'],
@@ -63,6 +71,7 @@ async function buildSnapshot(engineDir: string): Promise<string> {
   );
   const [code] = await once(builder, 'exit');
   expect(code, 'node --build-snapshot of dist/engine-snapshot.cjs').toBe(0);
+  buildMs = performance.now() - started;
   return built;
 }
 
@@ -91,13 +100,19 @@ function start(entry: keyof typeof ENTRIES, answer: AnswerCallback = accept) {
   const options = {
     env: {},
     serialization: 'json' as const,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'] as ('ignore' | 'pipe' | 'ipc')[],
   };
   const forked =
     entry === 'snapshot'
       ? spawn(process.execPath, ['--snapshot-blob', blob], options)
       : fork(ENTRIES[entry], [], { ...options, execArgv: [] });
   child = forked;
+  // Shown as the engine writes it, and kept for the test.
+  let stderr = '';
+  forked.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    process.stderr.write(chunk);
+  });
   const callbacks: EngineCallback[] = [];
   forked.on('message', (frame: unknown) => {
     const message = EngineToWorkerSchema.parse(frame);
@@ -121,7 +136,7 @@ function start(entry: keyof typeof ENTRIES, answer: AnswerCallback = accept) {
       };
       forked.on('message', onMessage);
     });
-  return { child: forked, nextMessage, callbacks };
+  return { child: forked, nextMessage, callbacks, stderr: () => stderr };
 }
 
 describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s)', (entry) => {
@@ -189,5 +204,63 @@ describe('engine callbacks over IPC (bundle)', () => {
     expect(result).toMatchObject({
       outcome: { status, error: { code, message: expect.stringContaining(`refused: ${refusal}`) } },
     });
+  });
+});
+
+describe('engines started from one startup snapshot', () => {
+  // The blob is built after a warm-up run (snapshot-warm-up-run.ts): no random state it drew,
+  // such as crypto.randomUUID's pool, may be in it, or every engine would repeat it.
+  it('draw their own random values: two engines upload their logs with different boundaries', async () => {
+    const artifacts = await prepareEngineArtifacts(dir);
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
+    const seen = app.requests.length;
+    for (const requestId of ['first', 'second']) {
+      const engine = start('snapshot');
+      await engine.nextMessage('ready');
+      engine.child.send({ version: 1, type: 'execute', requestId, job });
+      expect(await engine.nextMessage('execute-result')).toMatchObject({ outcome: { status: 'SUCCEEDED' } });
+      const exited = once(engine.child, 'exit');
+      engine.child.disconnect();
+      await exited;
+    }
+    const boundaries = app.requests
+      .slice(seen)
+      .filter(isUpload)
+      .map((request) => String(request.headers['content-type']));
+    expect(boundaries).toHaveLength(2);
+    expect(boundaries[0]).toMatch(/boundary=flowbox-/);
+    expect(boundaries[0]).not.toBe(boundaries[1]);
+  });
+
+  // The build's warm-up sets and clears timers; had it left Node's next timer deadline at the
+  // builder's clock (snapshot-main.ts, nextTimerTurn), an engine whose clock has passed it would
+  // never fire a new timer: the piece below would neither crash its engine nor answer.
+  it('fire a timer a piece sets once they are older than the build: thrown from it, the error ends the engine, reported', async () => {
+    const faults = await writeTestPiece(dir, {
+      name: 'faults',
+      actions: action(
+        'throw_uncaught',
+        '()=>{setTimeout(()=>{throw new Error("thrown from a timer")},0);return new Promise(()=>{})}',
+      ),
+    });
+    const pieces = [...(await unpackBuiltPieces(dir)), faults];
+    const bundle = buildFlowBundle(flowOf(pieceStep('fault', 'faults', 'throw_uncaught')), {
+      pieces: pieces.map(({ name, version }) => ({ name, version })),
+    });
+    const bundlePath = join(dir, 'bundles', 'faults.json');
+    await mkdir(dirname(bundlePath), { recursive: true });
+    await writeFile(bundlePath, JSON.stringify(bundle));
+
+    const engine = start('snapshot');
+    await engine.nextMessage('ready');
+    // Not a wait for an event: the engine's clock must pass any deadline the build's clock could
+    // have left, which is at most the build's length plus its warm-up's shortest timer (250 ms).
+    await sleep(buildMs + 1_000);
+    const exited = once(engine.child, 'exit');
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/faults.json'), { bundlePath, pieces });
+    engine.child.send({ version: 1, type: 'execute', requestId: 'faults', job });
+    const [code, signal] = await exited;
+    expect({ code, signal }).toEqual({ code: 1, signal: null });
+    expect(engine.stderr()).toContain('Error: thrown from a timer');
   });
 });
