@@ -60,7 +60,9 @@ describe('the main path on a Redis Cluster with QUEUE_SHARDS=4', () => {
       apps: 2,
       workers: 1,
       flows: { ...calcFlows(), [storm]: HOLD_FLOW, [calm]: HOLD_FLOW },
-      appEnv: clusterEnv(prefix),
+      // Through the queue always: these tests read where each run's job lands (a run handed
+      // straight to a waiting worker has none).
+      appEnv: { ...clusterEnv(prefix), QUEUE_DIRECT_HANDOFF: 'false' },
     });
     client = createRedisClient(fault.redisCluster?.url ?? '', { maxRetriesPerRequest: 1 });
   }, 120_000);
