@@ -9,6 +9,7 @@ import type { FlowboxApp } from '../src/app.ts';
 import type { AppConfig } from '../src/env.ts';
 import { RUN_QUEUE_NAME } from '../src/queue/run-queue.ts';
 import { getRun, postJson, startTestApp } from './app-harness.ts';
+import { jobResult } from './run-fixtures.ts';
 
 /**
  * A webhook accepted while a worker of this app waits for a job goes to that worker directly
@@ -70,16 +71,6 @@ describe.each([
     return { socket, job };
   }
 
-  const succeeded = (job: DispatchedJob) => ({
-    version: 1,
-    type: 'job-result',
-    workerId: 'w1',
-    jobId: job.jobId,
-    runId: job.runId,
-    outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
-    timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
-  });
-
   it(`${path}: the run reaches the waiting worker, ${direct ? 'with no job in Redis' : 'through a BullMQ job'}`, async () => {
     const submittedBefore = promSample(await scrape(), `flowbox_runs_submitted_total{path="${path}"}`) ?? 0;
     const worker = await waitingWorker('w1');
@@ -93,7 +84,7 @@ describe.each([
 
     const ack = (await worker.socket
       .timeout(5_000)
-      .emitWithAck('job-result', succeeded(job))) as JobResultAck;
+      .emitWithAck('job-result', jobResult(job))) as JobResultAck;
     expect(ack).toMatchObject({ type: 'ok' });
     expect(await getRun(url, runId)).toMatchObject({ status: 'SUCCEEDED' });
     const after = await scrape();
@@ -120,7 +111,7 @@ describe.each([
     expect(await getRun(url, job.runId)).toMatchObject({ status: 'RUNNING', attempts: 2 });
     const ack = (await second.socket
       .timeout(5_000)
-      .emitWithAck('job-result', succeeded(retried))) as JobResultAck;
+      .emitWithAck('job-result', jobResult(retried))) as JobResultAck;
     expect(ack).toMatchObject({ type: 'ok' });
     // The sync caller waited across both attempts; the run ended without a response step here.
     expect((await pending).status).toBe(500);
@@ -137,13 +128,13 @@ describe.each([
     expect(await inspect.getJob(second.runId)).toBeDefined();
     const ack = (await worker.socket
       .timeout(5_000)
-      .emitWithAck('job-result', { ...succeeded(job), wantsNext: true })) as JobResultAck;
+      .emitWithAck('job-result', { ...jobResult(job), wantsNext: true })) as JobResultAck;
     if (ack.type !== 'ok' || ack.job === undefined)
       throw new Error(`expected a job, got ${JSON.stringify(ack)}`);
     expect(ack.job.runId).toBe(second.runId);
     const done = (await worker.socket
       .timeout(5_000)
-      .emitWithAck('job-result', succeeded(ack.job))) as JobResultAck;
+      .emitWithAck('job-result', jobResult(ack.job))) as JobResultAck;
     expect(done).toMatchObject({ type: 'ok' });
   });
 });

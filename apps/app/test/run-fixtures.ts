@@ -24,3 +24,24 @@ export function runJobData(flowId: string): RunJobData {
     acceptedAt: Date.now(),
   };
 }
+
+/**
+ * A worker's `job-result` frame for `job`, as the worker sends it: by default the run
+ * SUCCEEDED with no steps and no log; `runMs` 2 and `workerBusyMs` 4 among its timings.
+ */
+export function jobResult(
+  job: { jobId: string; runId: string },
+  outcome: Record<string, unknown> = { status: 'SUCCEEDED', steps: [], logKey: null },
+  extra: { wantsNext?: boolean } = {},
+) {
+  return {
+    version: 1,
+    type: 'job-result',
+    workerId: 'w1',
+    jobId: job.jobId,
+    runId: job.runId,
+    outcome,
+    timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+    ...extra,
+  };
+}

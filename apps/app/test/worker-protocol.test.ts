@@ -14,6 +14,7 @@ import type { FlowboxApp } from '../src/app.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
 import { getRun, postJson, startTestApp } from './app-harness.ts';
+import { jobResult } from './run-fixtures.ts';
 
 /**
  * Drives the app through its two machine-facing protocols, socket.io for workers (and the engine
@@ -148,15 +149,12 @@ describe('worker and engine protocols', () => {
     expect((await getRun(url, job.runId)).status).toBe('RUNNING');
 
     // The worker's result is the run's record: steps, log and timings in one write.
-    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
-      version: 1,
-      type: 'job-result',
-      workerId: 'w1',
-      jobId: job.jobId,
-      runId: job.runId,
-      outcome: { status: 'SUCCEEDED', steps: log.steps, logKey: job.logUpload.key },
-      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
-    });
+    const ack = await worker
+      .timeout(5_000)
+      .emitWithAck(
+        'job-result',
+        jobResult(job, { status: 'SUCCEEDED', steps: log.steps, logKey: job.logUpload.key }),
+      );
     expect(ack).toEqual({ version: 1, type: 'ok' });
     // Once the run has ended its engine token is good for nothing.
     for (const [path, body] of [
@@ -217,15 +215,7 @@ describe('worker and engine protocols', () => {
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ result: 200 });
 
-    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
-      version: 1,
-      type: 'job-result',
-      workerId: 'w1',
-      jobId: job.jobId,
-      runId: job.runId,
-      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
-      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
-    });
+    const ack = await worker.timeout(5_000).emitWithAck('job-result', jobResult(job));
     expect(ack).toEqual({ version: 1, type: 'ok' });
     expect(await forward(steps)).toMatchObject({ type: 'error', error: { code: 'RUN_ALREADY_FINISHED' } });
   });
@@ -235,15 +225,12 @@ describe('worker and engine protocols', () => {
     const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
-    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
-      version: 1,
-      type: 'job-result',
-      workerId: 'w1',
-      jobId: job.jobId,
-      runId: job.runId,
-      outcome: { status: 'FAILED', error, steps: [step('trigger', {})], logKey: null },
-      timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
-    });
+    const ack = await worker
+      .timeout(5_000)
+      .emitWithAck(
+        'job-result',
+        jobResult(job, { status: 'FAILED', error, steps: [step('trigger', {})], logKey: null }),
+      );
     expect(ack).toEqual({ version: 1, type: 'ok' });
     const answer = await pending;
     expect(answer.status).toBe(500);
@@ -281,16 +268,7 @@ describe('worker and engine protocols', () => {
     const job = await pollJob(worker);
     await first;
     const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
-    const result = (wantsNext: boolean, done: DispatchedJob) => ({
-      version: 1,
-      type: 'job-result',
-      workerId: 'w1',
-      jobId: done.jobId,
-      runId: done.runId,
-      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
-      timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
-      wantsNext,
-    });
+    const result = (wantsNext: boolean, done: DispatchedJob) => jobResult(done, undefined, { wantsNext });
 
     const ack = (await worker.timeout(5_000).emitWithAck('job-result', result(true, job))) as JobResultAck;
     if (ack.type !== 'ok' || ack.job === undefined)
@@ -310,15 +288,9 @@ describe('worker and engine protocols', () => {
 
   it('refuses a job result for a job the worker does not hold', async () => {
     const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const ack = await worker.timeout(5_000).emitWithAck('job-result', {
-      version: 1,
-      type: 'job-result',
-      workerId: 'w1',
-      jobId: 'nope',
-      runId: 'nope',
-      outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
-      timings: { queueMs: 0, provisionMs: 0, bootMs: 0, runMs: 0, logPersistMs: 0, workerBusyMs: 0 },
-    });
+    const ack = await worker
+      .timeout(5_000)
+      .emitWithAck('job-result', jobResult({ jobId: 'nope', runId: 'nope' }));
     expect(ack).toMatchObject({ type: 'error', error: { code: 'INVALID_REQUEST' } });
   });
 });
