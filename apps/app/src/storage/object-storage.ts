@@ -7,7 +7,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { PostPolicySigner } from './post-policy-signer.ts';
+import { PostPolicySigner, type PresignedPost } from './post-policy-signer.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -17,16 +17,7 @@ export interface S3Settings {
   secretAccessKey: string;
 }
 
-/**
- * An S3 browser-based upload (POST Object) signed with SigV4: the uploader POSTs
- * `multipart/form-data` to `url` with every field of `fields` first and the content last, as a
- * part named `file`. The uploader can change nothing the signed policy pins (key, content type,
- * size, expiry) without breaking the signature.
- */
-export interface PresignedPost {
-  url: string;
-  fields: Record<string, string>;
-}
+export type { PresignedPost } from './post-policy-signer.ts';
 
 /** Where each kind of object lives in the bucket. */
 export const objectKeys = {

@@ -1,5 +1,15 @@
 import { createHmac } from 'node:crypto';
-import type { PresignedPost } from './object-storage.ts';
+
+/**
+ * An S3 browser-based upload (POST Object) signed with SigV4: the uploader POSTs
+ * `multipart/form-data` to `url` with every field of `fields` first and the content last, as a
+ * part named `file`. The uploader can change nothing the signed policy pins (key, content type,
+ * size, expiry) without breaking the signature.
+ */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
+}
 
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 
