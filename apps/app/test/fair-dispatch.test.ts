@@ -2,7 +2,8 @@ import { createLogger } from '@flowbox/node-kit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testNamespace } from '../../../test/fixtures.ts';
-import { JobBroker, type LeasedJob } from '../src/queue/job-broker.ts';
+import { JobBroker } from '../src/queue/job-broker.ts';
+import type { LeasedJob } from '../src/queue/leased-job.ts';
 import { RunQueue } from '../src/queue/run-queue.ts';
 import { runJobData } from './run-fixtures.ts';
 

@@ -1,5 +1,5 @@
 import type { RunJobData } from '@flowbox/protocol';
-import type { LeasedJob } from './job-broker.ts';
+import type { LeasedJob } from './leased-job.ts';
 import type { RunQueue } from './run-queue.ts';
 
 /** The delay before a retried attempt starts, as BullMQ's backoff gives a queued job (RunQueue.add). */

@@ -15,7 +15,7 @@ import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '..
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
 import type { TokenService } from '../tokens.ts';
-import type { LeasedJob } from './job-broker.ts';
+import type { LeasedJob } from './leased-job.ts';
 
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
 export const ENGINE_TOKEN_GRACE_SECONDS = 60;

@@ -3,33 +3,9 @@ import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
+import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
 import { isRedisConnectionError } from './redis-outage.ts';
-
-/** A job taken from the queue for one worker; the app holds its lock until the result. */
-export interface LeasedJob {
-  jobId: string;
-  data: RunJobData;
-  /** 1 for the job's first start, 2 for its first retry, and so on. */
-  attempt: number;
-  /**
-   * Ends the job; with `fetchNext`, the same Redis call leases the next waiting job (null when
-   * none waits), so a worker that finished one need not poll for the next.
-   */
-  complete(options?: { fetchNext: boolean }): Promise<LeasedJob | null>;
-  /**
-   * Ends the job as failed. With `retry`, BullMQ puts it back in the queue when it has attempts
-   * left (RunQueue sets them); without, it is failed for good.
-   */
-  fail(reason: string, options?: { fetchNext?: boolean; retry?: boolean }): Promise<LeasedJob | null>;
-  /** Puts the job back in the queue untouched (its worker went away before receiving it). */
-  release(): Promise<void>;
-  /**
-   * Puts the job back in the queue after `ms`, untouched and without counting an attempt (its
-   * flow runs as many runs as it may); it keeps its priority, and a worker takes another job.
-   */
-  postpone(ms: number): Promise<void>;
-}
 
 interface PendingPoll {
   resolve: (job: LeasedJob | null) => void;
@@ -264,6 +240,9 @@ export class JobBroker {
         const token = randomUUID();
         const job = await this.#blockingFetch(shard, token);
         if (job === undefined) continue;
+        // A job that serves a poll moves the turn past its shard, as one taken in turn does (one
+        // released for want of a poll does not).
+        if (this.#polls.length > 0) this.#cursor = (this.#shards.indexOf(shard) + 1) % this.#shards.length;
         await this.#handOut(job, token, shard);
         break;
       }

@@ -18,7 +18,8 @@ import {
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
 import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
-import type { JobBroker, LeasedJob } from '../queue/job-broker.ts';
+import type { JobBroker } from '../queue/job-broker.ts';
+import type { LeasedJob } from '../queue/leased-job.ts';
 import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
 import type { TokenService } from '../tokens.ts';
 
