@@ -1,9 +1,6 @@
 import type { RunJobData } from '@flowbox/protocol';
 import type { LeasedJob } from './leased-job.ts';
-import type { RunQueue } from './run-queue.ts';
-
-/** The delay before a retried attempt starts, as BullMQ's backoff gives a queued job (RunQueue.add). */
-export const RETRY_DELAY_MS = 1_000;
+import { RETRY_DELAY_MS, type RunQueue } from './run-queue.ts';
 
 /**
  * A job handed straight from its webhook to a worker of this app that was waiting for one

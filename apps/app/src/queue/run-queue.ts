@@ -6,6 +6,9 @@ import { RUN_QUEUE_NAME, shardOf } from './queue-shards.ts';
 
 export { RUN_QUEUE_NAME } from './queue-shards.ts';
 
+/** How long after a crash or a lost worker a retried attempt starts (queued or handed directly). */
+export const RETRY_DELAY_MS = 1_000;
+
 /** BullMQ's largest priority. */
 const MAX_PRIORITY = 2_097_152;
 
@@ -56,7 +59,7 @@ export class RunQueue {
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
         // crash that takes the worker's machine down is not retried into the same state.
         attempts: this.#maxAttempts,
-        backoff: { type: 'fixed', delay: 1_000 },
+        backoff: { type: 'fixed', delay: RETRY_DELAY_MS },
         removeOnComplete: { count: 1000 },
         // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
         // a bounded number of them, so a burst of failures cannot fill Redis.
