@@ -40,6 +40,22 @@ describe('resolveTemplates', () => {
 
   it('leaves strings without templates unchanged', () => {
     expect(resolveTemplates('plain {text}', scope)).toBe('plain {text}');
+    expect(resolveTemplates('{{ open', scope)).toBe('{{ open');
+    expect(resolveTemplates('{{step_1}', scope)).toBe('{{step_1}');
+    expect(resolveTemplates('{{step_1 {x} }}', scope)).toBe('{{step_1 {x} }}');
+  });
+
+  it('reads a template between other braces as text', () => {
+    expect(resolveTemplates('{{{step_1.result}}', scope)).toBe('{5');
+    expect(resolveTemplates('{{step_1.result}}}', scope)).toBe('5}');
+    expect(resolveTemplates('{{{step_1.result}}}', scope)).toBe('{5}');
+    expect(resolveTemplates('{{ step_1.result }}{{step_2.result}}', scope)).toBe('56');
+    expect(resolveTemplates('{{ {{step_1.result}}', scope)).toBe('{{ 5');
+  });
+
+  it('trims whitespace of any kind around the expression', () => {
+    expect(resolveTemplates('{{\n\tstep_1.result\u00a0}}', scope)).toBe(5);
+    expect(resolveTemplates('[{{ step_1.result\r\n}}]', scope)).toBe('[5]');
   });
 
   it('names an unknown step', () => {
