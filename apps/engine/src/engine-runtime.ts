@@ -1,3 +1,4 @@
+import { config } from 'zod';
 import type { CodeRunners } from './code-steps/code-runner.ts';
 import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './code-steps/isolated-vm-runner.ts';
 import { createNodeVmRunner } from './code-steps/node-vm-runner.ts';
@@ -11,6 +12,13 @@ import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
 import { createRunIsolation } from './isolate/run-isolation.ts';
 import { createPieceLoader } from './pieces/piece-loader.ts';
+
+// zod compiles a parser (new Function) for each object schema on its first parse. A warm engine
+// pays that once per schema, but a fresh one pays it on its first run for every piece's input
+// schema, which the startup snapshot cannot hold (pieces load after it). Its plain parser costs
+// microseconds more per parse of these small objects. Set at import, so both entries and the
+// snapshot's warm-up (snapshot-main.ts) parse the same way; pieces share this zod.
+config({ jitless: true });
 
 export interface EngineRuntimeOptions {
   port: IpcPort;
