@@ -16,8 +16,10 @@ import { createPieceLoader } from './pieces/piece-loader.ts';
 // zod compiles a parser (new Function) for each object schema on its first parse. A warm engine
 // pays that once per schema, but a fresh one pays it on its first run for every piece's input
 // schema, which the startup snapshot cannot hold (pieces load after it). Its plain parser costs
-// microseconds more per parse of these small objects. Set at import, so both entries and the
-// snapshot's warm-up (snapshot-main.ts) parse the same way; pieces share this zod.
+// microseconds more per parse of these small objects. zod reads the setting when a schema is
+// built: the protocol's schemas, built before this line, keep their compiled parsers, which the
+// snapshot's warm-up compiles (snapshot-warm-up.ts); the pieces' schemas, built by their modules
+// with this zod (shared-piece-modules.ts) when they load, get the plain one.
 config({ jitless: true });
 
 export interface EngineRuntimeOptions {
