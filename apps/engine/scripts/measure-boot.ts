@@ -21,6 +21,8 @@
  *     [--snapshot]   start engines from a V8 startup snapshot of dist/engine-snapshot.cjs, built
  *                    into the install folder first, as the worker does (`node --snapshot-blob <blob>`)
  *     [--prime]      preload as a prewarmed spare does: also the code-step isolate and the app connection
+ *     [--no-addon-link]  install without the `isolated-vm.node` link the worker makes: a snapshotted
+ *                    engine then loads isolated-vm through its package (node-gyp-build)
  *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>,
  *                    with phases.json: each phase's start and end in the profile's clock (µs)
  */
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
       'in-place': { type: 'boolean', default: false },
       snapshot: { type: 'boolean', default: false },
       prime: { type: 'boolean', default: false },
+      'no-addon-link': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -63,7 +66,9 @@ async function main(): Promise<void> {
     const env: Record<string, string> = values['no-compile-cache']
       ? {}
       : { NODE_COMPILE_CACHE: join(root, 'compile-cache') };
-    const entry = values['in-place'] ? resolve(values.entry) : await install(resolve(values.entry), root);
+    const entry = values['in-place']
+      ? resolve(values.entry)
+      : await install(resolve(values.entry), root, !values['no-addon-link']);
     let engine: Launch = { start: (execArgv = []) => forkJson(entry, env, execArgv) };
     let snapshotBuildMs: number | undefined;
     if (values.snapshot) {
@@ -153,12 +158,20 @@ async function main(): Promise<void> {
 }
 
 /** Copies the bundle to `<root>/engine/<sha256>/engine.mjs` with isolated-vm linked beside it. */
-async function install(bundle: string, root: string): Promise<string> {
+async function install(bundle: string, root: string, addonLink: boolean): Promise<string> {
   const code = await readFile(bundle);
   const dir = join(root, 'engine', createHash('sha256').update(code).digest('hex'));
   await mkdir(join(dir, 'node_modules'), { recursive: true });
   const isolatedVm = dirname(createRequire(bundle).resolve('isolated-vm/package.json'));
   await symlink(isolatedVm, join(dir, 'node_modules/isolated-vm'), 'dir');
+  if (addonLink) {
+    // As the worker links it (apps/worker/src/engines/engine-install.ts): the binary the package's
+    // node-gyp-build would find, which a snapshotted engine then requires directly.
+    const nodeGypBuild = createRequire(join(isolatedVm, 'package.json'))('node-gyp-build') as {
+      path(dir: string): string;
+    };
+    await symlink(nodeGypBuild.path(isolatedVm), join(dir, 'isolated-vm.node'), 'file');
+  }
   await copyFile(bundle, join(dir, 'engine.mjs'));
   return join(dir, 'engine.mjs');
 }

@@ -6,7 +6,7 @@ import type { DispatchedJob, PieceDownload } from '@flowbox/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PIECE_MARKER } from '../src/cache/piece-cache.ts';
 import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
-import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
+import { ISOLATED_VM_ADDON, isolatedVmPackageDir } from '../src/engines/engine-install.ts';
 import {
   buildFlowBundle,
   countingFetch,
@@ -211,6 +211,11 @@ describe('provisioner', () => {
     expect(await readlink(path.join(cacheDir, 'engine', first.sha256, 'node_modules', 'isolated-vm'))).toBe(
       isolatedVmPackageDir(),
     );
+    // The addon binary too, which a snapshotted engine requires without the package's lookup.
+    const addon = await readlink(path.join(cacheDir, 'engine', first.sha256, ISOLATED_VM_ADDON));
+    expect(addon.startsWith(`${isolatedVmPackageDir()}${path.sep}`)).toBe(true);
+    expect(addon).toMatch(/\.node$/);
+    expect((await stat(addon)).isFile()).toBe(true);
     // Another worker process on the same cache finds it installed.
     const other = createProvisioner({ cacheDir, engineBundle, isolatedVmDir: isolatedVmPackageDir() });
     expect((await other.engine()).outcome).toBe('hit');
