@@ -36,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EngineJob } from '@flowbox/protocol';
+import { ISOLATED_VM_ADDON_FILE, isolatedVmAddonPath } from '../src/isolated-vm-addon.ts';
 import { makeEngineJob, prepareEngineArtifacts, startFakeAppServer } from '../src/testing/index.ts';
 
 type Phase = 'ready' | 'pieces' | 'firstRun' | 'warmRun' | 'exit' | 'life';
@@ -164,14 +165,9 @@ async function install(bundle: string, root: string, addonLink: boolean): Promis
   await mkdir(join(dir, 'node_modules'), { recursive: true });
   const isolatedVm = dirname(createRequire(bundle).resolve('isolated-vm/package.json'));
   await symlink(isolatedVm, join(dir, 'node_modules/isolated-vm'), 'dir');
-  if (addonLink) {
-    // As the worker links it (apps/worker/src/engines/engine-install.ts): the binary the package's
-    // node-gyp-build would find, which a snapshotted engine then requires directly.
-    const nodeGypBuild = createRequire(join(isolatedVm, 'package.json'))('node-gyp-build') as {
-      path(dir: string): string;
-    };
-    await symlink(nodeGypBuild.path(isolatedVm), join(dir, 'isolated-vm.node'), 'file');
-  }
+  const addon = addonLink ? isolatedVmAddonPath(isolatedVm) : undefined;
+  // As the worker links it (engine-install.ts): a snapshotted engine then requires it directly.
+  if (addon !== undefined) await symlink(addon, join(dir, ISOLATED_VM_ADDON_FILE), 'file');
   await copyFile(bundle, join(dir, 'engine.mjs'));
   return join(dir, 'engine.mjs');
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import v8 from 'node:v8';
 import * as runtime from './engine-runtime.ts';
+import { ISOLATED_VM_ADDON_FILE } from './isolated-vm-addon.ts';
 import { warmUpSchemas } from './snapshot-warm-up.ts';
 import { runWarmUpFlow } from './snapshot-warm-up-run.ts';
 import { startEngine } from './start-engine.ts';
@@ -30,13 +31,13 @@ function main(): void {
 }
 
 /**
- * isolated-vm from the addon binary the worker links beside the blob (`isolated-vm.node`,
- * apps/worker/src/engines/engine-install.ts), else through its package, whose node-gyp-build
- * would look for that binary again: about 3 ms of CPU in every fresh engine.
+ * isolated-vm from the addon binary the worker links beside the blob (isolated-vm-addon.ts),
+ * else through its package, whose node-gyp-build would look for that binary again: about 3 ms of
+ * CPU in every fresh engine.
  */
 function loadIsolatedVm(requireHere: NodeJS.Require): typeof import('isolated-vm') {
   try {
-    return (requireHere('./isolated-vm.node') as { ivm: typeof import('isolated-vm') }).ivm;
+    return (requireHere(`./${ISOLATED_VM_ADDON_FILE}`) as { ivm: typeof import('isolated-vm') }).ivm;
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw error;
     return requireHere('isolated-vm') as typeof import('isolated-vm');

@@ -1,12 +1,13 @@
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ISOLATED_VM_ADDON_FILE } from '@flowbox/engine/isolated-vm-addon';
 import { SEEDED_FLOW } from '@flowbox/engine/testing';
 import type { DispatchedJob, PieceDownload } from '@flowbox/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PIECE_MARKER } from '../src/cache/piece-cache.ts';
 import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
-import { ISOLATED_VM_ADDON, isolatedVmPackageDir } from '../src/engines/engine-install.ts';
+import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
 import {
   buildFlowBundle,
   countingFetch,
@@ -212,7 +213,7 @@ describe('provisioner', () => {
       isolatedVmPackageDir(),
     );
     // The addon binary too, which a snapshotted engine requires without the package's lookup.
-    const addon = await readlink(path.join(cacheDir, 'engine', first.sha256, ISOLATED_VM_ADDON));
+    const addon = await readlink(path.join(cacheDir, 'engine', first.sha256, ISOLATED_VM_ADDON_FILE));
     expect(addon.startsWith(`${isolatedVmPackageDir()}${path.sep}`)).toBe(true);
     expect(addon).toMatch(/\.node$/);
     expect((await stat(addon)).isFile()).toBe(true);

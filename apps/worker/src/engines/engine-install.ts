@@ -1,18 +1,13 @@
 import { mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ISOLATED_VM_ADDON_FILE, isolatedVmAddonPath } from '@flowbox/engine/isolated-vm-addon';
 import { FlowboxError } from '@flowbox/protocol';
 import { sha256Hex } from '../cache/artifact-download.ts';
 import { type CacheLayout, renameDirIntoPlace, writeFileAtomic } from '../cache/cache-layout.ts';
 import { ensureEngineSnapshot, SNAPSHOT_ENTRY } from './engine-snapshot.ts';
 
 export const ENGINE_FILE = 'engine.mjs';
-/**
- * isolated-vm's native addon, linked beside the bundle: an engine started from the startup
- * snapshot requires it directly (apps/engine/src/snapshot-main.ts) rather than through the
- * package, whose node-gyp-build looks for the binary again in every fresh engine.
- */
-export const ISOLATED_VM_ADDON = 'isolated-vm.node';
 
 export interface InstalledEngine {
   /** The file to fork: `<cache>/engine/<sha256>/engine.mjs`. */
@@ -74,8 +69,8 @@ export async function installEngine(options: EngineInstallOptions): Promise<Inst
     await mkdir(path.join(tmpDir, 'node_modules'), { recursive: true });
     await writeFile(path.join(tmpDir, ENGINE_FILE), bytes);
     await symlink(isolatedVmDir, path.join(tmpDir, 'node_modules', 'isolated-vm'), 'dir');
-    const addon = isolatedVmAddon(isolatedVmDir);
-    if (addon !== undefined) await symlink(addon, path.join(tmpDir, ISOLATED_VM_ADDON), 'file');
+    const addon = isolatedVmAddonPath(isolatedVmDir);
+    if (addon !== undefined) await symlink(addon, path.join(tmpDir, ISOLATED_VM_ADDON_FILE), 'file');
     await rm(dir, { recursive: true, force: true });
     const placed = await renameDirIntoPlace(tmpDir, dir);
     if (placed === 'raced' && !(await holds(dir, sha256, isolatedVmDir))) {
@@ -136,19 +131,6 @@ async function readRecordedHash(file: string): Promise<string | undefined> {
     return undefined;
   }
   return /^[0-9a-f]{64}/.exec(text.trim())?.[0];
-}
-
-/**
- * The addon binary the package would load, found once with the package's own node-gyp-build;
- * undefined when it cannot say (an engine then loads the package).
- */
-function isolatedVmAddon(isolatedVmDir: string): string | undefined {
-  try {
-    const requireFromPackage = createRequire(path.join(isolatedVmDir, 'package.json'));
-    return (requireFromPackage('node-gyp-build') as { path(dir: string): string }).path(isolatedVmDir);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The worker's own isolated-vm (a dependency of the worker, so this resolves wherever it is installed). */
