@@ -2,7 +2,9 @@
  * CPU (the whole process) and wall time of each phase of a run in its own isolate, outside the
  * executor: the blank isolate (made between jobs), handing it to the run, each of the seeded
  * flow's calls, disposal. Medians over the runs (the first tenth left out). `--profile` adds the
- * isolates' own CPU profile, self time per function. Needs `pnpm build`.
+ * isolates' own CPU profile, self time per function. The floor comes last: an isolate with nothing
+ * in it, made, called once and disposed the same way, which no run in an isolate costs less than.
+ * Needs `pnpm build`.
  *
  *   node apps/engine/scripts/measure-isolate-phases.ts [--runs 300] [--profile]
  */
@@ -124,6 +126,20 @@ try {
     process.stdout.write(`${line}\n`);
   }
   process.stdout.write(`on the run's path (open to response), cpu ${onPath.toFixed(3)} ms\n`);
+  samples.clear();
+  for (let i = 0; i < runs; i += 1) {
+    restart();
+    const empty = new ivm.Isolate({ memoryLimit: 128 });
+    const context = await empty.createContext();
+    await context.evalClosure('return $0 + 1;', [1]);
+    empty.dispose();
+    mark('floor: empty isolate, one call');
+  }
+  for (const [name, { cpu: cpus, wall: walls }] of samples) {
+    process.stdout.write(
+      `${name.padEnd(30)} cpu ${median(cpus).toFixed(3)} ms  wall ${median(walls).toFixed(3)} ms\n`,
+    );
+  }
   for (const [key, us] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
     process.stdout.write(`  ${(us / runs / 1000).toFixed(4)} ms  ${key}\n`);
   }
