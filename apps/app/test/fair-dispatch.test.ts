@@ -20,8 +20,9 @@ describe('fair dispatch', () => {
   let broker: JobBroker;
   const signal = new AbortController().signal;
 
+  const prefix = testNamespace();
+
   beforeAll(async () => {
-    const prefix = testNamespace();
     producer = new Redis(inject('redisUrl'));
     brokerRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
     queue = new RunQueue({ connection: producer, prefix, maxAttempts: 2 });
@@ -54,6 +55,20 @@ describe('fair dispatch', () => {
       await leased.complete();
     }
     expect(order).toEqual(['storm', 'bench', 'other', 'storm', 'storm', 'storm']);
+  });
+
+  it("adds a flow's first waiting run without a priority, and only later ones with their rank", async () => {
+    await queue.add(job('first'), 1);
+    await queue.add(job('backlog'), 2);
+    expect(await producer.llen(`${prefix}:runs:wait`)).toBe(1);
+    expect(await producer.zcard(`${prefix}:runs:prioritized`)).toBe(1);
+    const order: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const leased = await lease();
+      order.push(leased.data.flowId);
+      await leased.complete();
+    }
+    expect(order).toEqual(['first', 'backlog']);
   });
 
   it('keeps the order when a finished job leases the next in the same call', async () => {

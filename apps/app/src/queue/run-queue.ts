@@ -20,7 +20,10 @@ const MAX_PRIORITY = 2_097_152;
  * then every flow's second, and so on: a flow that queued a backlog does not hold back another
  * flow's run behind it (round-robin over the flows with waiting runs), and this costs nothing
  * per run: the rank is counted in the statement that creates the run, and the priority rides
- * the add.
+ * the add. A rank-1 job (no run of its flow waits before it, the usual case) is added without a
+ * priority: BullMQ serves jobs without one first, in FIFO order, which is the order rank 1 gives,
+ * and it skips the prioritized set's bookkeeping (a counter, a sorted-set add and its pop: three
+ * Redis commands per run).
  *
  * Shards (QUEUE_SHARDS): the queue is one BullMQ queue per shard name, and a flow's runs all go
  * to the shard of its id (shardOf), so the rank order above holds within each shard; the job
@@ -55,7 +58,7 @@ export class RunQueue {
       await this.#shardOf(data.flowId).add('run', data, {
         jobId: data.runId,
         ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
-        priority: Math.min(Math.max(1, rank), MAX_PRIORITY),
+        ...(rank > 1 ? { priority: Math.min(rank, MAX_PRIORITY) } : {}),
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
         // crash that takes the worker's machine down is not retried into the same state.
         attempts: this.#maxAttempts,
