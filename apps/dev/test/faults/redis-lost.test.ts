@@ -173,11 +173,13 @@ describe('a job deleted from Redis behind a QUEUED run, with two apps', () => {
     expect(queued.status).toBe(202);
     const runId = queued.runId ?? '';
 
-    // What Redis loses: the job and its place in the queue (jobs wait in BullMQ's prioritized
-    // set: their priority is their run's rank in its flow).
+    // What Redis loses: the job and its place in the queue. A run ranked first in its flow
+    // waits in BullMQ's wait list, a later one in the prioritized set (run-queue.ts); this one
+    // is first, since its flow's only other run is running.
     const wire = await RedisWire.open(inject('redisUrl'));
     try {
-      expect(await wire.command('ZREM', `${prefix}:runs:prioritized`, runId)).toBe(1);
+      expect(await wire.command('LREM', `${prefix}:runs:wait`, '0', runId)).toBe(1);
+      expect(await wire.command('ZREM', `${prefix}:runs:prioritized`, runId)).toBe(0);
       expect(await wire.command('DEL', `${prefix}:runs:${runId}`)).toBe(1);
     } finally {
       await wire.close();

@@ -199,7 +199,8 @@ describe('webhook abuse against a real app process (no worker)', () => {
     expect(response.status).toBe(200);
     return ((await response.json()) as { runs: unknown[] }).runs.length;
   };
-  // Jobs wait in BullMQ's prioritized set (their priority is their run's rank in its flow).
+  // A waiting job is in BullMQ's wait list (its run is first in its flow) or its prioritized
+  // set (a later rank is its priority): run-queue.ts.
   const waiting = async (): Promise<number> =>
     Number(await redis.command('LLEN', `${prefix}:runs:wait`)) +
     Number(await redis.command('ZCARD', `${prefix}:runs:prioritized`));
