@@ -119,13 +119,17 @@ try {
     const sorted = list.slice(Math.floor(list.length / 10)).sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] ?? 0;
   };
+  const phaseLine = (name: string, { cpu, wall }: { cpu: number[]; wall: number[] }) =>
+    `${name.padEnd(30)} cpu ${median(cpu).toFixed(3)} ms  wall ${median(wall).toFixed(3)} ms\n`;
   let onPath = 0;
-  for (const [name, { cpu: cpus, wall: walls }] of samples) {
-    if (!name.includes('between') && name !== 'dispose') onPath += median(cpus);
-    const line = `${name.padEnd(30)} cpu ${median(cpus).toFixed(3)} ms  wall ${median(walls).toFixed(3)} ms`;
-    process.stdout.write(`${line}\n`);
+  for (const [name, phase] of samples) {
+    if (!name.includes('between') && name !== 'dispose') onPath += median(phase.cpu);
+    process.stdout.write(phaseLine(name, phase));
   }
   process.stdout.write(`on the run's path (open to response), cpu ${onPath.toFixed(3)} ms\n`);
+  for (const [key, us] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    process.stdout.write(`  ${(us / runs / 1000).toFixed(4)} ms  ${key}\n`);
+  }
   samples.clear();
   for (let i = 0; i < runs; i += 1) {
     restart();
@@ -135,14 +139,7 @@ try {
     empty.dispose();
     mark('floor: empty isolate, one call');
   }
-  for (const [name, { cpu: cpus, wall: walls }] of samples) {
-    process.stdout.write(
-      `${name.padEnd(30)} cpu ${median(cpus).toFixed(3)} ms  wall ${median(walls).toFixed(3)} ms\n`,
-    );
-  }
-  for (const [key, us] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
-    process.stdout.write(`  ${(us / runs / 1000).toFixed(4)} ms  ${key}\n`);
-  }
+  for (const [name, phase] of samples) process.stdout.write(phaseLine(name, phase));
 } finally {
   isolated.close();
   await rm(dir, { recursive: true, force: true });
