@@ -37,39 +37,46 @@ interface Round {
   cpuUsPerMessage: number;
 }
 
-async function measure(
-  child: ChildProcess,
-  roundTrip: () => Promise<unknown>,
-  count: number,
-): Promise<Round> {
-  for (let i = 0; i < WARM_UP; i += 1) await roundTrip();
-  const pid = child.pid ?? -1;
-  const ownBefore = process.cpuUsage();
-  const childBefore = processCpuMs(pid);
-  const started = performance.now();
-  for (let i = 0; i < count; i += 1) await roundTrip();
-  const wallMs = performance.now() - started;
-  const own = process.cpuUsage(ownBefore);
-  const cpuMs = (own.user + own.system) / 1000 + (processCpuMs(pid) - childBefore);
-  return { wallUsPerRoundTrip: (wallMs / count) * 1000, cpuUsPerMessage: (cpuMs / (2 * count)) * 1000 };
+/** A child that answers every frame, and how to send it one and wait for the answer. */
+interface Channel {
+  child: ChildProcess;
+  roundTrip(): Promise<unknown>;
+  close(): void;
 }
 
-async function overIpc(count: number): Promise<Round> {
-  const child = fork(fileURLToPath(import.meta.url), ['answer-ipc']);
-  await new Promise((resolve) => child.once('spawn', resolve));
-  const roundTrip = () =>
-    new Promise((resolve) => {
-      child.once('message', resolve);
-      child.send(FRAME);
-    });
+/** Warms the channel up, then times `count` round trips; closes the channel either way. */
+async function measure(channel: Channel, count: number): Promise<Round> {
   try {
-    return await measure(child, roundTrip, count);
+    for (let i = 0; i < WARM_UP; i += 1) await channel.roundTrip();
+    const pid = channel.child.pid ?? -1;
+    const ownBefore = process.cpuUsage();
+    const childBefore = processCpuMs(pid);
+    const started = performance.now();
+    for (let i = 0; i < count; i += 1) await channel.roundTrip();
+    const wallMs = performance.now() - started;
+    const own = process.cpuUsage(ownBefore);
+    const cpuMs = (own.user + own.system) / 1000 + (processCpuMs(pid) - childBefore);
+    return { wallUsPerRoundTrip: (wallMs / count) * 1000, cpuUsPerMessage: (cpuMs / (2 * count)) * 1000 };
   } finally {
-    child.kill();
+    channel.close();
   }
 }
 
-async function overTcp(count: number): Promise<Round> {
+async function openIpc(): Promise<Channel> {
+  const child = fork(fileURLToPath(import.meta.url), ['answer-ipc']);
+  await new Promise((resolve) => child.once('spawn', resolve));
+  return {
+    child,
+    roundTrip: () =>
+      new Promise((resolve) => {
+        child.once('message', resolve);
+        child.send(FRAME);
+      }),
+    close: () => child.kill(),
+  };
+}
+
+async function openTcp(): Promise<Channel> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -79,18 +86,19 @@ async function overTcp(count: number): Promise<Round> {
   const socket = await accepted;
   socket.setNoDelay(true);
   const line = `${JSON.stringify(FRAME)}\n`;
-  const roundTrip = () =>
-    new Promise((resolve) => {
-      socket.once('data', resolve);
-      socket.write(line);
-    });
-  try {
-    return await measure(child, roundTrip, count);
-  } finally {
-    child.kill();
-    socket.destroy();
-    server.close();
-  }
+  return {
+    child,
+    roundTrip: () =>
+      new Promise((resolve) => {
+        socket.once('data', resolve);
+        socket.write(line);
+      }),
+    close: () => {
+      child.kill();
+      socket.destroy();
+      server.close();
+    },
+  };
 }
 
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
@@ -98,12 +106,12 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 async function main(): Promise<void> {
   const count = Number(values['round-trips']);
   const rounds = Number(values.rounds);
-  for (const [name, run] of [
-    ['IPC channel', overIpc],
-    ['loopback TCP', overTcp],
+  for (const [name, open] of [
+    ['IPC channel', openIpc],
+    ['loopback TCP', openTcp],
   ] as const) {
     const results: Round[] = [];
-    for (let i = 0; i < rounds; i += 1) results.push(await run(count));
+    for (let i = 0; i < rounds; i += 1) results.push(await measure(await open(), count));
     const wall = median(results.map((r) => r.wallUsPerRoundTrip));
     const cpu = median(results.map((r) => r.cpuUsPerMessage));
     process.stdout.write(
