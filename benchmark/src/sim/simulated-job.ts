@@ -51,7 +51,7 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
       runId: job.runId,
       timeoutMs,
     });
-    await app.reportResponse(RESPONSE, steps.slice(0, -1));
+    await app.reportResponse(RESPONSE, steps.slice(0, -1), true);
   } catch (caught) {
     error = serializeError(caught, 'CALLBACK_FAILED');
     status = runStatusOf(error.code);

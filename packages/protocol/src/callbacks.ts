@@ -48,6 +48,11 @@ export const FlowResponseReportSchema = z.object({
   response: FlowResponseSchema,
   /** The steps finished before the response step that no progress report carried, in order. */
   steps: z.array(StepResultSchema),
+  /**
+   * The response step is the flow's last: no step follows, only the log upload and the result.
+   * Its worker may then ask for its next job (socket-events.ts, `running`).
+   */
+  last: z.boolean().optional(),
 });
 export type FlowResponseReport = z.infer<typeof FlowResponseReportSchema>;
 

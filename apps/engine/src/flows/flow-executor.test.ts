@@ -28,8 +28,11 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     expect(steps[3]?.input).toEqual({ status: 200, headers: {}, body: { result: 6 } });
 
     const [response] = h.posts('response');
-    const flowResponse = FlowResponseReportSchema.parse(response?.json).response;
+    const report = FlowResponseReportSchema.parse(response?.json);
+    const flowResponse = report.response;
     expect(flowResponse).toEqual({ status: 200, headers: {}, body: { result: 6 } });
+    // The response is the flow's last step: its worker may take its next job meanwhile.
+    expect(report.last).toBe(true);
     expect(JSON.stringify(flowResponse.body)).toBe('{"result":6}');
 
     const upload = h.app.requests.find(isUpload);
@@ -56,6 +59,20 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
       expect(post.headers.authorization).toBe('Bearer engine-token-1');
       expect(post.headers['content-type']).toBe('application/json');
     }
+  });
+
+  it('says the response is not the last step when one follows it, and runs that step', async () => {
+    const flow = structuredClone(SEEDED_FLOW);
+    const [math] = flow.steps;
+    if (math === undefined) throw new Error('the seeded flow changed');
+    flow.steps.push({ ...structuredClone(math), name: 'step_4' });
+
+    const { outcome } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3', 'step_4']);
+    const [response] = h.posts('response');
+    expect(FlowResponseReportSchema.parse(response?.json).last).toBe(false);
   });
 
   it('ends FAILED at the first failing step, naming it, and runs nothing after it', async () => {

@@ -133,8 +133,10 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         }
         // The caller may read the run as soon as it has its answer: the steps before the response
         // go with it, after any progress report still in flight, so they arrive once and in order.
+        // With no step after it, the worker may ask for its next job while this run's tail runs.
+        let stepsAfterThis = Number.POSITIVE_INFINITY;
         const respond = async (response: FlowResponse) =>
-          app.reportResponse(response, await progress.takeForResponse());
+          app.reportResponse(response, await progress.takeForResponse(), stepsAfterThis === 0);
         isolated = await openIsolatedRun(deps, job, run, respond);
         const steps = isolated?.steps ?? createStepRunner(run, job, respond);
         // The run's templates read the values; what leaves it is redacted (the loop below).
@@ -147,8 +149,9 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
             () => steps.runStep(step, scope),
           ]),
         ];
-        for (const [name, runNext] of plan) {
+        for (const [index, [name, runNext]] of plan.entries()) {
           progress.throwIfRefused();
+          stepsAfterThis = plan.length - 1 - index;
           const span = trace?.start(`step ${name}`, { 'flowbox.step': name });
           const ran = await runNext();
           const result = fitInLog(redactor === null ? ran : redactor.value(ran));

@@ -16,8 +16,11 @@ import type { HttpClient } from './http-client.ts';
  */
 export interface AppClient {
   reportSteps(steps: StepResult[]): Promise<void>;
-  /** The response, with the steps finished before it that no progress report carried. */
-  reportResponse(response: FlowResponse, steps: StepResult[]): Promise<void>;
+  /**
+   * The response, with the steps finished before it that no progress report carried; `last`
+   * when no step follows it (FlowResponseReport).
+   */
+  reportResponse(response: FlowResponse, steps: StepResult[], last: boolean): Promise<void>;
 }
 
 export interface AppClientOptions {
@@ -77,12 +80,13 @@ export function createAppClient(options: AppClientOptions): AppClient {
   return {
     reportSteps: (steps) =>
       post(ENGINE_CALLBACK_PATHS.steps(options.runId), { version: 1, type: 'steps', steps }),
-    reportResponse: (response, steps) =>
+    reportResponse: (response, steps, last) =>
       post(ENGINE_CALLBACK_PATHS.response(options.runId), {
         version: 1,
         type: 'flow-response',
         response,
         steps,
+        last,
       }),
   };
 }

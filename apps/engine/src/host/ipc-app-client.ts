@@ -31,6 +31,7 @@ export function createIpcAppClient(
   };
   return {
     reportSteps: (steps) => send({ version: 1, type: 'steps', steps }),
-    reportResponse: (response, steps) => send({ version: 1, type: 'flow-response', response, steps }),
+    reportResponse: (response, steps, last) =>
+      send({ version: 1, type: 'flow-response', response, steps, last }),
   };
 }
