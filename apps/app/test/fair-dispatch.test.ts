@@ -2,6 +2,7 @@ import { createLogger } from '@flowbox/node-kit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testNamespace } from '../../../test/fixtures.ts';
+import { directLease } from '../src/queue/direct-lease.ts';
 import { JobBroker } from '../src/queue/job-broker.ts';
 import type { LeasedJob } from '../src/queue/leased-job.ts';
 import { RunQueue } from '../src/queue/run-queue.ts';
@@ -106,5 +107,27 @@ describe('fair dispatch', () => {
     expect(await queue.remove(leased.jobId)).toBe(false);
     await leased.complete();
     expect(await queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+  });
+
+  it('hands a fresh run to a waiting poll only once the queue was found empty, never past a waiting job', async () => {
+    const fresh = (flowId: string) => () =>
+      directLease(job(flowId), 1, { queue, nextWaiting: () => broker.nextWaiting() });
+    // A job waits; a poll comes, and its fetch is on its way to that job: a fresh run may not
+    // overtake it (a worker polling ahead of its result, while others queue).
+    await queue.add(job('waiting'), 1);
+    const polled = broker.next(5_000, signal);
+    expect(broker.offer(fresh('overtaker'))).toBe(false);
+    const first = await polled;
+    expect(first?.data.flowId).toBe('waiting');
+    await first?.complete();
+
+    // Now the queue is empty and a poll's fetch blocks on it: a fresh run goes straight to it.
+    const waiting = broker.next(5_000, signal);
+    for (let i = 0; i < 100 && !broker.drained; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(broker.drained).toBe(true);
+    expect(broker.offer(fresh('fresh'))).toBe(true);
+    const handed = await waiting;
+    expect(handed?.data.flowId).toBe('fresh');
+    await handed?.complete();
   });
 });

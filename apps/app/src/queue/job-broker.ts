@@ -89,6 +89,11 @@ export class JobBroker {
     }
   }
 
+  /** Every shard has a blocking fetch out: each was found empty, and no job has reached it since. */
+  get drained(): boolean {
+    return this.#shards.every((shard) => shard.blocked);
+  }
+
   /** Polls waiting for a job: idle workers of this app. */
   get waitingPolls(): number {
     return this.#polls.length;
@@ -119,13 +124,15 @@ export class JobBroker {
   }
 
   /**
-   * Gives the lease `make` builds to the oldest waiting poll, if one waits: a worker is idle and
-   * every shard was empty when its fetch found nothing (a job in any shard wakes it). False when
-   * no poll waits. Only fresh runs come here (RunHandoff); a job that reached a shard in the
-   * same instant as this run waits for the next poll, the one run it can be overtaken by.
+   * Gives the lease `make` builds to the oldest waiting poll, if one waits and the queue is
+   * drained (every shard was found empty, and a job in any shard wakes its fetch). False
+   * otherwise: a poll whose fetch is still on its way to a waiting job (a worker polling ahead
+   * of its last result while others queue) gets that job, and the fresh run queues behind it.
+   * Only fresh runs come here (RunHandoff); a job that reached a shard in the same instant as
+   * this run waits for the next poll, the one run it can be overtaken by.
    */
   offer(make: () => LeasedJob): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || !this.drained) return false;
     const poll = this.#polls.shift();
     if (poll === undefined) return false;
     poll.resolve(make());
@@ -138,7 +145,7 @@ export class JobBroker {
    * a blocking fetch out: each was empty then and no job has reached it since.
    */
   nextWaiting(): Promise<LeasedJob | null> {
-    if (this.#closed || this.#shards.every((shard) => shard.blocked)) return Promise.resolve(null);
+    if (this.#closed || this.drained) return Promise.resolve(null);
     return this.#leaseInTurn();
   }
 
@@ -238,7 +245,8 @@ export class JobBroker {
     try {
       while (this.#polls.length > 0 && !this.#closed) {
         const token = randomUUID();
-        const job = await this.#blockingFetch(shard, token);
+        // takeInTurn found every shard empty just before.
+        const job = await this.#blockingFetch(shard, token, { foundEmpty: true });
         if (job === undefined) continue;
         // A job that serves a poll moves the turn past its shard, as one taken in turn does (one
         // released for want of a poll does not).
@@ -257,7 +265,19 @@ export class JobBroker {
     if (this.#polls.length > 0 && !this.#closed) this.#pump();
   }
 
-  async #blockingFetch(shard: Shard, token: string): Promise<Job<RunJobData> | undefined> {
+  /**
+   * A job from `shard`, waiting for one when it is empty. It counts as blocked (`drained`) only
+   * once it was found empty: a fetch that finds a job at once must not let a fresh run overtake it.
+   */
+  async #blockingFetch(
+    shard: Shard,
+    token: string,
+    { foundEmpty = false }: { foundEmpty?: boolean } = {},
+  ): Promise<Job<RunJobData> | undefined> {
+    if (!foundEmpty) {
+      const ready = await shard.worker.getNextJob(token, { block: false });
+      if (ready !== undefined) return ready;
+    }
     shard.blocked = true;
     try {
       return await shard.worker.getNextJob(token, { block: true });
