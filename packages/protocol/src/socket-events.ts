@@ -11,7 +11,8 @@ import { TraceparentSchema } from './trace.ts';
  * worker ⇄ app over socket.io. The worker authenticates with `auth: { token }` (a worker
  * token) and only ever emits; the app answers through the ack.
  *
- *   worker ── 'poll' ─────────▶ app   ack: PollReply (a job or idle after the long-poll window)
+ *   worker ── 'poll' ─────────▶ app   ack: PollReply (a job or idle after the long-poll window);
+ *                                     with `running`, ahead of the result of the job it names
  *   worker ── 'job-result' ───▶ app   ack: JobResultAck (with the next job when one waits)
  *   worker ── 'engine-callback' ▶ app ack: CallbackAnswer; its engine's progress or response,
  *                                     checked by the app as the HTTP callback is (callbacks.ts)
@@ -34,6 +35,12 @@ export const PollRequestSchema = z.object({
   version: z.literal(1),
   type: z.literal('poll'),
   workerId: z.string().min(1),
+  /**
+   * The job this worker still holds, whose last step (the response) its engine is sending: only
+   * the log upload and result follow. The job this poll gets waits in the worker for that
+   * result, instead of the poll waiting for the whole tail.
+   */
+  running: z.string().min(1).optional(),
 });
 export type PollRequest = z.infer<typeof PollRequestSchema>;
 

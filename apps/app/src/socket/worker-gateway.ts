@@ -25,18 +25,37 @@ import type { TokenService } from '../tokens.ts';
 
 type Ack<T> = (reply: T) => void;
 
+/** A job leased to a worker; `job` is what it was handed, null while it is being dispatched. */
+interface HeldJob {
+  lease: LeasedJob;
+  job: DispatchedJob | null;
+  /** When it was leased to the worker (epoch ms). */
+  leasedAt: number;
+}
+
 interface WorkerSession {
   workerName: string;
-  inFlight: LeasedJob | null;
-  /** The job handed out for `inFlight`, to hand again if its answer was lost. */
-  handedOut: DispatchedJob | null;
+  /**
+   * The worker's jobs in the order it runs them: the one it runs, and at most one more taken by
+   * a poll ahead of that one's result (`running`). The last handed out is handed again if its
+   * answer was lost.
+   */
+  held: HeldJob[];
   polling: boolean;
+  /**
+   * A poll ahead of the held job's result that waits for that result: the Redis call that
+   * completes the held job then leases the next, and this poll takes it (#onPoll).
+   */
+  parked: ((lease: LeasedJob | null) => void) | null;
+  /** A poll ahead may fetch from the queue itself: false once one found a backlog there. */
+  fetchAhead: boolean;
   disconnected: AbortController;
 }
 
 /**
  * The workers' only door into flowbox: socket.io, authenticated by a worker token. A worker
- * polls; the app leases it a job from BullMQ and later records its result.
+ * polls; the app leases it a job from BullMQ and later records its result. A worker whose job
+ * has only its tail left (log upload, result) may poll once ahead of that result.
  */
 export class WorkerGateway {
   readonly #io: Server;
@@ -98,7 +117,7 @@ export class WorkerGateway {
   /** Connected workers holding a job. */
   get busyWorkers(): number {
     let busy = 0;
-    for (const session of this.#sessions) if (session.inFlight !== null) busy += 1;
+    for (const session of this.#sessions) if (session.held.length > 0) busy += 1;
     return busy;
   }
 
@@ -113,9 +132,10 @@ export class WorkerGateway {
   #onConnection(socket: Socket): void {
     const session: WorkerSession = {
       workerName: String(socket.data.workerName),
-      inFlight: null,
-      handedOut: null,
+      held: [],
       polling: false,
+      parked: null,
+      fetchAhead: true,
       disconnected: new AbortController(),
     };
     const logger = this.#logger.child({ worker: session.workerName, socketId: socket.id });
@@ -138,11 +158,12 @@ export class WorkerGateway {
       this.#sessions.delete(session);
       session.disconnected.abort();
       logger.info({ reason }, 'worker disconnected');
-      const lease = session.inFlight;
-      session.inFlight = null;
-      if (lease === null) return;
-      const loss = this.#workerLost(lease, logger).finally(() => this.#losses.delete(loss));
-      this.#losses.add(loss);
+      const held = session.held;
+      session.held = [];
+      for (const { lease } of held) {
+        const loss = this.#workerLost(lease, logger).finally(() => this.#losses.delete(loss));
+        this.#losses.add(loss);
+      }
     });
   }
 
@@ -157,34 +178,56 @@ export class WorkerGateway {
       });
       return;
     }
-    // A worker polls only when it holds no job: if it does here, the ack that carried its job
-    // never reached it (a result ack that timed out), so it gets the same job again.
-    if (
-      session.inFlight !== null &&
-      session.handedOut?.jobId === session.inFlight.jobId &&
-      !session.polling
-    ) {
-      logger.warn({ runId: session.handedOut.runId }, 'handing out a job again: its first answer was lost');
-      ack({ version: 1, type: 'job', job: session.handedOut });
+    const { running } = parsed.value;
+    // Ahead of its job's result, a worker may take one more: only for the one job it holds. One
+    // naming a job it no longer holds here (its session was lost meanwhile) polls as usual.
+    const ahead =
+      running !== undefined && session.held.length === 1 && session.held[0]?.lease.jobId === running;
+    // Else a worker polls only when it holds no job: if it does here, the ack that carried its
+    // last job never reached it (a result or poll ack that timed out), so it gets that job again.
+    const last = session.held.at(-1);
+    if (running === undefined && last?.job != null && !session.polling) {
+      logger.warn({ runId: last.job.runId }, 'handing out a job again: its first answer was lost');
+      ack({ version: 1, type: 'job', job: last.job });
       return;
     }
-    if (session.inFlight !== null || session.polling) {
+    if ((session.held.length > 0 && !ahead) || session.polling) {
       ack({
         version: 1,
         type: 'error',
-        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: 'a worker runs one job at a time' },
+        error: {
+          name: 'ProtocolError',
+          code: 'INVALID_REQUEST',
+          message:
+            'a worker runs one job at a time, and takes the next only ahead of the result of the one it names',
+        },
       });
       return;
     }
     session.polling = true;
     try {
+      const deadline = Date.now() + this.#pollMs;
+      // A poll ahead takes a fresh run the moment it comes, where the queue is known empty (the
+      // broker has a blocking fetch out). Under a backlog it would cost a Redis call of its own,
+      // so it waits for the held job's result instead, whose completion leases the next job in
+      // the same call. A job accepted before the held one was leased shows a backlog; one
+      // accepted after, that there was none behind it.
+      const heldSince = session.held[0]?.leasedAt ?? 0;
+      const backlog = (lease: LeasedJob) => lease.data.acceptedAt < heldSince;
+      let pending: LeasedJob | null = null;
+      if (ahead && !this.#broker.drained && !session.fetchAhead) {
+        pending = await this.#parkUntilResult(session, deadline);
+        if (pending !== null && !backlog(pending)) session.fetchAhead = true;
+      }
       // A lease that cannot run (its run ended, or its flow is at its cap) is not this worker's
       // job: the poll goes on for another until its time is up.
-      const deadline = Date.now() + this.#pollMs;
       let job: DispatchedJob | null = null;
       while (job === null && !session.disconnected.signal.aborted && Date.now() < deadline) {
-        const lease = await this.#broker.next(deadline - Date.now(), session.disconnected.signal);
+        const lease =
+          pending ?? (await this.#broker.next(deadline - Date.now(), session.disconnected.signal));
+        pending = null;
         if (lease === null) break;
+        if (ahead && backlog(lease)) session.fetchAhead = false;
         job = await this.#handOut(session, lease, parsed.value.workerId, logger);
       }
       if (!session.disconnected.signal.aborted) {
@@ -193,6 +236,23 @@ export class WorkerGateway {
     } finally {
       session.polling = false;
     }
+  }
+
+  /** Resolves with the lease the held job's completion brings (null: none) or null at `deadline`. */
+  #parkUntilResult(session: WorkerSession, deadline: number): Promise<LeasedJob | null> {
+    const { signal } = session.disconnected;
+    return new Promise((resolve) => {
+      const done = (lease: LeasedJob | null) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (session.parked === done) session.parked = null;
+        resolve(lease);
+      };
+      const onAbort = () => done(null);
+      const timer = setTimeout(onAbort, deadline - Date.now());
+      signal.addEventListener('abort', onAbort, { once: true });
+      session.parked = done;
+    });
   }
 
   /** Makes `lease` this worker's job; null when it cannot run (the lease is then ended). */
@@ -206,13 +266,13 @@ export class WorkerGateway {
       await lease.release();
       return null;
     }
-    session.inFlight = lease;
+    const held: HeldJob = { lease, job: null, leasedAt: Date.now() };
+    session.held.push(held);
     try {
-      session.handedOut = await this.#dispatcher.dispatch(lease, workerId);
-      return session.handedOut;
+      held.job = await this.#dispatcher.dispatch(lease, workerId);
+      return held.job;
     } catch (error) {
-      session.inFlight = null;
-      session.handedOut = null;
+      session.held = session.held.filter((entry) => entry !== held);
       if (error instanceof FlowBusy) {
         await lease.postpone(BUSY_FLOW_POSTPONE_MS).catch((cause: unknown) => {
           logger.warn({ err: cause, runId: lease.data.runId }, 'could not postpone a job');
@@ -247,8 +307,8 @@ export class WorkerGateway {
       return;
     }
     const result = parsed.value;
-    const lease = session.inFlight;
-    if (lease === null || lease.jobId !== result.jobId) {
+    const lease = session.held.find((entry) => entry.lease.jobId === result.jobId)?.lease;
+    if (lease === undefined) {
       ack({
         version: 1,
         type: 'error',
@@ -260,14 +320,30 @@ export class WorkerGateway {
       });
       return;
     }
-    session.inFlight = null;
-    session.handedOut = null;
+    session.held = session.held.filter((entry) => entry.lease !== lease);
     try {
-      const fetchNext = result.wantsNext === true && !session.disconnected.signal.aborted;
+      // The next job goes to the worker that asked with this result, or to its poll parked
+      // ahead of it; one that took its next job ahead of this result gets no other.
+      const parked = session.parked;
+      const fetchNext =
+        (result.wantsNext === true || parked !== null) &&
+        session.held.length === 0 &&
+        !session.disconnected.signal.aborted;
       const next = await this.#dispatcher.conclude(lease, result, {
         fetchNext,
         traceparent: result.traceparent,
       });
+      if (parked !== null && session.parked === parked) {
+        parked(next);
+        ack({ version: 1, type: 'ok' });
+        return;
+      }
+      if (next !== null && result.wantsNext !== true) {
+        // Its parked poll ended meanwhile (its long-poll window closed, or the worker left).
+        await next.release();
+        ack({ version: 1, type: 'ok' });
+        return;
+      }
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
       ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
     } catch (error) {

@@ -93,10 +93,13 @@ async function startFakeBroker(): Promise<FakeBroker> {
 let broker: FakeBroker;
 let connection: AppConnection;
 let ran: DispatchedJob[];
+/** What a job does while it runs (its engine's callbacks, its tail), when a test says. */
+let duringRun: ((job: DispatchedJob) => Promise<void>) | undefined;
 
 beforeEach(async () => {
   broker = await startFakeBroker();
   ran = [];
+  duringRun = undefined;
   connection = createAppConnection({
     appUrl: broker.url,
     token: 'worker-token',
@@ -105,6 +108,7 @@ beforeEach(async () => {
     retryDelayMs: 5,
     runJob: async (job): Promise<JobResult> => {
       ran.push(job);
+      await duringRun?.(job);
       return {
         version: 1,
         type: 'job-result',
@@ -189,6 +193,55 @@ describe('app connection', () => {
     });
     await offline.close();
     expect(broker.callbacks).toHaveLength(1);
+  });
+
+  it("polls ahead when its engine sends the last step's response, and runs that job once the last one's result is out", async () => {
+    const tail = defer<undefined>();
+    const response = (job: DispatchedJob, last: boolean): EngineCallback => ({
+      runId: job.runId,
+      engineToken: 'engine-token',
+      report: {
+        version: 1,
+        type: 'flow-response',
+        response: { status: 200, headers: {}, body: {} },
+        steps: [],
+        last,
+      },
+    });
+    duringRun = async (job) => {
+      if (job.runId !== 'run-1') return;
+      // A response that is not the last step asks for nothing.
+      expect(await connection.forwardCallback(response(job, false))).toEqual({ version: 1, type: 'ok' });
+      expect(await connection.forwardCallback(response(job, true))).toEqual({ version: 1, type: 'ok' });
+      await tail.promise;
+    };
+    (await broker.nextPoll()).reply(jobReply(makeDispatchedJob('run-1')));
+
+    // The poll ahead names the job still running; its answer waits in the worker for that job's end.
+    const ahead = await broker.nextPoll();
+    expect(PollRequestSchema.parse(ahead.request)).toEqual({
+      version: 1,
+      type: 'poll',
+      workerId: 'worker-1',
+      running: 'job-run-1',
+    });
+    ahead.reply(jobReply(makeDispatchedJob('run-2')));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ran.map((j) => j.runId)).toEqual(['run-1']);
+    tail.resolve(undefined);
+
+    // The first result asks for no next job (it came ahead); the second, with no poll ahead, does.
+    expect(JobResultSchema.parse(await broker.nextResult())).toMatchObject({
+      runId: 'run-1',
+      wantsNext: false,
+    });
+    expect(JobResultSchema.parse(await broker.nextResult())).toMatchObject({
+      runId: 'run-2',
+      wantsNext: true,
+    });
+    expect(ran.map((j) => j.runId)).toEqual(['run-1', 'run-2']);
+    // Then a plain poll: it holds no job.
+    expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
   });
 
   it('closes promptly while a long-poll is pending', async () => {

@@ -19,7 +19,10 @@ import { io, type Socket } from 'socket.io-client';
 
 /**
  * The worker's only line to the app: socket.io, authenticated by the worker token. A loop
- * long-polls for a job, runs it, and reports its result; the app answers through acks.
+ * long-polls for a job, runs it, and reports its result; the app answers through acks. When its
+ * engine sends a job's last step (the response), the worker polls for the next job while this
+ * one's tail (log upload, result, the app's final write) still runs, and delivers that result
+ * while the next job runs.
  */
 export interface AppConnection {
   start(): void;
@@ -102,9 +105,15 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   });
   aborted.catch(() => {});
 
-  const poll = async (): Promise<DispatchedJob | undefined> => {
+  /** `running`: the job whose tail is still running (a poll ahead of its result). */
+  const poll = async (running?: string): Promise<DispatchedJob | undefined> => {
     await connected(stop.signal);
-    const request: PollRequest = { version: 1, type: 'poll', workerId: options.workerId };
+    const request: PollRequest = {
+      version: 1,
+      type: 'poll',
+      workerId: options.workerId,
+      ...(running === undefined ? {} : { running }),
+    };
     let frame: unknown;
     try {
       const ack = socket.timeout(pollAckTimeoutMs).emitWithAck(SOCKET_EVENTS.poll, request);
@@ -154,14 +163,36 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     return undefined;
   };
 
+  /** The job being run, while it runs. */
+  let current: DispatchedJob | undefined;
+  /** A poll made ahead of `current`'s result, and the job it may bring. */
+  let ahead: Promise<DispatchedJob | undefined> | undefined;
+  const pollAhead = (runId: string) => {
+    if (current?.runId !== runId || ahead !== undefined || stop.signal.aborted || !socket.connected) return;
+    ahead = poll(current.jobId).catch(() => undefined);
+  };
+
   const run = async (): Promise<void> => {
-    // A job handed back with the last result's acknowledgement; run even when closing, since
-    // the app counts on this worker for it.
+    // A job handed back with the last result's acknowledgement, or by the poll ahead of it; run
+    // even when closing, since the app counts on this worker for it.
     let next: DispatchedJob | undefined;
-    while (next !== undefined || !stop.signal.aborted) {
-      const job = next ?? (await poll().catch(() => undefined));
+    // Results reach the app in order; one may still be on its way while the next job runs.
+    let delivering: Promise<unknown> = Promise.resolve();
+    while (next !== undefined || ahead !== undefined || !stop.signal.aborted) {
+      let job = next;
       next = undefined;
+      if (job === undefined && ahead !== undefined) {
+        job = await ahead;
+        ahead = undefined;
+      }
+      if (job === undefined) {
+        // A plain poll means "I hold no job": only once the app has the last result.
+        await delivering;
+        if (stop.signal.aborted) break;
+        job = await poll().catch(() => undefined);
+      }
       if (job === undefined) continue;
+      current = job;
       let result: JobResult;
       try {
         result = await options.runJob(job);
@@ -169,9 +200,19 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
         // The runner reports every failure as a result; reaching here is a bug.
         logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
         continue;
+      } finally {
+        current = undefined;
       }
-      next = await deliver({ ...result, wantsNext: !stop.signal.aborted });
+      const finished = result;
+      if (ahead === undefined) {
+        await delivering;
+        next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
+      } else {
+        // The next job comes with the poll ahead, so this result asks for none.
+        delivering = delivering.then(() => deliver({ ...finished, wantsNext: false }));
+      }
     }
+    await delivering;
   };
 
   const forwardCallback = async (callback: EngineCallback): Promise<CallbackAnswer> => {
@@ -180,6 +221,10 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     if (!socket.connected)
       return callbackRefusal('CALLBACK_FAILED', 'the worker is not connected to the app');
     const frame: EngineCallbackFrame = { version: 1, type: 'engine-callback', callback };
+    // The flow's last step: its next job may come while this run's tail runs. Asked before the
+    // response goes, so the app has the poll before the caller, answered, sends its next request.
+    const { report } = callback;
+    if (report.type === 'flow-response' && report.last === true) pollAhead(callback.runId);
     let answer: unknown;
     try {
       answer = await socket.timeout(callbackAckTimeoutMs).emitWithAck(SOCKET_EVENTS.engineCallback, frame);

@@ -1,0 +1,145 @@
+import type { DispatchedJob, JobResultAck, PollReply } from '@flowbox/protocol';
+import { io, type Socket } from 'socket.io-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FlowboxApp } from '../src/app.ts';
+import { getRun, postJson, startTestApp } from './app-harness.ts';
+import { jobResult } from './run-fixtures.ts';
+
+/**
+ * A worker whose job has only its tail left (log upload, result) polls ahead of that result,
+ * naming the job it holds (PollRequest `running`). Driven over socket.io as a worker would,
+ * against real Redis, Postgres and S3.
+ */
+describe('polls ahead of a result', () => {
+  let app: FlowboxApp;
+  let url: string;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    ({ app, url } = await startTestApp());
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.disconnect();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  async function connectWorker(name: string): Promise<Socket> {
+    const token = app.tokens.signWorkerToken(name, 60);
+    const socket = io(url, { auth: { token }, transports: ['websocket'], reconnection: false });
+    sockets.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+    return socket;
+  }
+
+  function poll(socket: Socket, running?: string): Promise<PollReply> {
+    const request = {
+      version: 1,
+      type: 'poll',
+      workerId: 'w1',
+      ...(running === undefined ? {} : { running }),
+    };
+    return socket.timeout(10_000).emitWithAck('poll', request) as Promise<PollReply>;
+  }
+
+  function jobOf(reply: PollReply): DispatchedJob {
+    if (reply.type !== 'job') throw new Error(`expected a job, got ${JSON.stringify(reply)}`);
+    return reply.job;
+  }
+
+  async function finish(socket: Socket, job: DispatchedJob, wantsNext: boolean): Promise<JobResultAck> {
+    return (await socket
+      .timeout(5_000)
+      .emitWithAck('job-result', jobResult(job, undefined, { wantsNext }))) as JobResultAck;
+  }
+
+  async function accept(): Promise<string> {
+    const answer = await postJson(`${url}/v1/webhooks/benchmark`, {});
+    expect(answer.status).toBe(202);
+    return ((await answer.json()) as { runId: string }).runId;
+  }
+
+  it('hands a run that comes in meanwhile to the poll ahead, and records both results', async () => {
+    const worker = await connectWorker('w1');
+    const firstRun = await accept();
+    const first = jobOf(await poll(worker));
+    expect(first.runId).toBe(firstRun);
+
+    const ahead = poll(worker, first.jobId);
+    // One poll ahead at a time, and only naming the job the worker holds.
+    expect(await poll(worker, first.jobId)).toMatchObject({
+      type: 'error',
+      error: { code: 'INVALID_REQUEST' },
+    });
+    const secondRun = await accept();
+    const second = jobOf(await ahead);
+    expect(second.runId).toBe(secondRun);
+    expect((await getRun(url, secondRun)).status).toBe('RUNNING');
+
+    expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
+    expect((await getRun(url, firstRun)).status).toBe('SUCCEEDED');
+    expect(await finish(worker, second, true)).toEqual({ version: 1, type: 'ok' });
+    expect((await getRun(url, secondRun)).status).toBe('SUCCEEDED');
+  });
+
+  it('takes a poll ahead naming a job this app no longer counts as held (the worker was lost) as a plain poll', async () => {
+    const worker = await connectWorker('w1');
+    const runId = await accept();
+    const job = jobOf(await poll(worker, 'a-job-ended-the-lost-worker-way'));
+    expect(job.runId).toBe(runId);
+    expect(await finish(worker, job, false)).toEqual({ version: 1, type: 'ok' });
+  });
+
+  it('under a backlog, waits for the result and takes the next job from its completion, in order', async () => {
+    const worker = await connectWorker('w1');
+    const runs = [await accept(), await accept(), await accept()];
+    const first = jobOf(await poll(worker));
+    // The queue holds runs accepted before this worker's job: this poll ahead takes the next,
+    // and learns there is a backlog.
+    const second = jobOf(await poll(worker, first.jobId));
+    expect([first.runId, second.runId]).toEqual(runs.slice(0, 2));
+    expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
+
+    // So the next poll ahead asks Redis for nothing: it waits for the result, though a job waits.
+    let answered = false;
+    const ahead = poll(worker, second.jobId).then((reply) => {
+      answered = true;
+      return reply;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
+    expect((await getRun(url, runs[2] ?? '')).status).toBe('QUEUED');
+    // The result's completion leases the third run, for the poll ahead rather than the ack.
+    expect(await finish(worker, second, false)).toEqual({ version: 1, type: 'ok' });
+    const third = jobOf(await ahead);
+    expect(third.runId).toBe(runs[2]);
+    expect(await finish(worker, third, true)).toEqual({ version: 1, type: 'ok' });
+    for (const runId of runs) expect((await getRun(url, runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('sends both runs of a worker lost while it held two the lost-worker way', async () => {
+    const worker = await connectWorker('w1');
+    const runs = [await accept(), await accept()];
+    const first = jobOf(await poll(worker));
+    const second = jobOf(await poll(worker, first.jobId));
+    expect([first.runId, second.runId]).toEqual(runs);
+    worker.disconnect();
+
+    // Each goes back to the queue for its second attempt (RUN_MAX_ATTEMPTS is 2), and runs there.
+    const other = await connectWorker('w2');
+    const retried: string[] = [];
+    let job = jobOf(await poll(other));
+    retried.push(job.runId);
+    const ack = await finish(other, job, true);
+    job = ack.type === 'ok' && ack.job !== undefined ? ack.job : jobOf(await poll(other));
+    retried.push(job.runId);
+    expect(retried.sort()).toEqual([...runs].sort());
+    await finish(other, job, false);
+    for (const runId of runs)
+      expect(await getRun(url, runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+  });
+});
