@@ -76,8 +76,11 @@ describe('polls ahead of a result', () => {
       error: { code: 'INVALID_REQUEST' },
     });
     const secondRun = await accept();
-    const second = jobOf(await ahead);
+    const reply = await ahead;
+    const second = jobOf(reply);
     expect(second.runId).toBe(secondRun);
+    // It came in after the first was leased: no backlog, so the worker may poll ahead again.
+    expect(reply).not.toHaveProperty('backlog');
     expect((await getRun(url, secondRun)).status).toBe('RUNNING');
 
     expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
@@ -97,10 +100,15 @@ describe('polls ahead of a result', () => {
   it('under a backlog, waits for the result and takes the next job from its completion, in order', async () => {
     const worker = await connectWorker('w1');
     const runs = [await accept(), await accept(), await accept()];
-    const first = jobOf(await poll(worker));
-    // The queue holds runs accepted before this worker's job: this poll ahead takes the next,
-    // and learns there is a backlog.
-    const second = jobOf(await poll(worker, first.jobId));
+    const firstReply = await poll(worker);
+    const first = jobOf(firstReply);
+    // Each was waiting when asked for: the worker is told runs queue (so it would not poll
+    // ahead: it takes its next job with its result). One that does anyway takes the next, and
+    // the app learns there is a backlog.
+    expect(firstReply).toMatchObject({ backlog: true });
+    const secondReply = await poll(worker, first.jobId);
+    const second = jobOf(secondReply);
+    expect(secondReply).toMatchObject({ backlog: true });
     expect([first.runId, second.runId]).toEqual(runs.slice(0, 2));
     expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
 
@@ -115,8 +123,10 @@ describe('polls ahead of a result', () => {
     expect((await getRun(url, runs[2] ?? '')).status).toBe('QUEUED');
     // The result's completion leases the third run, for the poll ahead rather than the ack.
     expect(await finish(worker, second, false)).toEqual({ version: 1, type: 'ok' });
-    const third = jobOf(await ahead);
+    const thirdReply = await ahead;
+    const third = jobOf(thirdReply);
     expect(third.runId).toBe(runs[2]);
+    expect(thirdReply).toMatchObject({ backlog: true });
     expect(await finish(worker, third, true)).toEqual({ version: 1, type: 'ok' });
     for (const runId of runs) expect((await getRun(url, runId)).status).toBe('SUCCEEDED');
   });

@@ -72,8 +72,20 @@ export const DispatchedJobSchema = z.object({
 });
 export type DispatchedJob = z.infer<typeof DispatchedJobSchema>;
 
+/**
+ * On a job handed to a worker: it was accepted before the worker asked (before its last job was
+ * leased to it, for a result's or a poll ahead's), so runs are queueing. The worker then takes its
+ * next job with this one's result, in the Redis call that completes it, rather than polling ahead.
+ */
+const BacklogSchema = z.literal(true).optional();
+
 export const PollReplySchema = z.discriminatedUnion('type', [
-  z.object({ version: z.literal(1), type: z.literal('job'), job: DispatchedJobSchema }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('job'),
+    job: DispatchedJobSchema,
+    backlog: BacklogSchema,
+  }),
   z.object({ version: z.literal(1), type: z.literal('idle') }),
   z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
 ]);
@@ -140,7 +152,12 @@ export type JobResult = z.infer<typeof JobResultSchema>;
 
 export const JobResultAckSchema = z.discriminatedUnion('type', [
   /** `job`: the next job for this worker, when it asked and one was waiting. */
-  z.object({ version: z.literal(1), type: z.literal('ok'), job: DispatchedJobSchema.optional() }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('ok'),
+    job: DispatchedJobSchema.optional(),
+    backlog: BacklogSchema,
+  }),
   z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
 ]);
 export type JobResultAck = z.infer<typeof JobResultAckSchema>;

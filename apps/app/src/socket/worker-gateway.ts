@@ -25,6 +25,11 @@ import type { TokenService } from '../tokens.ts';
 
 type Ack<T> = (reply: T) => void;
 
+/** The `backlog` mark on a job handed to a worker (socket-events.ts). */
+function backlogMark(backlog: boolean): { backlog?: true } {
+  return backlog ? { backlog: true } : {};
+}
+
 /** A job leased to a worker; `job` is what it was handed, null while it is being dispatched. */
 interface HeldJob {
   lease: LeasedJob;
@@ -210,10 +215,10 @@ export class WorkerGateway {
       // A poll ahead takes a fresh run the moment it comes, where the queue is known empty (the
       // broker has a blocking fetch out). Under a backlog it would cost a Redis call of its own,
       // so it waits for the held job's result instead, whose completion leases the next job in
-      // the same call. A job accepted before the held one was leased shows a backlog; one
-      // accepted after, that there was none behind it.
-      const heldSince = session.held[0]?.leasedAt ?? 0;
-      const backlog = (lease: LeasedJob) => lease.data.acceptedAt < heldSince;
+      // the same call. A job accepted before the held one was leased (before a plain poll came)
+      // shows a backlog; one accepted after, that there was none behind it.
+      const since = ahead ? (session.held[0]?.leasedAt ?? 0) : Date.now();
+      const backlog = (lease: LeasedJob) => lease.data.acceptedAt < since;
       let pending: LeasedJob | null = null;
       if (ahead && !this.#broker.drained && !session.fetchAhead) {
         pending = await this.#parkUntilResult(session, deadline);
@@ -221,18 +226,17 @@ export class WorkerGateway {
       }
       // A lease that cannot run (its run ended, or its flow is at its cap) is not this worker's
       // job: the poll goes on for another until its time is up.
-      let job: DispatchedJob | null = null;
-      while (job === null && !session.disconnected.signal.aborted && Date.now() < deadline) {
+      let reply: PollReply = { version: 1, type: 'idle' };
+      while (reply.type === 'idle' && !session.disconnected.signal.aborted && Date.now() < deadline) {
         const lease =
           pending ?? (await this.#broker.next(deadline - Date.now(), session.disconnected.signal));
         pending = null;
         if (lease === null) break;
         if (ahead && backlog(lease)) session.fetchAhead = false;
-        job = await this.#handOut(session, lease, parsed.value.workerId, logger);
+        const job = await this.#handOut(session, lease, parsed.value.workerId, logger);
+        if (job !== null) reply = { version: 1, type: 'job', job, ...backlogMark(backlog(lease)) };
       }
-      if (!session.disconnected.signal.aborted) {
-        ack(job === null ? { version: 1, type: 'idle' } : { version: 1, type: 'job', job });
-      }
+      if (!session.disconnected.signal.aborted) ack(reply);
     } finally {
       session.polling = false;
     }
@@ -307,8 +311,8 @@ export class WorkerGateway {
       return;
     }
     const result = parsed.value;
-    const lease = session.held.find((entry) => entry.lease.jobId === result.jobId)?.lease;
-    if (lease === undefined) {
+    const held = session.held.find((entry) => entry.lease.jobId === result.jobId);
+    if (held === undefined) {
       ack({
         version: 1,
         type: 'error',
@@ -320,7 +324,8 @@ export class WorkerGateway {
       });
       return;
     }
-    session.held = session.held.filter((entry) => entry.lease !== lease);
+    const { lease } = held;
+    session.held = session.held.filter((entry) => entry !== held);
     try {
       // The next job goes to the worker that asked with this result, or to its poll parked
       // ahead of it; one that took its next job ahead of this result gets no other.
@@ -345,7 +350,10 @@ export class WorkerGateway {
         return;
       }
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
-      ack(job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job });
+      const backlog = next !== null && next.data.acceptedAt < held.leasedAt;
+      ack(
+        job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job, ...backlogMark(backlog) },
+      );
     } catch (error) {
       logger.error({ err: error, runId: result.runId }, 'could not record a job result');
       ack({ version: 1, type: 'error', error: serializeError(error) });

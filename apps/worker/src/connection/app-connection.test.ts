@@ -244,6 +244,30 @@ describe('app connection', () => {
     expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
   });
 
+  it('takes its next job with the result, not by a poll ahead, when the app says runs are queueing', async () => {
+    duringRun = async (job) => {
+      const last: EngineCallback = {
+        runId: job.runId,
+        engineToken: 'engine-token',
+        report: {
+          version: 1,
+          type: 'flow-response',
+          response: { status: 200, headers: {}, body: {} },
+          steps: [],
+          last: true,
+        },
+      };
+      expect(await connection.forwardCallback(last)).toEqual({ version: 1, type: 'ok' });
+    };
+    (await broker.nextPoll()).reply({ ...jobReply(makeDispatchedJob('run-1')), backlog: true });
+    expect(JobResultSchema.parse(await broker.nextResult())).toMatchObject({
+      runId: 'run-1',
+      wantsNext: true,
+    });
+    // The next poll is a plain one, after the result.
+    expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
+  });
+
   it('closes promptly while a long-poll is pending', async () => {
     await broker.nextPoll();
     const started = performance.now();

@@ -35,6 +35,12 @@ export interface AppConnection {
   close(): Promise<void>;
 }
 
+/** A job the app handed over; `backlog`: runs were queueing (socket-events.ts), so no poll ahead. */
+interface Handed {
+  job: DispatchedJob;
+  backlog: boolean;
+}
+
 export interface AppConnectionOptions {
   appUrl: string;
   token: string;
@@ -106,7 +112,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   aborted.catch(() => {});
 
   /** `running`: the job whose tail is still running (a poll ahead of its result). */
-  const poll = async (running?: string): Promise<DispatchedJob | undefined> => {
+  const poll = async (running?: string): Promise<Handed | undefined> => {
     await connected(stop.signal);
     const request: PollRequest = {
       version: 1,
@@ -131,7 +137,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
       return undefined;
     }
     const reply = parsed.value;
-    if (reply.type === 'job') return reply.job;
+    if (reply.type === 'job') return { job: reply.job, backlog: reply.backlog === true };
     if (reply.type === 'error') {
       logger.warn({ error: reply.error }, 'the app answered the poll with an error');
       await pause();
@@ -141,7 +147,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
 
   // Delivery outlives close(): a finished run's result must still reach the app. Resolves with
   // the next job when the app handed one back with the acknowledgement.
-  const deliver = async (result: JobResult): Promise<DispatchedJob | undefined> => {
+  const deliver = async (result: JobResult): Promise<Handed | undefined> => {
     const ids = { runId: result.runId, jobId: result.jobId };
     for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
       try {
@@ -153,7 +159,10 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
         if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad job-result ack');
         else if (parsed.value.type === 'error') {
           logger.warn({ ...ids, error: parsed.value.error }, 'the app rejected the job result');
-        } else return parsed.value.job;
+        } else {
+          const { job, backlog } = parsed.value;
+          return job === undefined ? undefined : { job, backlog: backlog === true };
+        }
         return undefined;
       } catch (error) {
         logger.warn({ ...ids, attempt, error: String(error) }, 'job result not acknowledged');
@@ -164,35 +173,38 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   };
 
   /** The job being run, while it runs. */
-  let current: DispatchedJob | undefined;
+  let current: Handed | undefined;
   /** A poll made ahead of `current`'s result, and the job it may bring. */
-  let ahead: Promise<DispatchedJob | undefined> | undefined;
+  let ahead: Promise<Handed | undefined> | undefined;
   const pollAhead = (runId: string) => {
-    if (current?.runId !== runId || ahead !== undefined || stop.signal.aborted || !socket.connected) return;
-    ahead = poll(current.jobId).catch(() => undefined);
+    // Under a backlog the next job comes with the result, in the Redis call that completes this one.
+    if (current?.job.runId !== runId || current.backlog) return;
+    if (ahead !== undefined || stop.signal.aborted || !socket.connected) return;
+    ahead = poll(current.job.jobId).catch(() => undefined);
   };
 
   const run = async (): Promise<void> => {
     // A job handed back with the last result's acknowledgement, or by the poll ahead of it; run
     // even when closing, since the app counts on this worker for it.
-    let next: DispatchedJob | undefined;
+    let next: Handed | undefined;
     // Results reach the app in order; one may still be on its way while the next job runs.
     let delivering: Promise<unknown> = Promise.resolve();
     while (next !== undefined || ahead !== undefined || !stop.signal.aborted) {
-      let job = next;
+      let handed = next;
       next = undefined;
-      if (job === undefined && ahead !== undefined) {
-        job = await ahead;
+      if (handed === undefined && ahead !== undefined) {
+        handed = await ahead;
         ahead = undefined;
       }
-      if (job === undefined) {
+      if (handed === undefined) {
         // A plain poll means "I hold no job": only once the app has the last result.
         await delivering;
         if (stop.signal.aborted) break;
-        job = await poll().catch(() => undefined);
+        handed = await poll().catch(() => undefined);
       }
-      if (job === undefined) continue;
-      current = job;
+      if (handed === undefined) continue;
+      const { job } = handed;
+      current = handed;
       let result: JobResult;
       try {
         result = await options.runJob(job);
