@@ -1,9 +1,9 @@
 import type { DispatchedJob, JobResultAck, PollReply } from '@flowbox/protocol';
-import { io, type Socket } from 'socket.io-client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FlowboxApp } from '../src/app.ts';
-import { getRun, postJson, startTestApp } from './app-harness.ts';
+import type { Socket } from 'socket.io-client';
+import { describe, expect, it } from 'vitest';
+import { getRun, postJson } from './app-harness.ts';
 import { jobResult } from './run-fixtures.ts';
+import { useWorkerProtocolApp } from './socket-workers.ts';
 
 /**
  * A worker whose job has only its tail left (log upload, result) polls ahead of that result,
@@ -11,30 +11,8 @@ import { jobResult } from './run-fixtures.ts';
  * against real Redis, Postgres and S3.
  */
 describe('polls ahead of a result', () => {
-  let app: FlowboxApp;
-  let url: string;
-  const sockets: Socket[] = [];
-
-  beforeAll(async () => {
-    ({ app, url } = await startTestApp());
-  });
-  afterEach(() => {
-    for (const socket of sockets.splice(0)) socket.disconnect();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
-
-  async function connectWorker(name: string): Promise<Socket> {
-    const token = app.tokens.signWorkerToken(name, 60);
-    const socket = io(url, { auth: { token }, transports: ['websocket'], reconnection: false });
-    sockets.push(socket);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('connect_error', reject);
-    });
-    return socket;
-  }
+  const h = useWorkerProtocolApp();
+  const connectWorker = (name: string) => h.connectWorker(h.app.tokens.signWorkerToken(name, 60));
 
   function poll(socket: Socket, running?: string): Promise<PollReply> {
     const request = {
@@ -58,7 +36,7 @@ describe('polls ahead of a result', () => {
   }
 
   async function accept(): Promise<string> {
-    const answer = await postJson(`${url}/v1/webhooks/benchmark`, {});
+    const answer = await postJson(`${h.url}/v1/webhooks/benchmark`, {});
     expect(answer.status).toBe(202);
     return ((await answer.json()) as { runId: string }).runId;
   }
@@ -81,12 +59,12 @@ describe('polls ahead of a result', () => {
     expect(second.runId).toBe(secondRun);
     // It came in after the first was leased: no backlog, so the worker may poll ahead again.
     expect(reply).not.toHaveProperty('backlog');
-    expect((await getRun(url, secondRun)).status).toBe('RUNNING');
+    expect((await getRun(h.url, secondRun)).status).toBe('RUNNING');
 
     expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
-    expect((await getRun(url, firstRun)).status).toBe('SUCCEEDED');
+    expect((await getRun(h.url, firstRun)).status).toBe('SUCCEEDED');
     expect(await finish(worker, second, true)).toEqual({ version: 1, type: 'ok' });
-    expect((await getRun(url, secondRun)).status).toBe('SUCCEEDED');
+    expect((await getRun(h.url, secondRun)).status).toBe('SUCCEEDED');
   });
 
   it('takes a poll ahead naming a job this app no longer counts as held (the worker was lost) as a plain poll', async () => {
@@ -120,7 +98,7 @@ describe('polls ahead of a result', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(answered).toBe(false);
-    expect((await getRun(url, runs[2] ?? '')).status).toBe('QUEUED');
+    expect((await getRun(h.url, runs[2] ?? '')).status).toBe('QUEUED');
     // The result's completion leases the third run, for the poll ahead rather than the ack.
     expect(await finish(worker, second, false)).toEqual({ version: 1, type: 'ok' });
     const thirdReply = await ahead;
@@ -128,7 +106,7 @@ describe('polls ahead of a result', () => {
     expect(third.runId).toBe(runs[2]);
     expect(thirdReply).toMatchObject({ backlog: true });
     expect(await finish(worker, third, true)).toEqual({ version: 1, type: 'ok' });
-    for (const runId of runs) expect((await getRun(url, runId)).status).toBe('SUCCEEDED');
+    for (const runId of runs) expect((await getRun(h.url, runId)).status).toBe('SUCCEEDED');
   });
 
   it('sends both runs of a worker lost while it held two the lost-worker way', async () => {
@@ -150,6 +128,6 @@ describe('polls ahead of a result', () => {
     expect(retried.sort()).toEqual([...runs].sort());
     await finish(other, job, false);
     for (const runId of runs)
-      expect(await getRun(url, runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+      expect(await getRun(h.url, runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
   });
 });

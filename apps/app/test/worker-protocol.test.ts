@@ -8,13 +8,13 @@ import type {
   StepResult,
 } from '@flowbox/protocol';
 import { ENGINE_CALLBACK_PATHS, FlowBundleSchema, wrapCodeStep } from '@flowbox/protocol';
-import { io, type Socket } from 'socket.io-client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FlowboxApp } from '../src/app.ts';
+import type { Socket } from 'socket.io-client';
+import { describe, expect, it } from 'vitest';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { RUN_ID_HEADER } from '../src/http/webhook-routes.ts';
-import { getRun, postJson, startTestApp } from './app-harness.ts';
+import { getRun, postJson } from './app-harness.ts';
 import { jobResult } from './run-fixtures.ts';
+import { useWorkerProtocolApp } from './socket-workers.ts';
 
 /**
  * Drives the app through its two machine-facing protocols, socket.io for workers (and the engine
@@ -22,29 +22,8 @@ import { jobResult } from './run-fixtures.ts';
  * starting them.
  */
 describe('worker and engine protocols', () => {
-  let app: FlowboxApp;
-  let url: string;
-  const sockets: Socket[] = [];
-
-  beforeAll(async () => {
-    ({ app, url } = await startTestApp());
-  });
-  afterEach(() => {
-    for (const socket of sockets.splice(0)) socket.disconnect();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
-
-  async function connectWorker(token: string): Promise<Socket> {
-    const socket = io(url, { auth: { token }, transports: ['websocket'], reconnection: false });
-    sockets.push(socket);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('connect_error', reject);
-    });
-    return socket;
-  }
+  const h = useWorkerProtocolApp();
+  const { connectWorker } = h;
 
   async function pollJob(socket: Socket): Promise<DispatchedJob> {
     const reply = (await socket
@@ -60,7 +39,7 @@ describe('worker and engine protocols', () => {
     body: unknown,
     token = job.engineToken,
   ): Promise<Response> {
-    return postJson(`${url}${path}`, body, { authorization: `Bearer ${token}` });
+    return postJson(`${h.url}${path}`, body, { authorization: `Bearer ${token}` });
   }
 
   function step(name: string, output: unknown): StepResult {
@@ -77,13 +56,13 @@ describe('worker and engine protocols', () => {
 
   it('refuses a worker without a valid token', async () => {
     await expect(connectWorker('not-a-token')).rejects.toThrow(/UNAUTHORIZED/);
-    const engineToken = app.tokens.signEngineToken({ runId: 'r', syncInstanceId: null }, 60);
+    const engineToken = h.app.tokens.signEngineToken({ runId: 'r', syncInstanceId: null }, 60);
     await expect(connectWorker(engineToken)).rejects.toThrow(/UNAUTHORIZED/);
   });
 
   it('carries a sync run from webhook to response, log and final state', async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const pending = postJson(`${url}/v1/webhooks/benchmark/sync?x=1`, { hello: 'world' });
+    const worker = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${h.url}/v1/webhooks/benchmark/sync?x=1`, { hello: 'world' });
     const job = await pollJob(worker);
     // The bundle and piece archives download through their presigned URLs and match their hashes.
     const bundleBytes = Buffer.from(await (await fetch(job.bundle.url)).arrayBuffer());
@@ -100,12 +79,12 @@ describe('worker and engine protocols', () => {
     expect(job.trigger.body).toEqual({ hello: 'world' });
     expect(job.trigger.query).toEqual({ x: '1' });
     expect(job.logUpload.key).toBe(`runs/${job.runId}/log.json`);
-    expect((await getRun(url, job.runId)).status).toBe('RUNNING');
+    expect((await getRun(h.url, job.runId)).status).toBe('RUNNING');
 
     // Engine tokens are scoped: none, another run's, or garbage are refused and write nothing.
-    const otherRun = app.tokens.signEngineToken({ runId: crypto.randomUUID(), syncInstanceId: null }, 60);
+    const otherRun = h.app.tokens.signEngineToken({ runId: crypto.randomUUID(), syncInstanceId: null }, 60);
     const report = { version: 1, type: 'steps', steps: [step('trigger', { hello: 'world' })] };
-    expect((await postJson(`${url}${ENGINE_CALLBACK_PATHS.steps(job.runId)}`, report)).status).toBe(401);
+    expect((await postJson(`${h.url}${ENGINE_CALLBACK_PATHS.steps(job.runId)}`, report)).status).toBe(401);
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, otherRun)).status).toBe(403);
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report, 'x.y.z')).status).toBe(401);
     expect(
@@ -115,7 +94,7 @@ describe('worker and engine protocols', () => {
 
     expect((await callback(job, ENGINE_CALLBACK_PATHS.steps(job.runId), report)).status).toBe(204);
     // Progress is visible while the run is in flight, though nothing is written yet.
-    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
+    expect((await getRun(h.url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
     const response = {
       version: 1,
       type: 'flow-response',
@@ -146,7 +125,7 @@ describe('worker and engine protocols', () => {
     form.append('file', new Blob([JSON.stringify(log)], { type: 'application/json' }), 'log.json');
     const upload = await fetch(job.logUpload.url, { method: 'POST', body: form });
     expect(upload.status).toBe(204);
-    expect((await getRun(url, job.runId)).status).toBe('RUNNING');
+    expect((await getRun(h.url, job.runId)).status).toBe('RUNNING');
 
     // The worker's result is the run's record: steps, log and timings in one write.
     const ack = await worker
@@ -166,7 +145,7 @@ describe('worker and engine protocols', () => {
       expect(await refused.json()).toMatchObject({ error: { code: 'RUN_ALREADY_FINISHED' } });
     }
 
-    const run = await getRun(url, job.runId);
+    const run = await getRun(h.url, job.runId);
     expect(run).toMatchObject({ status: 'SUCCEEDED', logKey: job.logUpload.key, workerId: 'w1' });
     expect(run.steps).toEqual(
       log.steps.map((s) => expect.objectContaining({ name: s.name, output: s.output })),
@@ -178,8 +157,8 @@ describe('worker and engine protocols', () => {
   });
 
   it("takes the engine's callbacks from its worker's socket as from HTTP: progress, a refused and a good response", async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, { over: 'socket' });
+    const worker = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${h.url}/v1/webhooks/benchmark/sync`, { over: 'socket' });
     const job = await pollJob(worker);
     const forward = (report: EngineReport, token = job.engineToken) =>
       worker.timeout(5_000).emitWithAck('engine-callback', {
@@ -190,7 +169,7 @@ describe('worker and engine protocols', () => {
     const steps: EngineReport = { version: 1, type: 'steps', steps: [step('trigger', { over: 'socket' })] };
 
     expect(await forward(steps)).toEqual({ version: 1, type: 'ok' });
-    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
+    expect((await getRun(h.url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger']);
     // A frame that is not a callback is refused as a bad request, not dropped unanswered.
     expect(await worker.timeout(5_000).emitWithAck('engine-callback', { version: 1 })).toMatchObject({
       type: 'error',
@@ -209,7 +188,7 @@ describe('worker and engine protocols', () => {
       error: { code: 'INVALID_RESPONSE', message: expect.stringMatching(/status 101/) },
     });
     // Its steps were kept all the same; the caller still waits.
-    expect((await getRun(url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
+    expect((await getRun(h.url, job.runId)).steps.map((s) => s.name)).toEqual(['trigger', 'step_1']);
     expect(await forward(response(200))).toEqual({ version: 1, type: 'ok' });
     const answer = await pending;
     expect(answer.status).toBe(200);
@@ -221,8 +200,8 @@ describe('worker and engine protocols', () => {
   });
 
   it("answers a sync caller with 500 and the run id when the worker's result says the flow failed", async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
+    const worker = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${h.url}/v1/webhooks/benchmark/sync`, {});
     const job = await pollJob(worker);
     const error = { name: 'Error', code: 'CODE_STEP_FAILED', message: 'boom', step: 'step_2' };
     const ack = await worker
@@ -244,37 +223,37 @@ describe('worker and engine protocols', () => {
 
   it('retries a run whose worker disconnects, then fails it once its attempts are spent', async () => {
     // RUN_MAX_ATTEMPTS is 2 by default.
-    const pending = postJson(`${url}/v1/webhooks/benchmark/sync`, {});
-    const first = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const pending = postJson(`${h.url}/v1/webhooks/benchmark/sync`, {});
+    const first = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
     const job = await pollJob(first);
     first.disconnect();
 
     // Back in the queue, with why its first attempt ended; the caller is still waiting.
-    const second = await connectWorker(app.tokens.signWorkerToken('w2', 60));
+    const second = await connectWorker(h.app.tokens.signWorkerToken('w2', 60));
     const retried = await pollJob(second);
     expect(retried.runId).toBe(job.runId);
-    expect(await getRun(url, job.runId)).toMatchObject({ status: 'RUNNING', attempts: 2 });
+    expect(await getRun(h.url, job.runId)).toMatchObject({ status: 'RUNNING', attempts: 2 });
     second.disconnect();
 
     const answer = await pending;
     expect(answer.status).toBe(500);
     expect(await answer.json()).toMatchObject({ runId: job.runId, error: { code: 'WORKER_LOST' } });
-    expect(await getRun(url, job.runId)).toMatchObject({ status: 'INTERNAL_ERROR', attempts: 2 });
+    expect(await getRun(h.url, job.runId)).toMatchObject({ status: 'INTERNAL_ERROR', attempts: 2 });
   });
 
   it("hands the next waiting job back with a result's ack, and again to a poll if that ack was lost", async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
-    const first = postJson(`${url}/v1/webhooks/benchmark`, {});
+    const worker = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const first = postJson(`${h.url}/v1/webhooks/benchmark`, {});
     const job = await pollJob(worker);
     await first;
-    const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
+    const second = (await (await postJson(`${h.url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
     const result = (wantsNext: boolean, done: DispatchedJob) => jobResult(done, undefined, { wantsNext });
 
     const ack = (await worker.timeout(5_000).emitWithAck('job-result', result(true, job))) as JobResultAck;
     if (ack.type !== 'ok' || ack.job === undefined)
       throw new Error(`expected a job, got ${JSON.stringify(ack)}`);
     expect(ack.job.runId).toBe(second.runId);
-    expect((await getRun(url, second.runId)).status).toBe('RUNNING');
+    expect((await getRun(h.url, second.runId)).status).toBe('RUNNING');
     // A worker that missed that ack polls; it gets the same job, not a refusal.
     expect((await pollJob(worker)).jobId).toBe(ack.job.jobId);
 
@@ -283,11 +262,11 @@ describe('worker and engine protocols', () => {
       .timeout(5_000)
       .emitWithAck('job-result', result(true, ack.job))) as JobResultAck;
     expect(last).toEqual({ version: 1, type: 'ok' });
-    expect((await getRun(url, second.runId)).status).toBe('SUCCEEDED');
+    expect((await getRun(h.url, second.runId)).status).toBe('SUCCEEDED');
   });
 
   it('refuses a job result for a job the worker does not hold', async () => {
-    const worker = await connectWorker(app.tokens.signWorkerToken('w1', 60));
+    const worker = await connectWorker(h.app.tokens.signWorkerToken('w1', 60));
     const ack = await worker
       .timeout(5_000)
       .emitWithAck('job-result', jobResult({ jobId: 'nope', runId: 'nope' }));

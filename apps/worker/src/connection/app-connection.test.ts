@@ -130,6 +130,19 @@ afterEach(async () => {
 
 const jobReply = (job: DispatchedJob): PollReply => ({ version: 1, type: 'job', job });
 
+/** Its engine's response callback; `last`: no step follows the response. */
+const response = (job: DispatchedJob, last: boolean): EngineCallback => ({
+  runId: job.runId,
+  engineToken: 'engine-token',
+  report: {
+    version: 1,
+    type: 'flow-response',
+    response: { status: 200, headers: {}, body: {} },
+    steps: [],
+    last,
+  },
+});
+
 describe('app connection', () => {
   it('authenticates, polls, runs the job it gets and reports the result', async () => {
     const first = await broker.nextPoll();
@@ -197,17 +210,6 @@ describe('app connection', () => {
 
   it("polls ahead when its engine sends the last step's response, and runs that job once the last one's result is out", async () => {
     const tail = defer<undefined>();
-    const response = (job: DispatchedJob, last: boolean): EngineCallback => ({
-      runId: job.runId,
-      engineToken: 'engine-token',
-      report: {
-        version: 1,
-        type: 'flow-response',
-        response: { status: 200, headers: {}, body: {} },
-        steps: [],
-        last,
-      },
-    });
     duringRun = async (job) => {
       if (job.runId !== 'run-1') return;
       // A response that is not the last step asks for nothing.
@@ -246,18 +248,7 @@ describe('app connection', () => {
 
   it('takes its next job with the result, not by a poll ahead, when the app says runs are queueing', async () => {
     duringRun = async (job) => {
-      const last: EngineCallback = {
-        runId: job.runId,
-        engineToken: 'engine-token',
-        report: {
-          version: 1,
-          type: 'flow-response',
-          response: { status: 200, headers: {}, body: {} },
-          steps: [],
-          last: true,
-        },
-      };
-      expect(await connection.forwardCallback(last)).toEqual({ version: 1, type: 'ok' });
+      expect(await connection.forwardCallback(response(job, true))).toEqual({ version: 1, type: 'ok' });
     };
     (await broker.nextPoll()).reply({ ...jobReply(makeDispatchedJob('run-1')), backlog: true });
     expect(JobResultSchema.parse(await broker.nextResult())).toMatchObject({
