@@ -293,6 +293,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         tokens,
         logger: logger.child({ component: 'worker-gateway' }),
         pollSeconds: config.WORKER_POLL_SECONDS,
+        // Under a cap, a run started ahead would count against its flow's cap while it waits.
+        startAhead: config.FLOW_MAX_CONCURRENT_RUNS === 0,
         maxMessageBytes: messageLimit,
         callbacks: engineCallbacks,
         countCallback: (route, statusCode) => metrics.engineCallback(route, statusCode),

@@ -128,7 +128,7 @@ export const AppEnvSchema = z.object({
     .min(0)
     .default(0)
     .describe(
-      "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. 0: no bound.",
+      "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. With a bound, a worker that polls ahead of its last result gets its next run only once that result is in (a run started early would hold a place under its flow's cap). 0: no bound.",
     ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)

@@ -1,6 +1,9 @@
 import type { DispatchedJob, JobResultAck, PollReply } from '@flowbox/protocol';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { RUN_QUEUE_NAME } from '../src/queue/run-queue.ts';
 import { getRun, postJson } from './app-harness.ts';
 import { jobResult } from './run-fixtures.ts';
 import { useWorkerProtocolApp } from './socket-workers.ts';
@@ -129,5 +132,52 @@ describe('polls ahead of a result', () => {
     await finish(other, job, false);
     for (const runId of runs)
       expect(await getRun(h.url, runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+  });
+});
+
+describe('polls ahead of a result, under FLOW_MAX_CONCURRENT_RUNS', () => {
+  const h = useWorkerProtocolApp({ FLOW_MAX_CONCURRENT_RUNS: '1' });
+
+  it('starts no run before the result: it would hold a place under its flow cap while it waits', async () => {
+    const worker = await h.connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const accept = async () =>
+      ((await (await postJson(`${h.url}/v1/webhooks/benchmark`, {})).json()) as { runId: string }).runId;
+    const firstRun = await accept();
+    const first = await worker
+      .timeout(10_000)
+      .emitWithAck('poll', { version: 1, type: 'poll', workerId: 'w1' });
+    if (first.type !== 'job') throw new Error(`expected a job, got ${JSON.stringify(first)}`);
+    expect(first.job.runId).toBe(firstRun);
+    const secondRun = await accept();
+    let answered = false;
+    const ahead = worker
+      .timeout(10_000)
+      .emitWithAck('poll', { version: 1, type: 'poll', workerId: 'w1', running: first.job.jobId })
+      .then((reply: PollReply) => {
+        answered = true;
+        return reply;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
+    expect((await getRun(h.url, secondRun)).status).toBe('QUEUED');
+    // Still waiting in the queue, not put off for having found its flow at the cap.
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix: h.config.REDIS_PREFIX });
+    try {
+      expect(await inspect.getJobCounts('wait', 'prioritized', 'delayed')).toEqual({
+        wait: 1,
+        prioritized: 0,
+        delayed: 0,
+      });
+    } finally {
+      await inspect.close();
+      redis.disconnect();
+    }
+    await worker
+      .timeout(5_000)
+      .emitWithAck('job-result', jobResult(first.job, undefined, { wantsNext: false }));
+    const reply = await ahead;
+    expect(reply).toMatchObject({ type: 'job', job: { runId: secondRun } });
+    expect((await getRun(h.url, secondRun)).status).toBe('RUNNING');
   });
 });

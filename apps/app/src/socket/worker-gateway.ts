@@ -22,40 +22,9 @@ import type { JobBroker } from '../queue/job-broker.ts';
 import type { LeasedJob } from '../queue/leased-job.ts';
 import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
 import type { TokenService } from '../tokens.ts';
+import { backlogMark, type HeldJob, parkUntilResult, type WorkerSession } from './worker-session.ts';
 
 type Ack<T> = (reply: T) => void;
-
-/** The `backlog` mark on a job handed to a worker (socket-events.ts). */
-function backlogMark(backlog: boolean): { backlog?: true } {
-  return backlog ? { backlog: true } : {};
-}
-
-/** A job leased to a worker; `job` is what it was handed, null while it is being dispatched. */
-interface HeldJob {
-  lease: LeasedJob;
-  job: DispatchedJob | null;
-  /** When it was leased to the worker (epoch ms). */
-  leasedAt: number;
-}
-
-interface WorkerSession {
-  workerName: string;
-  /**
-   * The worker's jobs in the order it runs them: the one it runs, and at most one more taken by
-   * a poll ahead of that one's result (`running`). The last handed out is handed again if its
-   * answer was lost.
-   */
-  held: HeldJob[];
-  polling: boolean;
-  /**
-   * A poll ahead of the held job's result that waits for that result: the Redis call that
-   * completes the held job then leases the next, and this poll takes it (#onPoll).
-   */
-  parked: ((lease: LeasedJob | null) => void) | null;
-  /** A poll ahead may fetch from the queue itself: false once one found a backlog there. */
-  fetchAhead: boolean;
-  disconnected: AbortController;
-}
 
 /**
  * The workers' only door into flowbox: socket.io, authenticated by a worker token. A worker
@@ -69,6 +38,7 @@ export class WorkerGateway {
   readonly #tokens: TokenService;
   readonly #logger: Logger;
   readonly #pollMs: number;
+  readonly #startAhead: boolean;
   readonly #callbacks: EngineCallbacks;
   readonly #countCallback: ((route: 'steps' | 'response', statusCode: number) => void) | undefined;
   /** Connected workers' sessions (the busy-workers gauge reads them). */
@@ -83,6 +53,12 @@ export class WorkerGateway {
     tokens: TokenService;
     logger: Logger;
     pollSeconds: number;
+    /**
+     * Whether a poll ahead of a result may start a run before that result (false with
+     * FLOW_MAX_CONCURRENT_RUNS: the run would hold a place under its flow's cap while it waits,
+     * and its own flow's last run would still hold one). Without, it waits for the result.
+     */
+    startAhead?: boolean;
     /** Largest frame a worker may send: a job result carries the run's steps. */
     maxMessageBytes: number;
     /** Its engine's reports, which a worker forwards: checked as the HTTP callbacks are. */
@@ -97,6 +73,7 @@ export class WorkerGateway {
     this.#tokens = deps.tokens;
     this.#logger = deps.logger;
     this.#pollMs = deps.pollSeconds * 1000;
+    this.#startAhead = deps.startAhead ?? true;
     this.#io = new Server(deps.httpServer, {
       serveClient: false,
       transports: ['websocket'],
@@ -220,8 +197,8 @@ export class WorkerGateway {
       const since = ahead ? (session.held[0]?.leasedAt ?? 0) : Date.now();
       const backlog = (lease: LeasedJob) => lease.data.acceptedAt < since;
       let pending: LeasedJob | null = null;
-      if (ahead && !this.#broker.drained && !session.fetchAhead) {
-        pending = await this.#parkUntilResult(session, deadline);
+      if (ahead && (!this.#startAhead || (!this.#broker.drained && !session.fetchAhead))) {
+        pending = await parkUntilResult(session, deadline);
         if (pending !== null && !backlog(pending)) session.fetchAhead = true;
       }
       // A lease that cannot run (its run ended, or its flow is at its cap) is not this worker's
@@ -240,23 +217,6 @@ export class WorkerGateway {
     } finally {
       session.polling = false;
     }
-  }
-
-  /** Resolves with the lease the held job's completion brings (null: none) or null at `deadline`. */
-  #parkUntilResult(session: WorkerSession, deadline: number): Promise<LeasedJob | null> {
-    const { signal } = session.disconnected;
-    return new Promise((resolve) => {
-      const done = (lease: LeasedJob | null) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        if (session.parked === done) session.parked = null;
-        resolve(lease);
-      };
-      const onAbort = () => done(null);
-      const timer = setTimeout(onAbort, deadline - Date.now());
-      signal.addEventListener('abort', onAbort, { once: true });
-      session.parked = done;
-    });
   }
 
   /** Makes `lease` this worker's job; null when it cannot run (the lease is then ended). */
