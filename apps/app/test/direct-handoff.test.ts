@@ -79,8 +79,14 @@ describe.each([
     const { runId } = (await accepted.json()) as { runId: string };
     const job = await worker.job;
     expect(job.runId).toBe(runId);
-    expect(await getRun(url, runId)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    const running = await getRun(url, runId);
+    expect(running).toMatchObject({ status: 'RUNNING', attempts: 1, workerId: 'w1' });
     expect((await inspect.getJob(runId)) === undefined).toBe(direct);
+    // Handed over, the run was written RUNNING for its worker as it was accepted (one statement,
+    // one instant); queued, it started in a write of its own when the worker leased it.
+    const { createdAt, startedAt } = running as { createdAt: string; startedAt: string };
+    if (direct) expect(startedAt).toBe(createdAt);
+    else expect(Date.parse(startedAt)).toBeGreaterThan(Date.parse(createdAt));
 
     const ack = (await worker.socket
       .timeout(5_000)

@@ -39,7 +39,7 @@ describe('fair dispatch', () => {
   });
 
   const lease = async (): Promise<LeasedJob> => {
-    const leased = await broker.next(5_000, signal);
+    const leased = await broker.next(5_000, signal, 'worker-1');
     if (leased === null) throw new Error('no job within 5 s');
     return leased;
   };
@@ -115,19 +115,70 @@ describe('fair dispatch', () => {
     // A job waits; a poll comes, and its fetch is on its way to that job: a fresh run may not
     // overtake it (a worker polling ahead of its result, while others queue).
     await queue.add(job('waiting'), 1);
-    const polled = broker.next(5_000, signal);
+    const polled = broker.next(5_000, signal, 'worker-1');
     expect(broker.offer(fresh('overtaker'))).toBe(false);
     const first = await polled;
     expect(first?.data.flowId).toBe('waiting');
     await first?.complete();
 
     // Now the queue is empty and a poll's fetch blocks on it: a fresh run goes straight to it.
-    const waiting = broker.next(5_000, signal);
+    const waiting = broker.next(5_000, signal, 'worker-1');
     for (let i = 0; i < 100 && !broker.drained; i += 1) await new Promise((r) => setTimeout(r, 10));
     expect(broker.drained).toBe(true);
     expect(broker.offer(fresh('fresh'))).toBe(true);
     const handed = await waiting;
     expect(handed?.data.flowId).toBe('fresh');
     await handed?.complete();
+  });
+
+  /** A poll out on an empty queue, once the broker's fetch blocks (the terms of offer and claim). */
+  const idlePoll = async (workerId: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}) => {
+    const polled = broker.next(options.timeoutMs ?? 5_000, options.signal ?? signal, workerId);
+    for (let i = 0; i < 100 && !broker.drained; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(broker.drained).toBe(true);
+    return polled;
+  };
+  const started = (flowId: string) =>
+    directLease(job(flowId), 1, { queue, nextWaiting: () => broker.nextWaiting(), started: true });
+
+  it('sets an idle poll aside for a run being accepted: the run goes to that worker, or the poll back in line', async () => {
+    const polled = idlePoll('worker-a');
+    const claim = broker.claim();
+    expect(claim?.workerId).toBe('worker-a');
+    // Claimed, the poll is out of line: no second claim and no offer reaches it.
+    expect(broker.claim()).toBeNull();
+    expect(broker.offer(() => started('other'))).toBe(false);
+    // No run was created: the poll is first in line again, and the next run goes to it.
+    claim?.putBack();
+    const again = broker.claim();
+    expect(again?.workerId).toBe('worker-a');
+    expect(again?.give(started('accepted'))).toBe(true);
+    expect(await polled).toMatchObject({ started: true, data: { flowId: 'accepted' } });
+  });
+
+  it("gives a claimed poll its run, even once the poll's time ran out meanwhile", async () => {
+    const polled = idlePoll('worker-b', { timeoutMs: 50 });
+    const claim = broker.claim();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(claim?.give(started('accepted'))).toBe(true);
+    expect(await polled).toMatchObject({ started: true, data: { flowId: 'accepted' } });
+  });
+
+  it('ends a claimed poll whose worker left: the run is refused back to its caller', async () => {
+    const left = new AbortController();
+    const polled = idlePoll('worker-c', { signal: left.signal });
+    const claim = broker.claim();
+    left.abort();
+    expect(await polled).toBeNull();
+    expect(claim?.give(started('orphan'))).toBe(false);
+  });
+
+  it('answers a put-back poll whose time ran out while claimed with no job', async () => {
+    const polled = idlePoll('worker-d', { timeoutMs: 50 });
+    const claim = broker.claim();
+    await new Promise((r) => setTimeout(r, 100));
+    claim?.putBack();
+    expect(await polled).toBeNull();
+    expect(broker.claim()).toBeNull();
   });
 });

@@ -62,7 +62,7 @@ describe('the run queue sharded over a Redis Cluster', () => {
   });
 
   const lease = async (): Promise<LeasedJob> => {
-    const leased = await broker.next(5_000, signal);
+    const leased = await broker.next(5_000, signal, 'worker-1');
     if (leased === null) throw new Error('no job within 5 s');
     return leased;
   };

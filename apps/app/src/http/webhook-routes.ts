@@ -150,16 +150,24 @@ async function accept(
   const syncInstanceId = sync ? deps.hub.instanceId : null;
   // The run's context travels with its job: every later span of the run descends from this one.
   const traceparent = span?.traceparent;
+  // An idle worker, when one waits, is named in the row: the run starts as it is accepted.
+  const reserved = deps.handoff.reserve();
   // The row holds all the job does (the reconciler enqueues it again should Redis lose it).
-  const accepted = await deps.lifecycle.accept({
-    id: runId,
-    flowId: flow.flowId,
-    flowVersionId: flow.flowVersionId,
-    sync,
-    trigger,
-    syncInstanceId,
-    traceparent,
-  });
+  let accepted: { rank: number } | null = null;
+  try {
+    accepted = await deps.lifecycle.accept({
+      id: runId,
+      flowId: flow.flowId,
+      flowVersionId: flow.flowVersionId,
+      sync,
+      trigger,
+      syncInstanceId,
+      traceparent,
+      startedBy: reserved?.workerId,
+    });
+  } finally {
+    if (accepted === null) reserved?.putBack();
+  }
   if (accepted === null) {
     const body: ErrorBody = {
       error: {
@@ -189,7 +197,7 @@ async function accept(
       ? undefined
       : deps.tracer?.startSpan('enqueue', { parent: traceparent, kind: 'producer' });
   try {
-    const submitted = await deps.handoff.submit(job, accepted.rank);
+    const submitted = await deps.handoff.submit(job, accepted.rank, reserved);
     enqueue?.setAttribute('flowbox.enqueue.direct', submitted === 'handed');
     deps.metrics.runSubmitted(submitted);
   } catch (error) {

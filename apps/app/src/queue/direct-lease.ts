@@ -20,6 +20,8 @@ export function directLease(
     queue: Pick<RunQueue, 'add'>;
     /** The next waiting job for the same worker (JobBroker.nextWaiting). */
     nextWaiting: () => Promise<LeasedJob | null>;
+    /** Its row was written RUNNING for its worker as the run was accepted. */
+    started?: boolean;
   },
 ): LeasedJob {
   const { queue } = deps;
@@ -31,6 +33,7 @@ export function directLease(
     jobId: data.runId,
     data,
     attempt,
+    ...(deps.started === true ? { started: true } : {}),
     complete: (options) => next(options),
     fail: async (_reason, options) => {
       if (options?.retry === true) {

@@ -118,7 +118,7 @@ export class Dispatcher {
       ttl,
     );
     const [started, bundleUrl, pieces, logUpload] = await Promise.all([
-      this.#lifecycle.start(data.runId, workerId),
+      lease.started === true ? ('started' as const) : this.#lifecycle.start(data.runId, workerId),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
       this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),

@@ -8,7 +8,27 @@ import { RUN_QUEUE_NAME } from './queue-shards.ts';
 import { isRedisConnectionError } from './redis-outage.ts';
 
 interface PendingPoll {
+  /** The worker that polls. */
+  workerId: string;
   resolve: (job: LeasedJob | null) => void;
+  /** Answered (a job, or null): nothing more goes to it. */
+  settled: boolean;
+  /** Set aside for a run being accepted (claim): its time running out waits for the claim's end. */
+  claimed: boolean;
+  /** Its time ran out while it was claimed. */
+  expired: boolean;
+}
+
+/**
+ * An idle worker's poll set aside for one run while the run's row is written (JobBroker.claim):
+ * the row names the worker, and the run goes to it with no second write.
+ */
+export interface PollClaim {
+  readonly workerId: string;
+  /** Gives `lease` to the poll. False when its worker left meanwhile: the lease is the caller's. */
+  give(lease: LeasedJob): boolean;
+  /** The run was not created: the poll goes back, first in line. */
+  putBack(): void;
 }
 
 const LOCK_DURATION_MS = 30_000;
@@ -99,12 +119,21 @@ export class JobBroker {
     return this.#polls.length;
   }
 
-  /** Resolves with the next job, or null when none came within `timeoutMs` or `signal` aborted. */
-  next(timeoutMs: number, signal: AbortSignal): Promise<LeasedJob | null> {
+  /**
+   * Resolves with the next job for `workerId`, or null when none came within `timeoutMs` or
+   * `signal` aborted (its worker left).
+   */
+  next(timeoutMs: number, signal: AbortSignal, workerId: string): Promise<LeasedJob | null> {
     if (this.#closed || signal.aborted) return Promise.resolve(null);
     return new Promise((resolve) => {
       const poll: PendingPoll = {
+        workerId,
+        settled: false,
+        claimed: false,
+        expired: false,
         resolve: (job) => {
+          if (poll.settled) return;
+          poll.settled = true;
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
           resolve(job);
@@ -116,7 +145,11 @@ export class JobBroker {
         poll.resolve(null);
       };
       const onAbort = () => drop();
-      const timer = setTimeout(drop, timeoutMs);
+      const onTimeout = () => {
+        if (poll.claimed) poll.expired = true;
+        else drop();
+      };
+      const timer = setTimeout(onTimeout, timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.#polls.push(poll);
       this.#pump();
@@ -137,6 +170,34 @@ export class JobBroker {
     if (poll === undefined) return false;
     poll.resolve(make());
     return true;
+  }
+
+  /**
+   * Sets the oldest waiting poll aside for a run about to be accepted, on the terms of `offer`
+   * (a poll waits and the queue is drained); null otherwise. The claim ends with `give` or
+   * `putBack`; meanwhile no job and no timeout reaches that poll, and a worker that leaves ends it.
+   */
+  claim(): PollClaim | null {
+    if (this.#closed || !this.drained) return null;
+    const poll = this.#polls.shift();
+    if (poll === undefined) return null;
+    poll.claimed = true;
+    return {
+      workerId: poll.workerId,
+      give: (lease) => {
+        poll.claimed = false;
+        if (poll.settled) return false;
+        poll.resolve(lease);
+        return true;
+      },
+      putBack: () => {
+        poll.claimed = false;
+        if (poll.expired || this.#closed) poll.resolve(null);
+        if (poll.settled) return;
+        this.#polls.unshift(poll);
+        this.#pump();
+      },
+    };
   }
 
   /**

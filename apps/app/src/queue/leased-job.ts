@@ -7,6 +7,11 @@ export interface LeasedJob {
   /** 1 for the job's first start, 2 for its first retry, and so on. */
   attempt: number;
   /**
+   * The run is RUNNING under this lease already: it was handed to an idle worker as it was
+   * accepted, and its row was written so (RunHandoff.reserve). Its dispatch writes no start.
+   */
+  started?: boolean;
+  /**
    * Ends the job; with `fetchNext`, the same Redis call leases the next waiting job (null when
    * none waits), so a worker that finished one need not poll for the next.
    */

@@ -56,6 +56,11 @@ export interface NewRun {
   traceparent?: string | undefined;
   /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
   rerunOf?: string | undefined;
+  /**
+   * The idle worker the run goes to as it is accepted (RunHandoff.reserve): the row is written
+   * RUNNING, its first attempt started. Unset: QUEUED.
+   */
+  startedBy?: string | undefined;
 }
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
@@ -174,12 +179,24 @@ export function createRunsRepository(
   const maxQueued = options.bounds?.maxQueued ?? 0;
   const maxRunning = options.bounds?.maxRunning ?? 0;
   return {
-    async create({ id, flowId, flowVersionId, sync, trigger, syncInstanceId, traceparent, rerunOf }) {
+    async create({
+      id,
+      flowId,
+      flowVersionId,
+      sync,
+      trigger,
+      syncInstanceId,
+      traceparent,
+      rerunOf,
+      startedBy,
+    }) {
       // One round trip counts the flow's waiting runs (stopped at the bound, on the
       // (flow_id, status, …) index), refuses a deleted flow, and ranks the run after every run of
       // its flow still waiting. The rank only grows while the flow has runs waiting, so no run is
       // overtaken by a later one of its flow; it starts again at 1 once none waits. The bound
       // costs no statement and heals itself: it is the rows, which always reach a final state.
+      // A run handed to an idle worker as it is accepted (`startedBy`) is written RUNNING, its
+      // first attempt counted, as markRunning would have.
       const { rows } = await pool.query<{ live: boolean; rank: number | null }>({
         ...named('runs-create'),
         text: `WITH backlog AS (SELECT
@@ -187,8 +204,12 @@ export function createRunsRepository(
            (SELECT coalesce(max(rank), 0) FROM runs WHERE flow_id = $2 AND status = 'QUEUED') AS last_rank),
          flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
          created AS (
-           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank)
-           SELECT $1, $2, $3, 'QUEUED', $4, $7, $8, $9, $10, backlog.last_rank + 1 FROM backlog, flow
+           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
+             worker_id, started_at, attempts)
+           SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
+             backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
+             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END
+           FROM backlog, flow
            WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            RETURNING rank)
          SELECT flow.live, (SELECT rank FROM created) AS rank FROM flow`,
@@ -203,6 +224,7 @@ export function createRunsRepository(
           syncInstanceId,
           traceparent ?? null,
           rerunOf ?? null,
+          startedBy ?? null,
         ],
       });
       const row = rows[0];

@@ -206,7 +206,12 @@ export class WorkerGateway {
       let reply: PollReply = { version: 1, type: 'idle' };
       while (reply.type === 'idle' && !session.disconnected.signal.aborted && Date.now() < deadline) {
         const lease =
-          pending ?? (await this.#broker.next(deadline - Date.now(), session.disconnected.signal));
+          pending ??
+          (await this.#broker.next(
+            deadline - Date.now(),
+            session.disconnected.signal,
+            parsed.value.workerId,
+          ));
         pending = null;
         if (lease === null) break;
         if (ahead && backlog(lease)) session.fetchAhead = false;
@@ -227,7 +232,10 @@ export class WorkerGateway {
     logger: Logger,
   ): Promise<DispatchedJob | null> {
     if (session.disconnected.signal.aborted) {
-      await lease.release();
+      // A run written RUNNING for this worker as it was accepted has had its start: it goes down
+      // the lost-worker path. Any other goes back to the queue untouched.
+      if (lease.started === true) await this.#dispatcher.workerLost(lease);
+      else await lease.release();
       return null;
     }
     const held: HeldJob = { lease, job: null, leasedAt: Date.now() };
