@@ -6,30 +6,7 @@ import type { RedisClient } from '../redis/redis-clients.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
 import { isRedisConnectionError } from './redis-outage.ts';
-
-interface PendingPoll {
-  /** The worker that polls. */
-  workerId: string;
-  resolve: (job: LeasedJob | null) => void;
-  /** Answered (a job, or null): nothing more goes to it. */
-  settled: boolean;
-  /** Set aside for a run being accepted (claim): its time running out waits for the claim's end. */
-  claimed: boolean;
-  /** Its time ran out while it was claimed. */
-  expired: boolean;
-}
-
-/**
- * An idle worker's poll set aside for one run while the run's row is written (JobBroker.claim):
- * the row names the worker, and the run goes to it with no second write.
- */
-export interface PollClaim {
-  readonly workerId: string;
-  /** Gives `lease` to the poll. False when its worker left meanwhile: the lease is the caller's. */
-  give(lease: LeasedJob): boolean;
-  /** The run was not created: the poll goes back, first in line. */
-  putBack(): void;
-}
+import { type PollClaim, WaitingPolls } from './waiting-polls.ts';
 
 const LOCK_DURATION_MS = 30_000;
 /** How long settling a job is retried while Redis cannot be reached (a failover). */
@@ -60,7 +37,7 @@ interface Shard {
 export class JobBroker {
   readonly #shards: Shard[];
   readonly #logger: Logger;
-  readonly #polls: PendingPoll[] = [];
+  readonly #polls = new WaitingPolls(() => this.#pump());
   readonly #leases = new Map<string, NodeJS.Timeout>();
   readonly #isOutage: (error: unknown) => boolean;
   #fetching = false;
@@ -125,35 +102,7 @@ export class JobBroker {
    */
   next(timeoutMs: number, signal: AbortSignal, workerId: string): Promise<LeasedJob | null> {
     if (this.#closed || signal.aborted) return Promise.resolve(null);
-    return new Promise((resolve) => {
-      const poll: PendingPoll = {
-        workerId,
-        settled: false,
-        claimed: false,
-        expired: false,
-        resolve: (job) => {
-          if (poll.settled) return;
-          poll.settled = true;
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          resolve(job);
-        },
-      };
-      const drop = () => {
-        const index = this.#polls.indexOf(poll);
-        if (index >= 0) this.#polls.splice(index, 1);
-        poll.resolve(null);
-      };
-      const onAbort = () => drop();
-      const onTimeout = () => {
-        if (poll.claimed) poll.expired = true;
-        else drop();
-      };
-      const timer = setTimeout(onTimeout, timeoutMs);
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#polls.push(poll);
-      this.#pump();
-    });
+    return this.#polls.wait(timeoutMs, signal, workerId);
   }
 
   /**
@@ -166,7 +115,7 @@ export class JobBroker {
    */
   offer(make: () => LeasedJob): boolean {
     if (this.#closed || !this.drained) return false;
-    const poll = this.#polls.shift();
+    const poll = this.#polls.take();
     if (poll === undefined) return false;
     poll.resolve(make());
     return true;
@@ -179,25 +128,7 @@ export class JobBroker {
    */
   claim(): PollClaim | null {
     if (this.#closed || !this.drained) return null;
-    const poll = this.#polls.shift();
-    if (poll === undefined) return null;
-    poll.claimed = true;
-    return {
-      workerId: poll.workerId,
-      give: (lease) => {
-        poll.claimed = false;
-        if (poll.settled) return false;
-        poll.resolve(lease);
-        return true;
-      },
-      putBack: () => {
-        poll.claimed = false;
-        if (poll.expired || this.#closed) poll.resolve(null);
-        if (poll.settled) return;
-        this.#polls.unshift(poll);
-        this.#pump();
-      },
-    };
+    return this.#polls.claim(() => this.#closed);
   }
 
   /**
@@ -224,7 +155,7 @@ export class JobBroker {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const poll of this.#polls.splice(0)) poll.resolve(null);
+    this.#polls.closeAll();
     for (const timer of this.#leases.values()) clearInterval(timer);
     this.#leases.clear();
     await Promise.all(this.#shards.map((shard) => shard.worker.close(true)));
@@ -351,7 +282,7 @@ export class JobBroker {
   async #handOut(job: Job<RunJobData>, token: string, shard: Shard): Promise<boolean> {
     const lease = this.#lease(job, token, shard);
     if (lease === null) return true;
-    const poll = this.#polls.shift();
+    const poll = this.#polls.take();
     if (poll === undefined) {
       await lease.release();
       return false;

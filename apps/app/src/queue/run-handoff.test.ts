@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { runJobData } from '../../test/run-fixtures.ts';
-import type { JobBroker, PollClaim } from './job-broker.ts';
+import type { JobBroker } from './job-broker.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RunHandoff } from './run-handoff.ts';
 import type { RunQueue } from './run-queue.ts';
+import type { PollClaim } from './waiting-polls.ts';
 
 /** RunHandoff's choices alone: the broker and the queue are stand-ins that record their calls. */
 function handoff(options: { startOnAccept?: boolean; redisDown?: boolean; claim?: PollClaim | null } = {}) {

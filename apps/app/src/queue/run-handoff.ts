@@ -1,8 +1,9 @@
 import type { RunJobData } from '@flowbox/protocol';
 import { directLease } from './direct-lease.ts';
-import type { JobBroker, PollClaim } from './job-broker.ts';
+import type { JobBroker } from './job-broker.ts';
 import type { LeasedJob } from './leased-job.ts';
 import type { RunQueue } from './run-queue.ts';
+import type { PollClaim } from './waiting-polls.ts';
 
 /** How an accepted run reached a worker's side: handed to a waiting worker, or queued in BullMQ. */
 export type Submitted = 'handed' | 'queued';
