@@ -17,7 +17,7 @@ describe('worker config', () => {
       workerToken: 'secret',
       logLevel: 'info',
       engineBundle: path.resolve('dist/engine.mjs'),
-      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024 },
+      sandbox: { reuse: true, maxJobs: 10_000, maxRssBytes: 512 * 1024 * 1024 },
       executionMode: 'SANDBOX_CODE_ONLY',
       fetchLimits: { maxInFlight: 8, maxBufferedBytes: 32 * 1024 * 1024 },
     });
@@ -75,7 +75,7 @@ describe('worker config', () => {
   });
 
   it('reads RUN_ISOLATION, and REUSE_SANDBOX as its alias (true: shared, false: process)', () => {
-    const warm = { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024 };
+    const warm = { reuse: true, maxJobs: 10_000, maxRssBytes: 512 * 1024 * 1024 };
     expect(loadConfig({ ...required, RUN_ISOLATION: 'shared' }).sandbox).toStrictEqual(warm);
     expect(loadConfig({ ...required, RUN_ISOLATION: 'isolate' }).sandbox).toStrictEqual({
       ...warm,

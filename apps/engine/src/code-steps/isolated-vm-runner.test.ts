@@ -116,6 +116,25 @@ describe('isolated-vm runner: one isolate, a fresh context per run', () => {
     expect((await runner.stats()).isolatesCreated).toBe(2);
   });
 
+  it('makes the next context ahead, as fresh as one made on demand, after a success and a failure', async () => {
+    newRunner();
+    const probe = request('return [typeof globalThis.left, typeof globalThis.failedLeft];');
+    await runner.run(request('globalThis.left = 1; return 1;'));
+    await expect(runner.run(probe)).resolves.toEqual(['undefined', 'undefined']);
+    await expect(
+      runner.run(request("globalThis.failedLeft = 1; throw new Error('x');")),
+    ).rejects.toMatchObject({
+      code: 'CODE_STEP_FAILED',
+    });
+    await expect(runner.run(probe)).resolves.toEqual(['undefined', 'undefined']);
+    // After a timeout the context made ahead goes with its isolate; the next run gets a new one.
+    await expect(runner.run(request('while (true) {}', { timeoutMs: 100 }))).rejects.toMatchObject({
+      code: 'CODE_STEP_TIMEOUT',
+    });
+    await expect(runner.run(probe)).resolves.toEqual(['undefined', 'undefined']);
+    expect(await runner.stats()).toMatchObject({ isolatesCreated: 2, runs: 6 });
+  });
+
   it('runs one step at a time, so a timeout never disposes the isolate under another run', async () => {
     newRunner();
     const results = await Promise.allSettled([
