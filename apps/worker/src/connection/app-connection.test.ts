@@ -26,6 +26,8 @@ interface FakeBroker {
   nextResult(): Promise<unknown>;
   /** Engine callbacks forwarded to it, each acknowledged `ok`. */
   callbacks: unknown[];
+  /** Set: results are acknowledged only when the test calls the acks kept here. */
+  heldResultAcks: Array<() => void> | null;
   close(): Promise<void>;
 }
 
@@ -52,7 +54,9 @@ async function startFakeBroker(): Promise<FakeBroker> {
     });
     socket.on(SOCKET_EVENTS.jobResult, (result: unknown, ack: (answer: unknown) => void) => {
       results.push(result);
-      ack({ version: 1, type: 'ok' });
+      const acknowledge = () => ack({ version: 1, type: 'ok' });
+      if (fake.heldResultAcks === null) acknowledge();
+      else fake.heldResultAcks.push(acknowledge);
       resultWaiters[reported]?.resolve(result);
       reported += 1;
       resultWaiters.push(defer());
@@ -67,11 +71,12 @@ async function startFakeBroker(): Promise<FakeBroker> {
   const { port } = httpServer.address() as AddressInfo;
   let pollsTaken = 0;
   let resultsTaken = 0;
-  return {
+  const fake: FakeBroker = {
     url: `http://127.0.0.1:${port}`,
     tokens,
     results,
     callbacks,
+    heldResultAcks: null,
     nextPoll: () => {
       const next = polls[pollsTaken];
       pollsTaken += 1;
@@ -88,6 +93,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
       await io.close();
     },
   };
+  return fake;
 }
 
 let broker: FakeBroker;
@@ -244,6 +250,34 @@ describe('app connection', () => {
     expect(ran.map((j) => j.runId)).toEqual(['run-1', 'run-2']);
     // Then a plain poll: it holds no job.
     expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
+  });
+
+  it('polls ahead only once the result before is in: the app refuses a poll ahead from a worker holding two jobs', async () => {
+    // Replayed from a benchmark: run-1's result still waited for its ack when run-2, taken ahead,
+    // already sent its response; a poll ahead then was refused and the worker paused for 2 s.
+    const heldAcks: Array<() => void> = [];
+    broker.heldResultAcks = heldAcks;
+    duringRun = async (job) => {
+      expect(await connection.forwardCallback(response(job, true))).toEqual({ version: 1, type: 'ok' });
+    };
+    (await broker.nextPoll()).reply(jobReply(makeDispatchedJob('run-1')));
+    const first = await broker.nextPoll();
+    expect(PollRequestSchema.parse(first.request).running).toBe('job-run-1');
+    first.reply(jobReply(makeDispatchedJob('run-2')));
+    expect(JobResultSchema.parse(await broker.nextResult()).runId).toBe('run-1');
+
+    let acknowledged = false;
+    const second = broker.nextPoll().then(({ request }) => ({
+      acknowledged,
+      running: PollRequestSchema.parse(request).running,
+    }));
+    // Time for run-2 to send its response; its poll ahead must wait for run-1's ack anyway.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ran.map((j) => j.runId)).toEqual(['run-1', 'run-2']);
+    acknowledged = true;
+    for (const ack of heldAcks.splice(0)) ack();
+    expect(await second).toEqual({ acknowledged: true, running: 'job-run-2' });
+    broker.heldResultAcks = null;
   });
 
   it('takes its next job with the result, not by a poll ahead, when the app says runs are queueing', async () => {

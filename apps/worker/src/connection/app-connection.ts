@@ -176,19 +176,22 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   let current: Handed | undefined;
   /** A poll made ahead of `current`'s result, and the job it may bring. */
   let ahead: Promise<Handed | undefined> | undefined;
+  /** Results reach the app in order; one may still be on its way while the next job runs. */
+  let delivering: Promise<unknown> = Promise.resolve();
   const pollAhead = (runId: string) => {
     // Under a backlog the next job comes with the result, in the Redis call that completes this one.
     if (current?.job.runId !== runId || current.backlog) return;
     if (ahead !== undefined || stop.signal.aborted || !socket.connected) return;
-    ahead = poll(current.job.jobId).catch(() => undefined);
+    const { jobId } = current.job;
+    // The app takes a poll ahead only from a worker that holds just the job it names: the result
+    // of the job before, still on its way, would make it one too many (refused, then a pause).
+    ahead = delivering.then(() => poll(jobId)).catch(() => undefined);
   };
 
   const run = async (): Promise<void> => {
     // A job handed back with the last result's acknowledgement, or by the poll ahead of it; run
     // even when closing, since the app counts on this worker for it.
     let next: Handed | undefined;
-    // Results reach the app in order; one may still be on its way while the next job runs.
-    let delivering: Promise<unknown> = Promise.resolve();
     while (next !== undefined || ahead !== undefined || !stop.signal.aborted) {
       let handed = next;
       next = undefined;
