@@ -252,32 +252,34 @@ describe('app connection', () => {
     expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
   });
 
-  it('polls ahead only once the result before is in: the app refuses a poll ahead from a worker holding two jobs', async () => {
-    // Replayed from a benchmark: run-1's result still waited for its ack when run-2, taken ahead,
-    // already sent its response; a poll ahead then was refused and the worker paused for 2 s.
+  it('sends a poll ahead after the result of the job before: the app refuses one from a worker it sees holding two', async () => {
+    // Replayed from a benchmark: run-2, taken ahead, finished while run-1's result waited for its
+    // acknowledgement, so run-2's result queued behind it; run-3, taken ahead, answered, and its
+    // poll ahead overtook run-2's result. The app saw two jobs held, refused, the worker paused 2 s.
     const heldAcks: Array<() => void> = [];
     broker.heldResultAcks = heldAcks;
     duringRun = async (job) => {
       expect(await connection.forwardCallback(response(job, true))).toEqual({ version: 1, type: 'ok' });
     };
     (await broker.nextPoll()).reply(jobReply(makeDispatchedJob('run-1')));
-    const first = await broker.nextPoll();
-    expect(PollRequestSchema.parse(first.request).running).toBe('job-run-1');
-    first.reply(jobReply(makeDispatchedJob('run-2')));
+    const aheadOfRun1 = await broker.nextPoll();
+    expect(PollRequestSchema.parse(aheadOfRun1.request).running).toBe('job-run-1');
+    aheadOfRun1.reply(jobReply(makeDispatchedJob('run-2')));
     expect(JobResultSchema.parse(await broker.nextResult()).runId).toBe('run-1');
+    const aheadOfRun2 = await broker.nextPoll();
+    expect(PollRequestSchema.parse(aheadOfRun2.request).running).toBe('job-run-2');
 
-    let acknowledged = false;
-    const second = broker.nextPoll().then(({ request }) => ({
-      acknowledged,
+    const aheadOfRun3 = broker.nextPoll().then(({ request }) => ({
       running: PollRequestSchema.parse(request).running,
+      resultsBefore: broker.results.map((result) => JobResultSchema.parse(result).runId),
     }));
-    // Time for run-2 to send its response; its poll ahead must wait for run-1's ack anyway.
+    aheadOfRun2.reply(jobReply(makeDispatchedJob('run-3')));
+    // Time for run-2 to end and run-3 to answer while run-1's result is still unacknowledged.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(ran.map((j) => j.runId)).toEqual(['run-1', 'run-2']);
-    acknowledged = true;
-    for (const ack of heldAcks.splice(0)) ack();
-    expect(await second).toEqual({ acknowledged: true, running: 'job-run-2' });
+    expect(ran.map((j) => j.runId)).toEqual(['run-1', 'run-2', 'run-3']);
     broker.heldResultAcks = null;
+    for (const ack of heldAcks.splice(0)) ack();
+    expect(await aheadOfRun3).toEqual({ running: 'job-run-3', resultsBefore: ['run-1', 'run-2'] });
   });
 
   it('takes its next job with the result, not by a poll ahead, when the app says runs are queueing', async () => {

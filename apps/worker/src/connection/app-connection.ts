@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@flowbox/node-kit';
+import { defer, type Logger } from '@flowbox/node-kit';
 import {
   type CallbackAnswer,
   CallbackAnswerSchema,
@@ -146,15 +146,16 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   };
 
   // Delivery outlives close(): a finished run's result must still reach the app. Resolves with
-  // the next job when the app handed one back with the acknowledgement.
-  const deliver = async (result: JobResult): Promise<Handed | undefined> => {
+  // the next job when the app handed one back with the acknowledgement. `onSent`: once the result
+  // is on the socket (the app reads a socket's events in order).
+  const deliver = async (result: JobResult, onSent?: () => void): Promise<Handed | undefined> => {
     const ids = { runId: result.runId, jobId: result.jobId };
     for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
       try {
         await connected(AbortSignal.timeout(resultAckTimeoutMs));
-        const frame: unknown = await socket
-          .timeout(resultAckTimeoutMs)
-          .emitWithAck(SOCKET_EVENTS.jobResult, result);
+        const acknowledged = socket.timeout(resultAckTimeoutMs).emitWithAck(SOCKET_EVENTS.jobResult, result);
+        onSent?.();
+        const frame: unknown = await acknowledged;
         const parsed = parseMessage(JobResultAckSchema, frame);
         if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad job-result ack');
         else if (parsed.value.type === 'error') {
@@ -178,14 +179,17 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   let ahead: Promise<Handed | undefined> | undefined;
   /** Results reach the app in order; one may still be on its way while the next job runs. */
   let delivering: Promise<unknown> = Promise.resolve();
+  /** Resolves once the last result queued in `delivering` is on the socket (or given up). */
+  let lastResultSent: Promise<void> = Promise.resolve();
   const pollAhead = (runId: string) => {
     // Under a backlog the next job comes with the result, in the Redis call that completes this one.
     if (current?.job.runId !== runId || current.backlog) return;
     if (ahead !== undefined || stop.signal.aborted || !socket.connected) return;
     const { jobId } = current.job;
-    // The app takes a poll ahead only from a worker that holds just the job it names: the result
-    // of the job before, still on its way, would make it one too many (refused, then a pause).
-    ahead = delivering.then(() => poll(jobId)).catch(() => undefined);
+    // The app takes a poll ahead only from a worker that holds just the job it names: a poll that
+    // overtook the result of the job before (queued behind an earlier one's acknowledgement)
+    // would find two, be refused, and the worker would pause. So it follows that result.
+    ahead = lastResultSent.then(() => poll(jobId)).catch(() => undefined);
   };
 
   const run = async (): Promise<void> => {
@@ -224,7 +228,11 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
         next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
       } else {
         // The next job comes with the poll ahead, so this result asks for none.
-        delivering = delivering.then(() => deliver({ ...finished, wantsNext: false }));
+        const sent = defer<void>();
+        lastResultSent = sent.promise;
+        delivering = delivering
+          .then(() => deliver({ ...finished, wantsNext: false }, () => sent.resolve()))
+          .finally(() => sent.resolve());
       }
     }
     await delivering;
