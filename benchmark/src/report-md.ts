@@ -1,5 +1,6 @@
 import { cpuBudgetSection } from './cpu-budget.ts';
 import { fmt, fmtMedian, mdTable } from './format.ts';
+import { logLinesSection } from './log-tally.ts';
 import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
 import { fleetSection } from './report-fleet.ts';
@@ -88,6 +89,13 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     ),
     '',
     ...breakdownSections(ok),
+    // A deployment's processes print to its own logs, not to this runner.
+    ...(report.target === null
+      ? logLinesSection([
+          { label: '', scenarios: report.scenarios },
+          { label: ' (baseline)', scenarios: report.baseline?.scenarios ?? [] },
+        ])
+      : []),
     ...failures(report.scenarios),
   ];
   const lines = out.filter((line): line is string => line !== null);

@@ -2,6 +2,7 @@ import type { Anatomy, AnatomySegments } from './anatomy.ts';
 import type { EventLoopDelay } from './app-event-loop.ts';
 import type { HopTable } from './hops.ts';
 import type { LoadResult } from './load-result.ts';
+import type { LogLines } from './log-tally.ts';
 import type { PostgresDelta } from './postgres-stats.ts';
 import type { ProcessKind } from './proc-stats.ts';
 import type { RedisDelta } from './redis-stats.ts';
@@ -47,7 +48,7 @@ export interface RepeatResult {
   /** The worst app's event-loop delay over the window, from its /metrics (local stacks only). */
   appEventLoopDelay?: EventLoopDelay | null;
   /** Warning and error log lines the stack printed during the window. */
-  logLines: { warn: number; error: number };
+  logLines: LogLines;
 }
 
 export interface KindSummary {

@@ -3,6 +3,7 @@ import { computeAnatomy } from './anatomy.ts';
 import { readEventLoopDelay } from './app-event-loop.ts';
 import { runLoad } from './load.ts';
 import type { LoadResult } from './load-result.ts';
+import { type LogTallySnapshot, logLinesBetween } from './log-tally.ts';
 import { runPacedLoad } from './paced-load.ts';
 import { diffPostgres, type PostgresProbe } from './postgres-stats.ts';
 import {
@@ -35,7 +36,7 @@ export interface MeasureContext {
   roots: KindRoots | null;
   redis: RedisProbe | null;
   postgres: PostgresProbe | null;
-  logCounts: () => { warn: number; error: number };
+  logCounts: () => LogTallySnapshot;
   ticksPerSecond: number;
   signal: AbortSignal;
   onProgress: (phase: string, fraction: number | null, detail: string) => void;
@@ -194,7 +195,7 @@ async function measureRepeat(
           },
     anatomy,
     appEventLoopDelay: eventLoop,
-    logLines: { warn: logsAfter.warn - logsBefore.warn, error: logsAfter.error - logsBefore.error },
+    logLines: logLinesBetween(logsBefore, logsAfter),
   };
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
 import { describeExit, type ManagedProcess } from '@flowbox/local-services';
 import type { ExecutionMode } from '@flowbox/protocol';
+import { createLogTally, type LogTallySnapshot } from './log-tally.ts';
 import type { KindRoots } from './proc-stats.ts';
 import { connectedWorkers } from './runs-api.ts';
 import { type Scenario, workerEnvFor } from './scenarios.ts';
@@ -16,8 +17,8 @@ export interface ScenarioStack {
   apiKey: string;
   database: { url: string; name: string };
   roots: KindRoots;
-  /** Warning and error lines printed so far (pino levels 40 and 50 and up). */
-  logCounts(): { warn: number; error: number };
+  /** Warning and error lines printed so far (pino levels 40 and 50 and up), by message. */
+  logCounts(): LogTallySnapshot;
   /** The last lines the processes printed, for error messages. */
   recentLines(): string;
   close(): Promise<void>;
@@ -53,15 +54,13 @@ export async function startScenarioStack(options: {
   const profiling = profilingEnv(options.cpuProfDir);
   const tracing: Record<string, string> =
     options.tracingEndpoint === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: options.tracingEndpoint };
-  const counts = { warn: 0, error: 0 };
+  const tally = createLogTally();
   const simulated = scenario.mode === 'sim';
   // A simulated fleet's tokens are minted here, so the runner knows the stack's secret.
   const tokenSecret = randomBytes(32).toString('base64url');
   const recent: string[] = [];
   const onLine = (name: string, line: LogLine) => {
-    const level = typeof line.json?.level === 'number' ? line.json.level : null;
-    if (level !== null && level >= 50) counts.error++;
-    else if (level !== null && level >= 40) counts.warn++;
+    tally.record(name, line.json);
     recent.push(`${name}: ${line.raw}`);
     if (recent.length > RECENT_LINES) recent.shift();
   };
@@ -129,7 +128,7 @@ export async function startScenarioStack(options: {
       ...services.roots,
       loadgen: [process.pid],
     },
-    logCounts: () => ({ ...counts }),
+    logCounts: () => tally.snapshot(),
     recentLines,
     close: async () => {
       // Workers first, as startStack does, while their apps can still take their last results.

@@ -296,7 +296,7 @@ export async function runTargetSuite(
           roots: null,
           redis: null,
           postgres: null,
-          logCounts: () => ({ warn: 0, error: 0 }),
+          logCounts: () => ({ warn: 0, error: 0, byMessage: new Map() }),
           ticksPerSecond: 100,
           signal: deps.signal,
           onProgress: progressReporter(deps.progress),

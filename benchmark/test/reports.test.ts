@@ -85,6 +85,7 @@ describe('renderMarkdown', () => {
       '## CPU and memory per process kind',
       '## Against the reference system',
       '## Where the round trips go: warm-1a1w-c1',
+      '## Warnings and errors while measuring',
       '## Scenarios that did not finish',
     ]) {
       expect(md).toContain(heading);
