@@ -1,21 +1,4 @@
-import type { ScenarioResult } from './result-types.ts';
-
-/** One warning or error message the stack printed in a repeat, and how often. */
-export interface LogMessageCount {
-  level: 'warn' | 'error';
-  /** The process kind that printed it (`app`, `worker`, …: `worker-3` counts as `worker`). */
-  source: string;
-  msg: string;
-  count: number;
-}
-
-/** What a repeat's window saw of the stack's log (pino levels 40 and 50 and up). */
-export interface LogLines {
-  warn: number;
-  error: number;
-  /** By message; absent in reports written before messages were kept. */
-  messages?: LogMessageCount[];
-}
+import type { LogLines, LogMessageCount, ScenarioResult } from './result-types.ts';
 
 /** Running counts of the warning and error lines of a stack's processes. */
 export interface LogTally {

@@ -2,7 +2,6 @@ import type { Anatomy, AnatomySegments } from './anatomy.ts';
 import type { EventLoopDelay } from './app-event-loop.ts';
 import type { HopTable } from './hops.ts';
 import type { LoadResult } from './load-result.ts';
-import type { LogLines } from './log-tally.ts';
 import type { PostgresDelta } from './postgres-stats.ts';
 import type { ProcessKind } from './proc-stats.ts';
 import type { RedisDelta } from './redis-stats.ts';
@@ -49,6 +48,23 @@ export interface RepeatResult {
   appEventLoopDelay?: EventLoopDelay | null;
   /** Warning and error log lines the stack printed during the window. */
   logLines: LogLines;
+}
+
+/** One warning or error message the stack printed in a repeat, and how often. */
+export interface LogMessageCount {
+  level: 'warn' | 'error';
+  /** The process kind that printed it (`app`, `worker`, …: `worker-3` counts as `worker`). */
+  source: string;
+  msg: string;
+  count: number;
+}
+
+/** What a repeat's window saw of the stack's log (pino levels 40 and 50 and up). */
+export interface LogLines {
+  warn: number;
+  error: number;
+  /** By message; absent in reports written before messages were kept. */
+  messages?: LogMessageCount[];
 }
 
 export interface KindSummary {
