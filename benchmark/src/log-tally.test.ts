@@ -13,10 +13,14 @@ describe('log tally', () => {
     tally.record('worker-3', { level: 40, msg: 'the app answered the poll with an error' });
     tally.record('app-0', { level: 50, msg: 'could not record a job result' });
     tally.record('app-1', { level: 60 });
+    for (const id of ['9c81ce69-4402-40e1-865d-f5d8ef0a0efe', '54e2920b-6188-4e0e-ac74-e9bd89d5a76f']) {
+      tally.record('app-0', { level: 40, msg: `run ${id} has already ended; not running it again` });
+    }
     expect(logLinesBetween(before, tally.snapshot())).toEqual({
-      warn: 2,
+      warn: 4,
       error: 2,
       messages: [
+        { level: 'warn', source: 'app', msg: 'run <id> has already ended; not running it again', count: 2 },
         { level: 'warn', source: 'worker', msg: 'the app answered the poll with an error', count: 2 },
         { level: 'error', source: 'app', msg: '(no message)', count: 1 },
         { level: 'error', source: 'app', msg: 'could not record a job result', count: 1 },

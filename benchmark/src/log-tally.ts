@@ -3,7 +3,7 @@ import type { LogLines, LogMessageCount, ScenarioResult } from './result-types.t
 /** Running counts of the warning and error lines of a stack's processes. */
 export interface LogTally {
   record(processName: string, json: Record<string, unknown> | null): void;
-  /** The counts so far; `since(earlier)` is what came after that snapshot. */
+  /** A copy of the counts so far; `logLinesBetween(earlier, later)` is what came in between. */
   snapshot(): LogTallySnapshot;
 }
 
@@ -13,8 +13,9 @@ export interface LogTallySnapshot {
   byMessage: ReadonlyMap<string, LogMessageCount>;
 }
 
-/** Long messages are cut: a message that embeds ids would otherwise count once per run. */
 const MSG_LENGTH = 200;
+/** A message naming its run (`run <uuid> has already ended…`) would otherwise count once per run. */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 export function createLogTally(): LogTally {
   const counts = { warn: 0, error: 0 };
@@ -26,7 +27,8 @@ export function createLogTally(): LogTally {
       const kind = level >= 50 ? 'error' : 'warn';
       counts[kind] += 1;
       const source = processName.replace(/-\d+$/, '');
-      const msg = typeof json?.msg === 'string' ? json.msg.slice(0, MSG_LENGTH) : '(no message)';
+      const msg =
+        typeof json?.msg === 'string' ? json.msg.replace(UUID, '<id>').slice(0, MSG_LENGTH) : '(no message)';
       const key = `${kind}\u0000${source}\u0000${msg}`;
       const entry = byMessage.get(key);
       if (entry === undefined) byMessage.set(key, { level: kind, source, msg, count: 1 });
