@@ -21,6 +21,7 @@ function runTrace(traceId: string, t0: number, callbackEnd = 10): ReceivedSpan[]
     span('enqueue', 1, 2, 'webhook'),
     span('dispatch', 3, 4, 'webhook'),
     span('job', 4.5, 20, 'dispatch'),
+    span('provision', 4.5, 4.75, 'job'),
     span('engine.run', 5, 18, 'job'),
     span('step step_3', 7, 10, 'engine.run'),
     span('callback response', 8, callbackEnd, 'step step_3'),
@@ -36,6 +37,8 @@ describe('the hop table', () => {
     const byName = Object.fromEntries(table.caller.map((r) => [r.hop, r]));
     expect(byName['accepted → enqueue begins (flow lookup, run row INSERT)']?.p50Ms).toBeCloseTo(1);
     expect(byName['handed → the worker has the job (socket.io)']?.p50Ms).toBeCloseTo(0.5);
+    expect(byName['worker: provision (the cache checks)']?.p50Ms).toBeCloseTo(0.25);
+    expect(byName['provisioned → engine starts the flow (acquire, IPC)']?.p50Ms).toBeCloseTo(0.25);
     expect(byName['response callback in the app (Redis keep, the caller’s app told)']?.meanMs).toBeCloseTo(3);
     expect(table.answered.meanMs).toBeCloseTo(11.5);
     const after = Object.fromEntries(table.afterAnswer.map((r) => [r.hop, r]));
