@@ -4,7 +4,9 @@
  *   reused-isolate  the engine's SANDBOX_CODE_ONLY runner: one isolate, a context per run, released
  *   node-vm         the engine's UNSANDBOXED runner
  * Prints JSON: per-run min / median / p95 (ms), and for the reused isolate its heap and the
- * process RSS before and after, to show the scheme does not grow.
+ * process RSS before and after, to show the scheme does not grow. `cpuPerRunMs`: the process's
+ * CPU (every thread, isolated-vm's included) per reused-isolate run, and per context alone (made
+ * and released in one isolate, nothing run in it): what a fresh context costs of a run.
  *
  *   node apps/engine/scripts/measure-code-runners.ts [--runs 2000]
  */
@@ -50,6 +52,14 @@ async function freshIsolateRun(request: CodeRunRequest): Promise<unknown> {
   }
 }
 
+/** Process CPU per call, every thread counted (isolated-vm runs an isolate on a thread of its own). */
+async function cpuPerRun(runs: number, run: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  for (let i = 0; i < runs; i += 1) await run();
+  const { user, system } = process.cpuUsage(before);
+  return round((user + system) / 1000 / runs);
+}
+
 async function time(runs: number, run: () => Promise<unknown>, every?: (i: number) => Promise<void>) {
   const samples: number[] = [];
   for (let i = 0; i < runs; i += 1) {
@@ -74,6 +84,7 @@ async function main(): Promise<void> {
     onCatastrophicError: (message) => process.stderr.write(`${message}\n`),
   });
   const nodeVm = createNodeVmRunner();
+  const contextIsolate = new ivm.Isolate({ memoryLimit: REQUEST.memoryMb });
   await reused.run(REQUEST);
   // The reused isolate goes first, so the process RSS around it is its own.
   const heapUsedMb: number[] = [];
@@ -89,6 +100,10 @@ async function main(): Promise<void> {
     freshIsolateMs: await time(runs, () => freshIsolateRun(REQUEST)),
     reusedIsolateMs,
     nodeVmMs: await time(runs, () => nodeVm.run(REQUEST)),
+    cpuPerRunMs: {
+      reusedIsolate: await cpuPerRun(runs, () => reused.run(REQUEST)),
+      contextAlone: await cpuPerRun(runs, async () => (await contextIsolate.createContext()).release()),
+    },
     reusedIsolate: {
       isolatesCreated: (await reused.stats()).isolatesCreated,
       // Sampled every 100 runs: a leak climbs to the memory limit, garbage saws up and down.
@@ -98,6 +113,7 @@ async function main(): Promise<void> {
     node: process.version,
   };
   reused.close();
+  contextIsolate.dispose();
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
