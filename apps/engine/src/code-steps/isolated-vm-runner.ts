@@ -37,9 +37,9 @@ export interface IsolatedVmRunner extends CodeRunner {
  * loads on the first run or `warmUp`, not with the engine.
  *
  * A new context is most of a run's cost here (about 0.37 ms of CPU: V8 deserializes the built-in
- * context; scripts/measure-code-runners.ts), so the next run's is made as soon as a run ends, on the isolate's thread while the
- * engine answers and uploads its log. It is as fresh as one made on demand: nothing runs in it
- * before the run it goes to, and it goes with its isolate.
+ * context; scripts/measure-code-runners.ts), so the next run's is made as soon as a run ends, on
+ * the isolate's thread while the engine answers and uploads its log. It is as fresh as one made
+ * on demand: nothing runs in it before the run it goes to, and it goes with its isolate.
  */
 export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): IsolatedVmRunner {
   let library: Promise<IsolatedVm> | undefined;
