@@ -6,6 +6,7 @@
 import { serializeError } from '@flowbox/protocol';
 import type { Span, Tracer, TracingOptions } from './tracer.ts';
 
+export { epochMs } from './clock.ts';
 export { recordedTree } from './recorded-tree.ts';
 export type { Span, SpanAttributes, SpanOptions, Tracer, TracingOptions } from './tracer.ts';
 

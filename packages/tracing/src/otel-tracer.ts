@@ -21,6 +21,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { epochMs } from './clock.ts';
 import { recordedTree } from './recorded-tree.ts';
 import type { Span, Tracer, TracingOptions } from './tracer.ts';
 
@@ -77,11 +78,6 @@ export function createOtelTracer(options: TracingOptions): Tracer {
 
     close: () => provider.shutdown(),
   };
-}
-
-/** Now, in epoch milliseconds with the monotonic clock's fraction (the engine's records use the same). */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 const SPAN_KINDS = {

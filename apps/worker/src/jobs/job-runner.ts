@@ -16,12 +16,12 @@ import {
   type SpanRecord,
   serializeError,
 } from '@flowbox/protocol';
-import type { Tracer } from '@flowbox/tracing';
+import { epochMs, type Tracer } from '@flowbox/tracing';
 import type { Provisioned, Provisioner } from '../cache/provisioner.ts';
 import type { EngineProcess } from '../engines/engine-process.ts';
 import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
 import { type ForwardCallback, forwardingFor } from './callback-forwarding.ts';
-import { epochMs, type JobTrace, startJobTrace } from './job-trace.ts';
+import { type JobTrace, startJobTrace } from './job-trace.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
 export interface JobRunner {

@@ -60,8 +60,3 @@ export function startJobTrace(
     },
   };
 }
-
-/** Now, in epoch milliseconds on the clock spans use. */
-export function epochMs(): number {
-  return performance.timeOrigin + performance.now();
-}
