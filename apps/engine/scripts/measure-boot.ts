@@ -15,6 +15,10 @@
  *   warmRun    the same flow again in the same engine, twice more: the warm run phase
  *   exit       `disconnect` → the parent's `exit` event (the process ends and is reaped)
  *   life       CPU of the whole process, fork to reaped (floor: fork, ready, exit)
+ * A second floor, the isolate floor, is the least a cold job with a code step can cost: a fork
+ * that loads isolated-vm the way the engine does, answers `ready`, evaluates one expression in a
+ * fresh isolate and context (its `firstRun`) and exits. `coldJobCpuMs` is an engine's life less
+ * its two warm runs: what one cold job's engine costs.
  *
  *   node apps/engine/scripts/measure-boot.ts [--runs 20] [--entry dist/engine.mjs] [--no-compile-cache]
  *     [--in-place]   fork the entry where it is (a source main.ts), without installing it
@@ -23,6 +27,9 @@
  *     [--prime]      preload as a prewarmed spare does: also the code-step isolate and the app connection
  *     [--no-addon-link]  install without the `isolated-vm.node` link the worker makes: a snapshotted
  *                    engine then loads isolated-vm through its package (node-gyp-build)
+ *     [--compare <engine.mjs>]  a second build (say, a baseline's dist), installed and started the
+ *                    same way, its lives alternating with this one's and the floors'
+ *     [--node-flag <flag>]  a Node or V8 flag for the engines and the isolate floor (repeatable)
  *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>,
  *                    with phases.json: each phase's start and end in the profile's clock (µs)
  */
@@ -58,6 +65,8 @@ async function main(): Promise<void> {
       prime: { type: 'boolean', default: false },
       'no-addon-link': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
+      'node-flag': { type: 'string', multiple: true, default: [] },
+      compare: { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -67,26 +76,27 @@ async function main(): Promise<void> {
     const env: Record<string, string> = values['no-compile-cache']
       ? {}
       : { NODE_COMPILE_CACHE: join(root, 'compile-cache') };
-    const entry = values['in-place']
-      ? resolve(values.entry)
-      : await install(resolve(values.entry), root, !values['no-addon-link']);
-    let engine: Launch = { start: (execArgv = []) => forkJson(entry, env, execArgv) };
-    let snapshotBuildMs: number | undefined;
-    if (values.snapshot) {
-      const script = join(dirname(resolve(values.entry)), 'engine-snapshot.cjs');
-      const blob = join(dirname(entry), 'engine.blob');
-      await copyFile(script, join(dirname(entry), 'engine-snapshot.cjs'));
-      const at = performance.now();
-      await buildSnapshot(join(dirname(entry), 'engine-snapshot.cjs'), blob);
-      snapshotBuildMs = round(performance.now() - at);
-      engine = { start: (execArgv = []) => spawnJson(['--snapshot-blob', blob, ...execArgv], env) };
-    }
+    const flags = values['node-flag'];
+    const prepare = (bundle: string, label: string) =>
+      prepareEngine(resolve(bundle), join(root, label), {
+        env,
+        flags,
+        inPlace: values['in-place'],
+        addonLink: !values['no-addon-link'],
+        snapshot: values.snapshot,
+      });
+    const { entry, launch: engine, snapshotBuildMs } = await prepare(values.entry, 'tree');
+    const compare = values.compare === undefined ? undefined : await prepare(values.compare, 'compare');
     const baseline = join(root, 'baseline.mjs');
     await writeFile(
       baseline,
       "process.send({ version: 1, type: 'ready', pid: process.pid });\nprocess.on('disconnect', () => {});\n",
     );
     const floor: Launch = { start: () => forkJson(baseline, env, []) };
+    // The least a cold job can cost: Node, isolated-vm, one expression in a fresh isolate, exit.
+    const isolateFloorScript = join(dirname(entry), 'isolate-floor.mjs');
+    await writeFile(isolateFloorScript, isolateFloorSource(!values['no-addon-link']));
+    const isolateFloor: Launch = { start: () => forkJson(isolateFloorScript, env, flags) };
     const artifacts = await prepareEngineArtifacts(join(root, 'artifacts'));
     const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
     const preload = {
@@ -98,11 +108,16 @@ async function main(): Promise<void> {
 
     // The first life fills the compile cache, as a worker's first engine does.
     const firstLife = await engineLife(engine, job, preload);
+    if (compare !== undefined) await engineLife(compare.launch, job, preload);
     const engineLives: Life[] = [];
+    const compareLives: Life[] = [];
     const floorLives: Life[] = [];
+    const isolateFloorLives: Life[] = [];
     for (let i = 0; i < runs; i += 1) {
       engineLives.push(await engineLife(engine, job, preload));
+      if (compare !== undefined) compareLives.push(await engineLife(compare.launch, job, preload));
       floorLives.push(await floorLife(floor));
+      isolateFloorLives.push(await isolateFloorLife(isolateFloor));
     }
     if (values['cpu-prof'] !== undefined) {
       const dir = resolve(values['cpu-prof']);
@@ -148,7 +163,16 @@ async function main(): Promise<void> {
       firstLife,
       note: 'medians; wallX/cpuX are ratios to the floor’s fork → ready (wall, CPU) of the same run',
       floor: table(floorLives),
+      isolateFloor: table(isolateFloorLives),
       engine: table(engineLives),
+      coldJobCpuMs: coldJobCpuMs(engineLives),
+      ...(compare === undefined
+        ? {}
+        : {
+            compare: values.compare,
+            compareEngine: table(compareLives),
+            compareColdJobCpuMs: coldJobCpuMs(compareLives),
+          }),
       node: process.version,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -156,6 +180,41 @@ async function main(): Promise<void> {
     await app.close();
     await rm(root, { recursive: true, force: true });
   }
+}
+
+/** A cold job's engine: its life less the two warm runs it does here after its first. */
+function coldJobCpuMs(lives: Life[]): number {
+  const life = mean(lives.map((one) => one.life?.cpuMs ?? Number.NaN));
+  return round(life - 2 * median(lives.map((one) => one.warmRun?.cpuMs ?? Number.NaN)));
+}
+
+/** Installs an engine bundle under `root` (and builds its snapshot) and says how to start it. */
+async function prepareEngine(
+  bundle: string,
+  root: string,
+  options: {
+    env: Record<string, string>;
+    flags: string[];
+    inPlace: boolean;
+    addonLink: boolean;
+    snapshot: boolean;
+  },
+): Promise<{ entry: string; launch: Launch; snapshotBuildMs?: number }> {
+  const { env, flags } = options;
+  const entry = options.inPlace ? bundle : await install(bundle, root, options.addonLink);
+  if (!options.snapshot) {
+    return { entry, launch: { start: (execArgv = []) => forkJson(entry, env, [...flags, ...execArgv]) } };
+  }
+  const script = join(dirname(entry), 'engine-snapshot.cjs');
+  const blob = join(dirname(entry), 'engine.blob');
+  await copyFile(join(dirname(bundle), 'engine-snapshot.cjs'), script);
+  const at = performance.now();
+  await buildSnapshot(script, blob);
+  return {
+    entry,
+    launch: { start: (execArgv = []) => spawnJson([...flags, '--snapshot-blob', blob, ...execArgv], env) },
+    snapshotBuildMs: round(performance.now() - at),
+  };
 }
 
 /** Copies the bundle to `<root>/engine/<sha256>/engine.mjs` with isolated-vm linked beside it. */
@@ -275,6 +334,54 @@ async function floorLife(launch: Launch): Promise<Life> {
     exit: { wallMs: performance.now() - exitAt, cpuMs: Number.NaN },
     life: { wallMs: performance.now() - started, cpuMs: reapedChildrenCpuMs() - lifeCpu },
   };
+}
+
+/**
+ * The isolate floor's life: fork → `ready` (isolated-vm loaded), one run in a fresh isolate and
+ * context (as `firstRun`), exit. Every cold job with a code step pays at least this.
+ */
+async function isolateFloorLife(launch: Launch): Promise<Life> {
+  const lifeCpu = reapedChildrenCpuMs();
+  const started = performance.now();
+  const child = launch.start();
+  const exited = once(child, 'exit');
+  const frames = frameWaiter(child);
+  await frames.next((frame) => frame.type === 'ready');
+  const pid = child.pid ?? -1;
+  const ready = { wallMs: performance.now() - started, cpuMs: cpuMsOf(pid) };
+  const runAt = performance.now();
+  child.send({ version: 1, type: 'execute' });
+  await frames.next((frame) => frame.type === 'execute-result');
+  const firstRun = { wallMs: performance.now() - runAt, cpuMs: cpuMsOf(pid) - ready.cpuMs };
+  const exitAt = performance.now();
+  child.disconnect();
+  await exited;
+  return {
+    ready,
+    firstRun,
+    exit: { wallMs: performance.now() - exitAt, cpuMs: Number.NaN },
+    life: { wallMs: performance.now() - started, cpuMs: reapedChildrenCpuMs() - lifeCpu },
+  };
+}
+
+/** The isolate floor's script, installed beside the engine so it loads isolated-vm the same way. */
+function isolateFloorSource(addonLink: boolean): string {
+  const load = addonLink ? `require('./${ISOLATED_VM_ADDON_FILE}').ivm` : "require('isolated-vm')";
+  return [
+    "import { createRequire } from 'node:module';",
+    'const require = createRequire(import.meta.url);',
+    `const ivm = ${load};`,
+    "process.send({ version: 1, type: 'ready', pid: process.pid });",
+    "process.on('message', () => {",
+    '  const isolate = new ivm.Isolate({ memoryLimit: 64 });',
+    '  const context = isolate.createContextSync();',
+    "  const value = context.evalSync('[1, 2, 3].reduce((a, b) => a + b, 0)');",
+    '  isolate.dispose();',
+    "  process.send({ version: 1, type: 'execute-result', value });",
+    '});',
+    "process.on('disconnect', () => {});",
+    '',
+  ].join('\n');
 }
 
 interface Frame {
