@@ -102,3 +102,32 @@ describe('--baseline', () => {
     expect(() => parse(['--baseline', 'a b'])).toThrow(/not a git ref/);
   });
 });
+
+describe('--tree-execution-mode and --tree-hops', () => {
+  it("set this tree's side of a baseline run only", () => {
+    expect(parse([]).treeSide).toEqual({});
+    expect(parse(['--baseline', 'HEAD', '--tree-execution-mode', 'SANDBOXED']).treeSide).toEqual({
+      executionMode: 'SANDBOXED',
+    });
+    expect(parse(['--baseline', 'HEAD', '--tree-hops']).treeSide).toEqual({ traced: true });
+    // The baseline side keeps --execution-mode.
+    const both = parse([
+      '--baseline',
+      'HEAD',
+      '--execution-mode',
+      'UNSANDBOXED',
+      '--tree-execution-mode',
+      'SANDBOXED',
+    ]);
+    expect([both.executionMode, both.treeSide.executionMode]).toEqual(['UNSANDBOXED', 'SANDBOXED']);
+  });
+
+  it('refuse to run without a baseline, an unknown mode, and --tree-hops with --hops', () => {
+    expect(() => parse(['--tree-execution-mode', 'SANDBOXED'])).toThrow(/name the baseline/);
+    expect(() => parse(['--tree-hops'])).toThrow(/name the baseline/);
+    expect(() => parse(['--baseline', 'HEAD', '--tree-execution-mode', 'FAST'])).toThrow(
+      /--tree-execution-mode must be one of/,
+    );
+    expect(() => parse(['--baseline', 'HEAD', '--tree-hops', '--hops'])).toThrow(/--hops traces both/);
+  });
+});

@@ -5,6 +5,12 @@ import { parseScenarioName, type Scenario } from './scenarios.ts';
 
 export type SuiteName = 'standard' | 'quick' | 'fleet';
 
+/** `--tree-execution-mode`, `--tree-hops`: set on this tree's side of a `--baseline` run only. */
+export interface TreeSide {
+  executionMode?: ExecutionMode;
+  traced?: boolean;
+}
+
 export interface BenchOptions {
   /** --suite (or --quick): the scenarios run when none is named. */
   suite: SuiteName;
@@ -32,6 +38,11 @@ export interface BenchOptions {
   hops: boolean;
   /** --baseline: a git ref whose build runs every scenario alternately with this tree's. */
   baseline: string | undefined;
+  /**
+   * What only this tree's side changes, against a baseline (`--baseline HEAD` measures a
+   * setting's cost at one commit): its workers' EXECUTION_MODE, and tracing (`--tree-hops`).
+   */
+  treeSide: TreeSide;
   help: boolean;
 }
 
@@ -62,6 +73,10 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
   --baseline <git-ref>    also run every scenario on <git-ref> (checked out and built in a worktree
                           under ~/.cache/flowbox/baselines), alternating with this tree repeat by repeat
                           on the same stores, and report both with their ratio
+  --tree-execution-mode <m>  with --baseline: this tree's workers run in <m>, the baseline's in
+                          --execution-mode (with --baseline HEAD: what a mode costs at one commit)
+  --tree-hops             with --baseline: only this tree's side runs traced, with its hop table
+                          (with --baseline HEAD: what tracing costs)
   --hops                  run the stack with tracing on (to a receiver in the runner) and report, per
                           scenario, where a request's milliseconds go hop by hop (tracing's cost included)
   -h, --help              this text
@@ -96,6 +111,8 @@ export function parseBenchArgs(
       'cpu-prof': { type: 'string' },
       baseline: { type: 'string' },
       hops: { type: 'boolean', default: false },
+      'tree-execution-mode': { type: 'string' },
+      'tree-hops': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -137,6 +154,7 @@ export function parseBenchArgs(
     cpuProfDir: cpuProfDir(values['cpu-prof'], target, paths.cwd),
     baseline: baselineRef(values.baseline, target, values['cpu-prof']),
     hops: hopsFlag(values.hops === true, target),
+    treeSide: treeSide(values['tree-execution-mode'], values['tree-hops'] === true, values),
     help: values.help === true,
   };
 }
@@ -152,6 +170,23 @@ function hopsFlag(hops: boolean, target: string | undefined): boolean {
   if (hops && target !== undefined)
     throw new Error("--hops: with --target the spans go to the deployment's collector");
   return hops;
+}
+
+function treeSide(
+  mode: string | undefined,
+  traced: boolean,
+  values: { baseline?: string | undefined; hops?: boolean | undefined },
+): TreeSide {
+  if ((mode !== undefined || traced) && values.baseline === undefined)
+    throw new Error(
+      '--tree-execution-mode and --tree-hops set one side of a --baseline run: name the baseline',
+    );
+  if (traced && values.hops === true)
+    throw new Error('--tree-hops traces this side only; --hops traces both');
+  return {
+    ...(mode === undefined ? {} : { executionMode: executionMode(mode, undefined, '--tree-execution-mode') }),
+    ...(traced ? { traced } : {}),
+  };
 }
 
 function suiteName(raw: string | undefined, quick: boolean): SuiteName {
@@ -173,13 +208,15 @@ function baselineRef(raw: string | undefined, target: string | undefined, cpuPro
   return raw;
 }
 
-function executionMode(raw: string | undefined, target: string | undefined): ExecutionMode {
+function executionMode(
+  raw: string | undefined,
+  target: string | undefined,
+  flag = '--execution-mode',
+): ExecutionMode {
   if (raw === undefined) return 'SANDBOX_CODE_ONLY';
-  if (target !== undefined)
-    throw new Error('--execution-mode: with --target the deployment decides the mode');
+  if (target !== undefined) throw new Error(`${flag}: with --target the deployment decides the mode`);
   const parsed = ExecutionModeSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new Error(`--execution-mode must be one of ${ExecutionModeSchema.options.join(', ')}`);
+  if (!parsed.success) throw new Error(`${flag} must be one of ${ExecutionModeSchema.options.join(', ')}`);
   return parsed.data;
 }
 

@@ -44,6 +44,7 @@ async function main(): Promise<number> {
     baseEnv: { ...process.env },
     cpuProfDir: options.cpuProfDir,
     hops: options.hops,
+    treeSide: options.treeSide,
   };
   const progress = new Progress(process.stderr);
   const controller = new AbortController();
@@ -133,6 +134,7 @@ async function main(): Promise<number> {
             ref: baseline.ref,
             sha: baseline.sha,
             tree: await treeIdentity(REPO_ROOT, new AbortController().signal),
+            ...(Object.keys(options.treeSide).length === 0 ? {} : { treeSide: options.treeSide }),
             scenarios: outcome.baselineScenarios,
           },
         }),

@@ -209,10 +209,20 @@ function baselineSection(report: BenchReport): string[] {
   const b = report.baseline;
   if (b === undefined) return [];
   const tree = `${b.tree.sha.slice(0, 7)}${b.tree.dirty ? ' with uncommitted changes' : ''}`;
+  const side = b.treeSide ?? {};
+  const only = [
+    ...(side.executionMode === undefined
+      ? []
+      : [
+          `its workers ran in EXECUTION_MODE=${side.executionMode}, the baseline's in ${report.settings.executionMode ?? 'SANDBOX_CODE_ONLY'}`,
+        ]),
+    ...(side.traced === true ? ['it ran traced (the hop table is its), the baseline untraced'] : []),
+  ];
+  const differs = only.length === 0 ? '' : ` Only this tree's side changed: ${only.join('; ')}.`;
   return [
     `## Against the baseline: ${b.ref} (${b.sha.slice(0, 7)})`,
     '',
-    `This tree is ${tree}. Each repeat ran once on the baseline's processes (its own worktree and build) and then once on this tree's, on the same stores, so drift in the machine's speed falls on both sides alike. Ratio = this tree / baseline: above 1 is better for req/s, below 1 is better for latency and cost.`,
+    `This tree is ${tree}.${differs} Each repeat ran once on the baseline's processes (its own worktree and build) and then once on this tree's, on the same stores, so drift in the machine's speed falls on both sides alike. Ratio = this tree / baseline: above 1 is better for req/s, below 1 is better for latency and cost.`,
     '',
     mdTable(RATIO_HEADERS, ratioRows(b.scenarios, report.scenarios)),
     '',

@@ -157,6 +157,8 @@ export interface BenchReport {
     sha: string;
     /** What the measured side was: HEAD, and whether the work tree had changes on top of it. */
     tree: { sha: string; dirty: boolean };
+    /** What only this tree's side ran with (--tree-execution-mode, --tree-hops). */
+    treeSide?: { executionMode?: string; traced?: boolean };
     scenarios: ScenarioResult[];
   };
   aborted: boolean;

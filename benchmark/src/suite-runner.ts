@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOtlpReceiver } from '@flowbox/local-services';
 import { summarizeScenario } from './aggregate.ts';
+import type { TreeSide } from './args.ts';
 import type { BaselineCheckout } from './baseline-checkout.ts';
 import { hopTable } from './hops.ts';
 import {
@@ -50,6 +51,8 @@ export async function runLocalSuite(
     baseline?: BaselineCheckout | undefined;
     /** --hops: trace every run and add the hop table (tracing's cost included in every figure). */
     hops?: boolean | undefined;
+    /** --tree-execution-mode, --tree-hops: what this tree's side of a --baseline run changes. */
+    treeSide?: TreeSide | undefined;
   },
   deps: SuiteDeps,
 ): Promise<SuiteOutcome> {
@@ -82,14 +85,15 @@ export async function runLocalSuite(
       const runOne = (scenario: Scenario, runSettings: RunSettings, side: 'baseline' | 'tree' | null) => {
         const label = side === 'baseline' ? `${scenario.name} (baseline)` : scenario.name;
         progress.phase({ scenario: label, phase: 'starting stack' });
+        const tree = side === 'tree' ? (env.treeSide ?? {}) : {};
         return runOneLocal(scenario, stackIndex++, {
           services,
           redis,
           root,
-          settings: runSettings,
+          settings: { ...runSettings, executionMode: tree.executionMode ?? runSettings.executionMode },
           env,
           entries: side === 'baseline' ? env.baseline?.entries : undefined,
-          hops: env.hops === true,
+          hops: env.hops === true || tree.traced === true,
           deps,
           ticksPerSecond,
           onProgress: progressReporter(progress),
