@@ -6,9 +6,11 @@ import {
   cpuBetween,
   type KindRoots,
   type ProcStat,
+  parseMachineBusyTicks,
   parseProcStat,
   parseProcStatus,
   readAllStats,
+  readMachineBusyTicks,
   readTreeStats,
   snapshotOf,
   startMemorySampler,
@@ -159,5 +161,23 @@ describe('startMemorySampler', () => {
     expect(peaks.loadgen?.processes).toBe(1);
     expect(peaks.loadgen?.peakRssMb).toBeGreaterThan(10);
     expect(peaks.loadgen?.peakTotalRssMb).toBeGreaterThan(10);
+  });
+});
+
+describe('parseMachineBusyTicks', () => {
+  it("adds user, nice, system, irq and softirq of /proc/stat's first line", () => {
+    const stat = 'cpu  100 2 30 5000 7 4 6 9 0 0\ncpu0 50 1 15 2500 3 2 3 4 0 0\nintr 1 2 3\n';
+    expect(parseMachineBusyTicks(stat)).toBe(100 + 2 + 30 + 4 + 6);
+  });
+
+  it('is null for anything else', () => {
+    expect(parseMachineBusyTicks('')).toBeNull();
+    expect(parseMachineBusyTicks('cpu0 1 2 3 4 5 6 7\n')).toBeNull();
+    expect(parseMachineBusyTicks('cpu 1 2 x 4 5 6 7\n')).toBeNull();
+  });
+
+  it('reads this machine', () => {
+    const first = readMachineBusyTicks();
+    expect(first).toBeGreaterThan(0);
   });
 });

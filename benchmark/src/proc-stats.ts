@@ -9,6 +9,10 @@ import { Worker } from 'node:worker_threads';
  * a parent's cutime+cstime grows by a child's whole CPU time when it reaps the child, so
  *   cpu(kind) = Σ ticks at end − Σ ticks at start (live members) + Δ reaped-children ticks of
  *               their parents (a worker's reaped children are engines).
+ * Not when a chain of reaping breaks: a SANDBOXED engine killed with its bubblewrap dies inside
+ * its PID namespace, and no process of ours is credited with its CPU. So each window also reads
+ * the whole machine's busy time from /proc/stat (`readMachineBusyTicks`): everything that ran,
+ * whoever reaped it, plus whatever else the machine did.
  * RSS peaks come from VmHWM (each process's own high-water mark) read by a periodic sampler,
  * and from the largest per-sample sum of VmRSS over a kind.
  */
@@ -295,6 +299,26 @@ export async function startMemorySampler(
       return (await peaks) as Partial<Record<ProcessKind, MemoryPeaks>>;
     },
   };
+}
+
+/**
+ * The machine's busy CPU ticks so far, all cores, from the first line of /proc/stat: user, nice,
+ * system, irq and softirq (not idle, iowait, or steal, which the hypervisor spent elsewhere: the
+ * same time the per-process figures count, plus interrupts no process is charged with). Null
+ * when the line cannot be read.
+ */
+export function parseMachineBusyTicks(text: string): number | null {
+  const fields = (text.split('\n', 1)[0] ?? '').trim().split(/\s+/);
+  if (fields[0] !== 'cpu' || fields.length < 8) return null;
+  const [user, nice, system, , , irq, softirq] = fields.slice(1, 8).map(Number);
+  const busy = [user, nice, system, irq, softirq];
+  if (busy.some((value) => value === undefined || !Number.isFinite(value))) return null;
+  return busy.reduce<number>((sum, value) => sum + (value ?? 0), 0);
+}
+
+export function readMachineBusyTicks(procDir = '/proc', buffer = Buffer.alloc(READ_BUFFER)): number | null {
+  const text = readProcFile(`${procDir}/stat`, buffer);
+  return text === null ? null : parseMachineBusyTicks(text);
 }
 
 /** The kernel's USER_HZ (clock ticks per second of /proc CPU times); 100 on nearly every Linux. */

@@ -5,7 +5,12 @@ import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
 import { fleetSection } from './report-fleet.ts';
 import { hopsSection } from './report-hops.ts';
-import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
+import {
+  allKindsCpuMsPerRequest,
+  machineCpuMsPerRequest,
+  RATIO_HEADERS,
+  ratioRows,
+} from './report-ratios.ts';
 import { COST_HEADERS, costRow, SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport, RepeatResult, ScenarioResult } from './result-types.ts';
 import { TIMING_FIELDS } from './runs-api.ts';
@@ -126,12 +131,16 @@ function processTables(results: readonly ScenarioResult[]): string[] {
     ),
     '',
     mdTable(
-      ['scenario', ...kinds.map((k) => `${k} CPU ms/req`)],
+      ['scenario', ...kinds.map((k) => `${k} CPU ms/req`), 'all kinds', 'whole machine'],
       results.map((r) => [
         r.scenario.name,
         ...kinds.map((k) => fmtMedian(r.summary?.processes[k]?.cpuMsPerRequest, 2)),
+        fmt(allKindsCpuMsPerRequest(r), 2),
+        fmt(machineCpuMsPerRequest(r), 2),
       ]),
     ),
+    '',
+    "`whole machine` is the machine's busy CPU over the same window (/proc/stat: user, nice, system, irq, softirq), per request: the kinds, plus interrupts no process is charged with, plus what the kinds miss (a SANDBOXED engine killed in its PID namespace is reaped by no process of ours, so its CPU shows here and not under `engine`), plus anything else that ran on the machine.",
     '',
     mdTable(
       ['scenario', ...kinds.map((k) => `${k} peak MB (one / all)`)],

@@ -18,6 +18,20 @@ function allKindsCpuMs(repeat: RepeatResult): number | null {
   return (seconds * 1000) / repeat.requests;
 }
 
+/** The whole machine's busy CPU in a repeat (/proc/stat), per successful request. */
+function machineCpuMs(repeat: RepeatResult): number | null {
+  if (repeat.machineCpuSeconds == null || repeat.requests === 0) return null;
+  return (repeat.machineCpuSeconds * 1000) / repeat.requests;
+}
+
+/** CPU ms per request of every process kind together: the median over a scenario's repeats. */
+export const allKindsCpuMsPerRequest = (r: ScenarioResult): number | null =>
+  summarize(r.repeats.map(allKindsCpuMs))?.median ?? null;
+
+/** The whole machine's CPU ms per request: the median over a scenario's repeats. */
+export const machineCpuMsPerRequest = (r: ScenarioResult): number | null =>
+  summarize(r.repeats.map(machineCpuMs))?.median ?? null;
+
 export const FIGURES: readonly Figure[] = [
   { name: 'req/s', better: 'higher', read: (r) => r.summary?.reqPerSec?.median ?? null },
   { name: 'p50 ms', better: 'lower', read: (r) => r.summary?.latency.p50?.median ?? null },
@@ -25,7 +39,12 @@ export const FIGURES: readonly Figure[] = [
   {
     name: 'CPU ms/req, all processes',
     better: 'lower',
-    read: (r) => summarize(r.repeats.map(allKindsCpuMs))?.median ?? null,
+    read: allKindsCpuMsPerRequest,
+  },
+  {
+    name: 'CPU ms/req, whole machine',
+    better: 'lower',
+    read: machineCpuMsPerRequest,
   },
   ...PROCESS_KINDS.map(
     (kind): Figure => ({

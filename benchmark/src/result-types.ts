@@ -41,6 +41,12 @@ export interface RepeatResult {
   /** Successful runs created in the window: what per-request figures divide by. */
   requests: number;
   processes: Partial<Record<ProcessKind, KindUsage>> | null;
+  /**
+   * The whole machine's busy CPU seconds over the same window (/proc/stat): what the kinds add up
+   * to, plus CPU no process of ours is credited with (SANDBOXED engines killed in their PID
+   * namespace) and whatever else ran. Absent in reports before it, null with --target.
+   */
+  machineCpuSeconds?: number | null;
   redis: RedisCost | null;
   postgres: PostgresCost | null;
   anatomy: Anatomy | null;

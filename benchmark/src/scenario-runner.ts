@@ -13,6 +13,7 @@ import {
   PROCESS_KINDS,
   type ProcessKind,
   type ProcSnapshot,
+  readMachineBusyTicks,
   readTreeStats,
   snapshotOf,
   startMemorySampler,
@@ -123,6 +124,7 @@ async function measureRepeat(
   const since = new Date();
   const sampler = ctx.roots === null ? null : await startMemorySampler(ctx.roots, MEMORY_SAMPLE_MS);
   const procStart = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
+  const machineStart = ctx.roots === null ? null : readMachineBusyTicks();
   const redisBefore = await ctx.redis?.snapshot();
   const postgresBefore = await ctx.postgres?.snapshot();
   const logsBefore = ctx.logCounts();
@@ -151,6 +153,7 @@ async function measureRepeat(
   const settled = await settle(ctx, since);
   const eventLoop = ctx.roots === null ? null : await readEventLoopDelay(ctx.appUrls, ctx.signal);
   const procEnd = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
+  const machineEnd = ctx.roots === null ? null : readMachineBusyTicks();
   const memory = (await sampler?.stop()) ?? {};
   const windowS = (performance.now() - started) / 1000;
   const redisAfter = await ctx.redis?.snapshot();
@@ -177,6 +180,8 @@ async function measureRepeat(
       procStart === null || procEnd === null
         ? null
         : kindUsage(procStart, procEnd, memory, ctx.ticksPerSecond, windowS, requests),
+    machineCpuSeconds:
+      machineStart === null || machineEnd === null ? null : (machineEnd - machineStart) / ctx.ticksPerSecond,
     redis:
       redisDelta === null
         ? null
