@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
+import { AddressClassifier, CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
@@ -44,6 +44,8 @@ export function engineStarter(
   memoryLimitBytes?: number,
 ): StartEngine {
   const memoryLimit = memoryLimitBytes === undefined ? {} : { memoryLimitBytes };
+  // Its ranges never change: one for every relay's egress, job after job.
+  const classifier = new AddressClassifier();
   let reported: InstalledEngine | undefined;
   return async (options = {}) => {
     const installed = await provisioner.engine();
@@ -76,7 +78,8 @@ export function engineStarter(
       isolatedVmDir: provisioner.isolatedVmDir,
       artifactDirs: provisioner.artifactDirs,
       viewsDir: provisioner.sandboxViewsDir,
-      egressFetch: (policy, budget) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget }),
+      egressFetch: (policy, budget) =>
+        createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget, classifier }),
       limits: DEFAULT_SANDBOX_LIMITS,
       logger,
     });

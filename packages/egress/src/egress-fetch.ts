@@ -79,8 +79,13 @@ export function createEgressFetch(options: {
   /** The run's: every fetch this function makes shares it. */
   budget: FetchBudget;
   resolve?: ResolveHost;
+  /**
+   * The address ranges, built once by whoever makes fetches run after run (the worker's relay
+   * makes one per job): building them is ~20 BlockLists. Default: a new one.
+   */
+  classifier?: AddressClassifier;
 }): EgressFetch {
-  const classifier = new AddressClassifier();
+  const classifier = options.classifier ?? new AddressClassifier();
   const resolve: ResolveHost = options.resolve ?? ((host) => dnsLookup(host, { all: true }));
 
   /** The address to connect to for this URL, or a refusal saying why. */

@@ -92,7 +92,7 @@ export interface EngineSandbox {
   admit(job: EngineJob): Promise<EngineJob>;
   /** Shows the sandbox these pieces, for a preload before any job. */
   expose(pieces: EngineJob['pieces']): Promise<void>;
-  /** The job is over: its traffic and its files are gone from the sandbox. */
+  /** The job is over: its traffic is refused (its files stay until the next job is admitted). */
   release(): Promise<void>;
   /** The engine has exited: close the relay, remove what the launch made. */
   dispose(): Promise<void>;

@@ -75,6 +75,7 @@ export async function prepareSandboxedEngine(
     args,
     extraFds: [filterFd],
     async admit(job) {
+      // Exactly this job's entries: the last job's that it does not share go now.
       await view.show([job.bundlePath, ...job.pieces.map((piece) => piece.dir)]);
       return relay.admit(job);
     },
@@ -83,10 +84,9 @@ export async function prepareSandboxedEngine(
     },
     async release() {
       relay.release();
-      // Nothing of the job stays visible between jobs.
-      await view.show([]).catch((error: unknown) => {
-        options.logger.warn({ err: error }, "could not clear a sandboxed engine's view of the cache");
-      });
+      // The view keeps the job's entries until the next job is admitted: an idle engine holds
+      // them in memory anyway, and unlinking and relinking a flow's files around every job of
+      // it cost a sandboxed worker a sixth of its CPU (architecture.md, Sandbox modes).
     },
     dispose() {
       disposed ??= (async () => {
