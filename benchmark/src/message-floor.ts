@@ -4,7 +4,7 @@
  * the IPC channel (as worker ↔ engine) and over loopback TCP (as app ↔ worker, Postgres, Redis).
  * Prints the wall time per round trip and the CPU of both processes per one-way message, the
  * medians of `--rounds` rounds. A warm request crosses about two dozen such messages
- * (docs/architecture.md, "Hop by hop").
+ * (docs/performance.md, "What bounds them").
  *
  *   node benchmark/src/message-floor.ts [--round-trips 20000] [--rounds 3]
  */

@@ -204,7 +204,7 @@ async function accept(
     waiter?.cancel();
     enqueue?.fail(serializeError(error));
     // The run was accepted, so it must end readable: record why it never ran. Its caller was
-    // told 503 and may send it again, so it is not run later for nobody (issue 30).
+    // told 503 and may send it again, so it is not run later for nobody.
     await deps.lifecycle.failUnqueued({ id: runId, flowId: flow.flowId }, serializeError(error));
     throw error;
   } finally {

@@ -3,7 +3,7 @@ export const RUN_QUEUE_NAME = 'runs';
 
 /**
  * The names of the run queue's shards (QUEUE_SHARDS). With one shard on a single Redis, `runs`,
- * as before shards existed. Otherwise `{runs-<n>}`: the braces make `runs-<n>` the hash tag of
+ * so an unsharded deployment's queued jobs keep their keys. Otherwise `{runs-<n>}`: the braces make `runs-<n>` the hash tag of
  * every key BullMQ writes for the shard (`<prefix>:{runs-0}:wait`, `<prefix>:{runs-0}:<job id>`),
  * so on a Redis Cluster each shard's keys share one slot, as BullMQ's scripts need, and
  * different shards fall in different slots.

@@ -11,9 +11,9 @@ export type Submitted = 'handed' | 'queued';
 /**
  * Sends a newly accepted run on its way. When a worker of this app is waiting for a job, the
  * queue has none for it (its poll would have taken it), so the run goes to that worker at once:
- * no BullMQ add, no blocking wake-up, no lease script, no completion script (measured below
- * capacity: 72 Redis commands per run down to 6, p50 0.83×). Otherwise, or while Redis is down (a webhook then
- * answers 503 as before, rather than depend on a store it cannot reach), it is queued.
+ * no BullMQ add, no blocking wake-up, no lease script, no completion script (docs/performance.md).
+ * Otherwise, or while Redis is down (a webhook then answers 503 rather than depend on a store it
+ * cannot reach), it is queued.
  *
  * A webhook reserves that worker before it writes the run (`reserve`): the row is then written
  * RUNNING under the worker, and the run's dispatch makes no second write (one Postgres statement

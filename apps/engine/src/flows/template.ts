@@ -46,7 +46,7 @@ const CLOSE_BRACE = 0x7d;
  * The template that starts at `start` (where `{{` is): `{{`, text without braces, `}}`; its
  * expression is that text trimmed. Scanned by hand rather than by a regular expression: V8
  * compiles a RegExp on its first use in each process, and a startup snapshot does not keep it,
- * so every fresh engine's first run paid for the two it took (0.2 ms of CPU, measure-boot.ts).
+ * so every fresh engine's first run would pay for compiling them (measure-boot.ts shows it).
  */
 function templateAt(text: string, start: number): { expression: string; end: number } | null {
   for (let index = start + 2; index < text.length; index += 1) {

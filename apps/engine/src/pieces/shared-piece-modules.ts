@@ -8,8 +8,8 @@ import * as zod from 'zod';
  *
  * Plain copies of the namespaces, made at import (so in the snapshot): the bundle's namespace
  * objects give each export through a getter of its own, and a fresh engine's first piece import
- * of zod (reexport below, 260 exports) took 1.4 ms of CPU through them in a profile of the
- * preload (`measure-boot.ts --cpu-prof`); through plain properties it no longer shows there.
+ * of zod (reexport below, 260 exports) would go through all of them (about 1.4 ms of CPU in a
+ * profile of the preload, `measure-boot.ts --cpu-prof`).
  */
 export const SHARED_PIECE_MODULES: Readonly<Record<string, object>> = {
   zod: { ...zod },

@@ -86,7 +86,7 @@ export async function prepareSandboxedEngine(
       relay.release();
       // The view keeps the job's entries until the next job is admitted: an idle engine holds
       // them in memory anyway, and unlinking and relinking a flow's files around every job of
-      // it was most of the 2 ms of CPU per warm job f04f447 saved (architecture.md, Sandbox modes).
+      // it would cost a sandboxed worker much of its CPU per warm job (architecture.md, Sandbox modes).
     },
     dispose() {
       disposed ??= (async () => {
