@@ -297,6 +297,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         pollSeconds: config.WORKER_POLL_SECONDS,
         // Under a cap, a run started ahead would count against its flow's cap while it waits.
         startAhead: config.FLOW_MAX_CONCURRENT_RUNS === 0,
+        nextWithResult: config.QUEUE_NEXT_WITH_RESULT,
         maxMessageBytes: messageLimit,
         callbacks: engineCallbacks,
         countCallback: (route, statusCode) => metrics.engineCallback(route, statusCode),

@@ -161,6 +161,11 @@ export const AppEnvSchema = z.object({
     .describe(
       "A webhook accepted while one of this app's workers waits for a job hands the run to it at once, not through the BullMQ queue (nothing waits in the queue then, so no run is overtaken); its row in Postgres stays its durable record. `false`: every run goes through the queue.",
     ),
+  QUEUE_NEXT_WITH_RESULT: envFields
+    .boolean(true)
+    .describe(
+      "A worker that reports a job's result gets its next job with the acknowledgement, leased in the same Redis call that completes the job. `false`: it polls for it (one more Redis fetch per job under a backlog).",
+    ),
   WORKER_POLL_SECONDS: envFields
     .positiveInt(10)
     .describe("How long a worker's poll waits for a job before it is answered `idle`."),

@@ -13,8 +13,8 @@ import { useWorkerProtocolApp } from './socket-workers.ts';
  * naming the job it holds (PollRequest `running`). Driven over socket.io as a worker would,
  * against real Redis, Postgres and S3.
  */
-describe('polls ahead of a result', () => {
-  const h = useWorkerProtocolApp();
+describe.each([true, false])('polls ahead of a result, QUEUE_NEXT_WITH_RESULT=%s', (nextWithResult) => {
+  const h = useWorkerProtocolApp({ QUEUE_NEXT_WITH_RESULT: String(nextWithResult) });
   const connectWorker = (name: string) => h.connectWorker(h.app.tokens.signWorkerToken(name, 60));
 
   function poll(socket: Socket, running?: string): Promise<PollReply> {
@@ -102,7 +102,8 @@ describe('polls ahead of a result', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(answered).toBe(false);
     expect((await getRun(h.url, runs[2] ?? '')).status).toBe('QUEUED');
-    // The result's completion leases the third run, for the poll ahead rather than the ack.
+    // The result's completion leases the third run for the poll ahead rather than the ack, or
+    // (QUEUE_NEXT_WITH_RESULT=false) the poll ahead fetches it once the result is in.
     expect(await finish(worker, second, false)).toEqual({ version: 1, type: 'ok' });
     const thirdReply = await ahead;
     const third = jobOf(thirdReply);

@@ -71,6 +71,11 @@ export const WorkerEnvSchema = z.object({
     .describe(
       'The former switch, still read when `RUN_ISOLATION` is unset: `true` is `shared`, `false` is `process`; setting both so they disagree is refused.',
     ),
+  WORKER_POLL_AHEAD: envFields
+    .boolean(true)
+    .describe(
+      "Once the engine sent the flow's last response, the worker polls for its next job while the run's tail (log upload, result) still runs; `false`: it polls only after the result is acknowledged (one engine tail more on each job's path).",
+    ),
   ENGINE_MAX_JOBS: envFields
     .positiveInt(10_000)
     .describe(
@@ -197,6 +202,8 @@ export interface WorkerConfig {
   engineCpuProfDir: string | null;
   /** Where to export spans (OTEL_EXPORTER_OTLP_ENDPOINT), or null for no tracing. */
   tracing: { endpoint: string; serviceName: string } | null;
+  /** WORKER_POLL_AHEAD. */
+  pollAhead: boolean;
 }
 
 export function loadConfig(source: Record<string, string | undefined>): WorkerConfig {
@@ -256,6 +263,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
       env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
         ? null
         : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
+    pollAhead: env.WORKER_POLL_AHEAD,
   };
 }
 

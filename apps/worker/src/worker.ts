@@ -152,6 +152,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     token: config.workerToken,
     workerId: config.workerId,
     logger,
+    pollAhead: config.pollAhead,
     runJob: async (job) => {
       const result = await runner.run(job);
       metrics.jobFinished(result);

@@ -3,6 +3,7 @@ import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
+import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
 import { isRedisConnectionError } from './redis-outage.ts';
@@ -34,7 +35,7 @@ interface Shard {
  * The other shards' waits outlast the poll one of them served (by up to `blockSeconds`): a job
  * they take meanwhile with no poll left goes back to the queue at once (release).
  */
-export class JobBroker {
+export class JobBroker implements JobSource {
   readonly #shards: Shard[];
   readonly #logger: Logger;
   readonly #polls = new WaitingPolls(() => this.#pump());

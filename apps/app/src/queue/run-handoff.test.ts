@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runJobData } from '../../test/run-fixtures.ts';
-import type { JobBroker } from './job-broker.ts';
+import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RunHandoff } from './run-handoff.ts';
 import type { RunQueue } from './run-queue.ts';
@@ -19,7 +19,7 @@ function handoff(options: { startOnAccept?: boolean; redisDown?: boolean; claim?
       calls.push('offer');
       return false;
     },
-  } as unknown as JobBroker;
+  } as unknown as JobSource;
   const queue = {
     add: async () => {
       calls.push('add');

@@ -1,6 +1,6 @@
 import type { RunJobData } from '@flowbox/protocol';
 import { directLease } from './direct-lease.ts';
-import type { JobBroker } from './job-broker.ts';
+import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { PollClaim } from './waiting-polls.ts';
@@ -22,7 +22,7 @@ export type Submitted = 'handed' | 'queued';
  */
 export class RunHandoff {
   readonly #queue: RunQueue;
-  readonly #broker: JobBroker;
+  readonly #broker: JobSource;
   readonly #direct: boolean;
   readonly #startOnAccept: boolean;
   readonly #redisDown: () => boolean;
@@ -30,7 +30,7 @@ export class RunHandoff {
 
   constructor(options: {
     queue: RunQueue;
-    broker: JobBroker;
+    broker: JobSource;
     /** QUEUE_DIRECT_HANDOFF. */
     direct: boolean;
     /** FLOW_MAX_CONCURRENT_RUNS is 0: a run may start where it is accepted. */

@@ -18,7 +18,7 @@ import {
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
 import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
-import type { JobBroker } from '../queue/job-broker.ts';
+import type { JobSource } from '../queue/job-source.ts';
 import type { LeasedJob } from '../queue/leased-job.ts';
 import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
 import type { TokenService } from '../tokens.ts';
@@ -33,12 +33,13 @@ type Ack<T> = (reply: T) => void;
  */
 export class WorkerGateway {
   readonly #io: Server;
-  readonly #broker: JobBroker;
+  readonly #broker: JobSource;
   readonly #dispatcher: Dispatcher;
   readonly #tokens: TokenService;
   readonly #logger: Logger;
   readonly #pollMs: number;
   readonly #startAhead: boolean;
+  readonly #nextWithResult: boolean;
   readonly #callbacks: EngineCallbacks;
   readonly #countCallback: ((route: 'steps' | 'response', statusCode: number) => void) | undefined;
   /** Connected workers' sessions (the busy-workers gauge reads them). */
@@ -48,7 +49,7 @@ export class WorkerGateway {
 
   constructor(deps: {
     httpServer: HttpServer;
-    broker: JobBroker;
+    broker: JobSource;
     dispatcher: Dispatcher;
     tokens: TokenService;
     logger: Logger;
@@ -59,6 +60,8 @@ export class WorkerGateway {
      * and its own flow's last run would still hold one). Without, it waits for the result.
      */
     startAhead?: boolean;
+    /** QUEUE_NEXT_WITH_RESULT: a result's acknowledgement carries the next job (default true). */
+    nextWithResult?: boolean;
     /** Largest frame a worker may send: a job result carries the run's steps. */
     maxMessageBytes: number;
     /** Its engine's reports, which a worker forwards: checked as the HTTP callbacks are. */
@@ -74,6 +77,7 @@ export class WorkerGateway {
     this.#logger = deps.logger;
     this.#pollMs = deps.pollSeconds * 1000;
     this.#startAhead = deps.startAhead ?? true;
+    this.#nextWithResult = deps.nextWithResult ?? true;
     this.#io = new Server(deps.httpServer, {
       serveClient: false,
       transports: ['websocket'],
@@ -299,6 +303,7 @@ export class WorkerGateway {
       // ahead of it; one that took its next job ahead of this result gets no other.
       const parked = session.parked;
       const fetchNext =
+        this.#nextWithResult &&
         (result.wantsNext === true || parked !== null) &&
         session.held.length === 0 &&
         !session.disconnected.signal.aborted;

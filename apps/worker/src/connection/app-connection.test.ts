@@ -295,6 +295,47 @@ describe('app connection', () => {
     expect(PollRequestSchema.parse((await broker.nextPoll()).request).running).toBeUndefined();
   });
 
+  it('polls only after the result with WORKER_POLL_AHEAD off', async () => {
+    await connection.close();
+    connection = createAppConnection({
+      appUrl: broker.url,
+      token: 'worker-token',
+      workerId: 'worker-3',
+      logger: silentLogger(),
+      retryDelayMs: 5,
+      pollAhead: false,
+      runJob: async (job): Promise<JobResult> => {
+        ran.push(job);
+        expect(await connection.forwardCallback(response(job, true))).toEqual({ version: 1, type: 'ok' });
+        return {
+          version: 1,
+          type: 'job-result',
+          workerId: 'worker-3',
+          jobId: job.jobId,
+          runId: job.runId,
+          outcome: { status: 'SUCCEEDED', steps: [], logKey: null },
+          timings: { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 2, logPersistMs: 1, workerBusyMs: 4 },
+        };
+      },
+    });
+    connection.start();
+    // The first connection's pending poll is answered idle as it leaves; the new one's comes next.
+    let first = await broker.nextPoll();
+    while (PollRequestSchema.parse(first.request).workerId !== 'worker-3') first = await broker.nextPoll();
+    first.reply(jobReply(makeDispatchedJob('run-1')));
+    // The last response went, yet the next request is the result, asking for the next job.
+    expect(JobResultSchema.parse(await broker.nextResult())).toMatchObject({
+      runId: 'run-1',
+      wantsNext: true,
+    });
+    expect(ran.map((j) => j.runId)).toEqual(['run-1']);
+    expect(PollRequestSchema.parse((await broker.nextPoll()).request)).toEqual({
+      version: 1,
+      type: 'poll',
+      workerId: 'worker-3',
+    });
+  });
+
   it('closes promptly while a long-poll is pending', async () => {
     await broker.nextPoll();
     const started = performance.now();

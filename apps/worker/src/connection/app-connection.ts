@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defer, type Logger } from '@flowbox/node-kit';
+import type { Logger } from '@flowbox/node-kit';
 import {
   type CallbackAnswer,
   CallbackAnswerSchema,
@@ -16,6 +16,15 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { io, type Socket } from 'socket.io-client';
+import {
+  type Handed,
+  mayPollAhead,
+  type PollState,
+  PollStateError,
+  transition,
+  WAITING,
+} from './poll-state.ts';
+import { ResultLine } from './result-line.ts';
 
 /**
  * The worker's only line to the app: socket.io, authenticated by the worker token. A loop
@@ -35,12 +44,6 @@ export interface AppConnection {
   close(): Promise<void>;
 }
 
-/** A job the app handed over; `backlog`: runs were queueing (socket-events.ts), so no poll ahead. */
-interface Handed {
-  job: DispatchedJob;
-  backlog: boolean;
-}
-
 export interface AppConnectionOptions {
   appUrl: string;
   token: string;
@@ -55,6 +58,8 @@ export interface AppConnectionOptions {
   callbackAckTimeoutMs?: number;
   /** Pause after an error answer, a bad frame or a refused connection. */
   retryDelayMs?: number;
+  /** WORKER_POLL_AHEAD: poll for the next job once the flow's last response went (default on). */
+  pollAhead?: boolean;
 }
 
 export function createAppConnection(options: AppConnectionOptions): AppConnection {
@@ -64,6 +69,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   const resultAttempts = options.resultAttempts ?? 5;
   const retryDelayMs = options.retryDelayMs ?? 2_000;
   const callbackAckTimeoutMs = options.callbackAckTimeoutMs ?? 30_000;
+  const pollAheadEnabled = options.pollAhead ?? true;
   const stop = new AbortController();
   let loop: Promise<void> | undefined;
 
@@ -173,69 +179,64 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     return undefined;
   };
 
-  /** The job being run, while it runs. */
-  let current: Handed | undefined;
-  /** A poll made ahead of `current`'s result, and the job it may bring. */
-  let ahead: Promise<Handed | undefined> | undefined;
-  /** Results reach the app in order; one may still be on its way while the next job runs. */
-  let delivering: Promise<unknown> = Promise.resolve();
-  /** Resolves once the last result queued in `delivering` is on the socket (or given up). */
-  let lastResultSent: Promise<void> = Promise.resolve();
+  let state: PollState = WAITING;
+  const results = new ResultLine();
   const pollAhead = (runId: string) => {
-    // Under a backlog the next job comes with the result, in the Redis call that completes this one.
-    if (current?.job.runId !== runId || current.backlog) return;
-    if (ahead !== undefined || stop.signal.aborted || !socket.connected) return;
-    const { jobId } = current.job;
+    if (!pollAheadEnabled || !mayPollAhead(state, runId)) return;
+    if (stop.signal.aborted || !socket.connected || state.type !== 'running') return;
+    const { jobId } = state.handed.job;
     // The app takes a poll ahead only from a worker that holds just the job it names: a poll that
-    // overtook the result of the job before (queued behind an earlier one's acknowledgement)
+    // overtook the result of the job before (still behind an earlier one's acknowledgement)
     // would find two, be refused, and the worker would pause. So it follows that result.
-    ahead = lastResultSent.then(() => poll(jobId)).catch(() => undefined);
+    const ahead = results
+      .sent()
+      .then(() => poll(jobId))
+      .catch(() => undefined);
+    state = transition(state, { type: 'polled-ahead', ahead });
+  };
+
+  const runHanded = async (handed: Handed): Promise<void> => {
+    const { job } = handed;
+    state = transition(state, { type: 'started' });
+    let result: JobResult | undefined;
+    try {
+      result = await options.runJob(job);
+    } catch (error) {
+      // The runner reports every failure as a result; reaching here is a bug.
+      logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
+    }
+    state = transition(state, { type: 'finished' });
+    if (result === undefined) return;
+    const finished = result;
+    if (state.type === 'ahead') {
+      // The next job comes with the poll ahead, so this result asks for none.
+      results.behind((onSent) => deliver({ ...finished, wantsNext: false }, onSent));
+      return;
+    }
+    await results.acknowledged();
+    const next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
+    state = transition(state, { type: 'answered', handed: next });
   };
 
   const run = async (): Promise<void> => {
-    // A job handed back with the last result's acknowledgement, or by the poll ahead of it; run
-    // even when closing, since the app counts on this worker for it.
-    let next: Handed | undefined;
-    while (next !== undefined || ahead !== undefined || !stop.signal.aborted) {
-      let handed = next;
-      next = undefined;
-      if (handed === undefined && ahead !== undefined) {
-        handed = await ahead;
-        ahead = undefined;
-      }
-      if (handed === undefined) {
+    // Closing ends only a worker in `waiting`: a handed job runs, since the app counts on this
+    // worker for it, and so does one a poll ahead brings.
+    for (;;) {
+      const current = state;
+      if (current.type === 'handed') await runHanded(current.handed);
+      else if (current.type === 'ahead') {
+        state = transition(current, { type: 'answered', handed: await current.ahead });
+      } else if (current.type === 'waiting') {
         // A plain poll means "I hold no job": only once the app has the last result.
-        await delivering;
+        await results.acknowledged();
         if (stop.signal.aborted) break;
-        handed = await poll().catch(() => undefined);
-      }
-      if (handed === undefined) continue;
-      const { job } = handed;
-      current = handed;
-      let result: JobResult;
-      try {
-        result = await options.runJob(job);
-      } catch (error) {
-        // The runner reports every failure as a result; reaching here is a bug.
-        logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
-        continue;
-      } finally {
-        current = undefined;
-      }
-      const finished = result;
-      if (ahead === undefined) {
-        await delivering;
-        next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
+        const handed = await poll().catch(() => undefined);
+        state = transition(state, { type: 'answered', handed });
       } else {
-        // The next job comes with the poll ahead, so this result asks for none.
-        const sent = defer<void>();
-        lastResultSent = sent.promise;
-        delivering = delivering
-          .then(() => deliver({ ...finished, wantsNext: false }, () => sent.resolve()))
-          .finally(() => sent.resolve());
+        throw new PollStateError(`the poll loop found the worker ${current.type}`);
       }
     }
-    await delivering;
+    await results.acknowledged();
   };
 
   const forwardCallback = async (callback: EngineCallback): Promise<CallbackAnswer> => {
