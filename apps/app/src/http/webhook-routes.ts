@@ -272,6 +272,19 @@ async function dropUnstarted(
   }
 }
 
+/**
+ * A flow's body as fastify can send it. Fastify serialises a value only under a JSON content type
+ * (or none) and refuses any other value that is not text: under another declared type (a flow
+ * answering `text/html` with an object, a number), the value goes as its JSON text, with the
+ * content type the flow declared.
+ */
+export function flowPayload(body: unknown, contentType: unknown): unknown {
+  if (body === undefined) return '';
+  if (body === null || typeof body === 'string' || typeof contentType !== 'string') return body;
+  const mediaType = contentType.split(';')[0] ?? '';
+  return mediaType.toLowerCase().includes('json') ? body : JSON.stringify(body);
+}
+
 function sendOutcome(
   reply: FastifyReply,
   outcome: SyncOutcome,
@@ -285,7 +298,7 @@ function sendOutcome(
         if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
           reply.header(name, value);
       }
-      return reply.status(status).send(body === undefined ? '' : body);
+      return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
     }
     case 'run-ended': {
       const error = outcome.error ?? {
