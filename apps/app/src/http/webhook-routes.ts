@@ -19,7 +19,7 @@ import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts'
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { apiRoute } from './view-serializer.ts';
-import { installWebhookBodyParser, NO_BODY, toTriggerPayload, type WebhookBody } from './webhook-body.ts';
+import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -234,9 +234,8 @@ async function verifySender(
   deps: WebhookDeps,
 ): Promise<void> {
   const secret = await deps.signingSecrets.get(verify.secret);
-  const parsed = (request.body as WebhookBody | undefined) ?? NO_BODY;
-  // The bytes as sent: rawBody is their text (decoded once by the parser) or their base64.
-  const body = Buffer.from(parsed.rawBody ?? '', parsed.rawBodyEncoding === 'base64' ? 'base64' : 'utf8');
+  // The bytes as sent (not rawBody: text that is not UTF-8 decodes with U+FFFD); none without a body.
+  const body = (request.body as ReceivedWebhookBody | undefined)?.bytes ?? Buffer.alloc(0);
   const refused = checkSignature(
     verify,
     secret,
