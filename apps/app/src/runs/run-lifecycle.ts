@@ -164,36 +164,41 @@ export class RunLifecycle {
   }
 
   /**
-   * The final write. One that Postgres refuses (a value it cannot hold, a constraint, a trigger)
-   * would leave the run RUNNING for the reconciler's lost-worker path, which runs an answered run
-   * again: the run ends INTERNAL_ERROR naming the write's error instead, without its steps (they
-   * may be what was refused) but with its log's key (the log in S3 holds them) and its timings.
-   * Only when that write fails too (Postgres unreachable) does the error go on.
+   * The final write, tried twice (a session ended under it, by a failover or
+   * pg_terminate_backend, takes it on a new one). One that Postgres refuses both times (a value
+   * it cannot hold, a constraint, a trigger) would leave the run RUNNING for the reconciler's
+   * lost-worker path, which runs an answered run again: the run ends INTERNAL_ERROR naming the
+   * write's error instead, without its steps (they may be what was refused) but with its log's
+   * key (the log in S3 holds them) and its timings. Only when that write fails too (Postgres
+   * unreachable) does the error go on.
    */
   async #finish(
     runId: string,
     conclusion: RunConclusion,
   ): Promise<FinishResult & { written: Pick<RunOutcome, 'status' | 'error'> }> {
-    try {
-      return { ...(await this.#runs.finish(runId, conclusion)), written: conclusion.outcome };
-    } catch (error) {
-      const cause = error instanceof Error ? error.message : String(error);
-      this.#logger.error(
-        { err: error, runId },
-        "could not write a run's final state; ending it INTERNAL_ERROR",
-      );
-      const { steps: _dropped, ...failed } = failedOutcome({
-        name: 'RunRecordError',
-        code: 'INTERNAL',
-        message: `the run ended ${conclusion.outcome.status} but its final state could not be written (${cause}); it is not run again`,
-      });
-      const outcome = { ...failed, logKey: conclusion.outcome.logKey };
+    let refused: unknown;
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
       try {
-        const finished = await this.#runs.finish(runId, { ...conclusion, outcome });
-        return { ...finished, written: outcome };
-      } catch {
-        throw error;
+        return { ...(await this.#runs.finish(runId, conclusion)), written: conclusion.outcome };
+      } catch (error) {
+        refused = error;
       }
+    }
+    const cause = refused instanceof Error ? refused.message : String(refused);
+    this.#logger.error(
+      { err: refused, runId },
+      "could not write a run's final state; ending it INTERNAL_ERROR",
+    );
+    const { steps: _dropped, ...failed } = failedOutcome({
+      name: 'RunRecordError',
+      code: 'INTERNAL',
+      message: `the run ended ${conclusion.outcome.status} but its final state could not be written (${cause}); it is not run again`,
+    });
+    const outcome = { ...failed, logKey: conclusion.outcome.logKey };
+    try {
+      return { ...(await this.#runs.finish(runId, { ...conclusion, outcome })), written: outcome };
+    } catch {
+      throw refused;
     }
   }
 
