@@ -112,7 +112,7 @@ export const AppEnvSchema = z.object({
     .regex(/^[\w!#$%&'*+.^`|~, -]*$/, 'must be header names, comma-separated')
     .default('')
     .describe(
-      "Restricted headers a flow's response may set anyway, comma-separated (e.g. `access-control-allow-origin`). Restricted: `set-cookie`, every `access-control-*` (CORS) and the security headers (`content-security-policy`, `strict-transport-security`, `x-frame-options`, `x-content-type-options`, `clear-site-data`, `cross-origin-*-policy`, `permissions-policy`, `referrer-policy` and the like; the full list is `RESTRICTED_RESPONSE_HEADERS` in `apps/app/src/http/response-header-policy.ts`): a webhook answers on the app's origin, the run inspector's too. A response with one that is not allowed fails its run (`INVALID_RESPONSE`).",
+      "Restricted headers a flow's response may set anyway, comma-separated (e.g. `access-control-allow-origin`). Restricted: `set-cookie`, every `access-control-*` (CORS) and the security headers (`content-security-policy`, `strict-transport-security`, `x-frame-options`, `x-content-type-options`, `clear-site-data`, `cross-origin-*-policy`, `permissions-policy`, `referrer-policy`, `nel`, `report-to`, `reporting-endpoints`, `alt-svc` and the like; the full list is `RESTRICTED_RESPONSE_HEADERS` in `apps/app/src/http/response-header-policy.ts`): a webhook answers on the app's origin, the run inspector's too. A response with one that is not allowed fails its run (`INVALID_RESPONSE`).",
     ),
   FLOW_MAX_QUEUED_RUNS: z.coerce
     .number()

@@ -210,6 +210,33 @@ describe('connections and signed webhooks (no worker attached)', () => {
       expect(await refusedCount('hmac-sha256')).toBe(refusedBefore + 4);
     });
 
+    it('checks a body that is not UTF-8 on its bytes as sent, not on its decoded text', async () => {
+      // Latin-1 `é` (0xe9) and a stray 0xff: not UTF-8, so the text decoded from them holds U+FFFD.
+      const bytes = Buffer.concat([
+        Buffer.from('{"name":"caf'),
+        Buffer.from([0xe9, 0xff]),
+        Buffer.from('"}'),
+      ]);
+      const decoded = Buffer.from(bytes.toString('utf8'), 'utf8');
+      expect(decoded.equals(bytes)).toBe(false);
+      const sign = (signed: Buffer) =>
+        `sha256=${createHmac('sha256', GITHUB_SECRET).update(signed).digest('hex')}`;
+      const send = (signature: string) =>
+        fetch(`${url}/v1/webhooks/github-signed`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+          body: bytes,
+        });
+      const before = await runCount();
+      const overBytes = await send(sign(bytes));
+      expect(overBytes.status, await overBytes.clone().text()).toBe(202);
+      expect(await runCount()).toBe(before + 1);
+      const overText = await send(sign(decoded));
+      expect(overText.status).toBe(401);
+      expect(await overText.json()).toMatchObject({ error: { code: 'WEBHOOK_SIGNATURE_INVALID' } });
+      expect(await runCount()).toBe(before + 1);
+    });
+
     it('takes a Stripe-style signed webhook within its tolerance and refuses a stale or tampered one', async () => {
       const body = JSON.stringify({ type: 'invoice.paid' });
       const sign = (t: number, payload = body) =>

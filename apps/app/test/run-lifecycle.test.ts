@@ -184,6 +184,57 @@ describe('run lifecycle', () => {
     expect(ended.hasEnded(silent)).toBe(true);
   });
 
+  describe('a final write Postgres refuses', () => {
+    // A trigger refuses the statement recording a run whose steps name `refuse-always`, and the
+    // first one naming `refuse-once` (a sequence, which a refused statement does not roll back).
+    beforeAll(async () => {
+      await pool.query('CREATE SEQUENCE refuse_once_seq');
+      await pool.query(`CREATE FUNCTION refuse_final_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.steps::text LIKE '%refuse-always%'
+            OR (NEW.steps::text LIKE '%refuse-once%' AND nextval('refuse_once_seq') = 1) THEN
+            RAISE EXCEPTION 'refused by the test';
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await pool.query(
+        'CREATE TRIGGER refuse_final_write BEFORE UPDATE OF steps ON runs FOR EACH ROW EXECUTE FUNCTION refuse_final_write()',
+      );
+    });
+    const succeeded = (mark: string) => ({
+      outcome: { status: 'SUCCEEDED' as const, steps: [step('trigger'), step(mark)], logKey: 'k' },
+    });
+
+    it('ends the run INTERNAL_ERROR naming the refused write, with its log key, and tells its caller', async () => {
+      const runId = await acceptedRun();
+      const waiter = hub.register(runId);
+      expect(await lifecycle.conclude(attempt(runId, 1), succeeded('refuse-always'))).toBe('finished');
+      expect(await waiter.wait(5_000)).toMatchObject({
+        type: 'run-ended',
+        status: 'INTERNAL_ERROR',
+        error: { code: 'INTERNAL' },
+      });
+      const run = await runs.get(runId);
+      expect(run).toMatchObject({ status: 'INTERNAL_ERROR', logKey: 'k', steps: [], attempts: 1 });
+      expect(run?.error?.message).toBe(
+        'the run ended SUCCEEDED but its final state could not be written (refused by the test); it is not run again',
+      );
+      // Final: the reconciler's lost-worker path finds nothing to run again.
+      expect(await lifecycle.conclude(attempt(runId, 1), lifecycle.lostWorkerOutcome())).toBe(
+        'already-final',
+      );
+    });
+
+    it('records the outcome when the write is refused once and taken on its second try', async () => {
+      const runId = await acceptedRun();
+      expect(await lifecycle.conclude(attempt(runId, 1), succeeded('refuse-once'))).toBe('finished');
+      expect(await runs.get(runId)).toMatchObject({
+        status: 'SUCCEEDED',
+        steps: [{ name: 'trigger' }, { name: 'refuse-once' }],
+      });
+    });
+  });
+
   it('sweeps only RUNNING runs past the flow timeout plus grace, once; a late report changes nothing', async () => {
     // Flow timeout 60 s: the deadline is 90 s after the start.
     const sweeper = new RunSweeper({ lifecycle, logger, flowTimeoutSeconds: 60 });

@@ -11,4 +11,15 @@ describe('jsonb', () => {
     expect(jsonb(undefined)).toBeNull();
     expect(jsonb([1, 'plain'])).toBe('[1,"plain"]');
   });
+
+  it('stores a lone surrogate as U+FFFD, keeps a pair, and leaves an escaped backslash-ud800 as text', () => {
+    const split = 'abcd😀xyz'.slice(0, 5);
+    expect(jsonb({ text: split })).toBe('{"text":"abcd\\ufffd"}');
+    expect(JSON.parse(jsonb({ '\uDC00k': ['\uD800', '\uDBFF\uDFFF', '\uDFFFx'] }) ?? '')).toEqual({
+      '\uFFFDk': ['\uFFFD', '\uDBFF\uDFFF', '\uFFFDx'],
+    });
+    expect(jsonb({ emoji: '😀' })).toBe('{"emoji":"😀"}');
+    expect(JSON.parse(jsonb({ a: '\\ud800' }) ?? '')).toEqual({ a: '\\ud800' });
+    expect(JSON.parse(jsonb({ a: '\\\uD800' }) ?? '')).toEqual({ a: '\\\uFFFD' });
+  });
 });

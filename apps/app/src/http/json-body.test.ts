@@ -2,7 +2,7 @@ import { createLogger } from '@flowbox/node-kit';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { installErrorHandler } from './error-handler.ts';
-import { inspectJson, installJsonBodyParser } from './json-body.ts';
+import { inspectJson, installJsonBodyParser, parseJsonBody } from './json-body.ts';
 
 const nested = (depth: number): unknown =>
   JSON.parse(`${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`);
@@ -97,5 +97,15 @@ describe('the JSON body parser', () => {
         error: { code: 'INVALID_BODY', message: expect.stringContaining('"__proto__" key') },
       });
     }
+  });
+});
+
+describe('parseJsonBody', () => {
+  it('replaces lone surrogate escapes with U+FFFD in values and keys, keeping pairs and key order', () => {
+    const text = String.raw`{"text":"abcd\ud83d","k\udc00":["\uDFFF",{"x":"\ud83d\ude00"}],"z":"\\ud800"}`;
+    const value = parseJsonBody(text);
+    expect(value).toEqual({ text: 'abcd\uFFFD', 'k\uFFFD': ['\uFFFD', { x: '😀' }], z: '\\ud800' });
+    expect(Object.keys(value as object)).toEqual(['text', 'k\uFFFD', 'z']);
+    expect(parseJsonBody('"\\ud800"')).toBe('\uFFFD');
   });
 });

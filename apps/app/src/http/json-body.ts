@@ -96,6 +96,33 @@ export function parseJsonBody(text: string, maxDepth?: number): unknown {
       `the webhook body nests deeper than ${maxDepth} levels (at ${finding.path}; WEBHOOK_MAX_DEPTH)`,
     );
   }
+  // Only a `\uD800`–`\uDFFF` escape can make a lone surrogate: UTF-8 text decodes to none.
+  return SURROGATE_ESCAPE.test(text) ? replaceLoneSurrogates(value) : value;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * `value` (fresh from JSON.parse, changed in place) with each lone UTF-16 surrogate in its
+ * strings and keys replaced by U+FFFD, as the run's record stores it (db/jsonb.ts): the flow, the
+ * stored trigger and a re-run then see the same text. Iterative, like inspectJson.
+ */
+export function replaceLoneSurrogates(value: unknown): unknown {
+  if (typeof value === 'string') return value.toWellFormed();
+  const pending: unknown[] = [value];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (typeof node !== 'object' || node === null) continue;
+    const target = node as Record<string, unknown>;
+    const entries = Object.entries(target);
+    const rekey = entries.some(([key]) => !key.isWellFormed());
+    if (rekey) for (const [key] of entries) delete target[key];
+    for (const [key, item] of entries) {
+      const fixed = typeof item === 'string' ? item.toWellFormed() : item;
+      if (rekey) target[key.toWellFormed()] = fixed;
+      else if (fixed !== item) target[key] = fixed;
+      pending.push(fixed);
+    }
+  }
   return value;
 }
 

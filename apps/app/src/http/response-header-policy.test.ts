@@ -21,6 +21,10 @@ describe('response header policy', () => {
       'x-content-type-options',
       'clear-site-data',
       'cross-origin-opener-policy',
+      'NEL',
+      'report-to',
+      'reporting-endpoints',
+      'alt-svc',
     ]) {
       expect(isRestrictedResponseHeader(name), name).toBe(true);
     }

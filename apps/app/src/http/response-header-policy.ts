@@ -4,7 +4,8 @@ import { type FlowResponse, flowResponseProblem, quoteHeaderName } from '@flowbo
  * Headers a flow's response may not set unless WEBHOOK_RESPONSE_ALLOWED_HEADERS names them. A
  * webhook answers on the app's own origin, which also serves the run inspector and its API key:
  * these headers act on that origin in a browser (cookies, what other origins may read, what may
- * run or frame it, what it clears or caches as policy), not on the flow's content.
+ * run or frame it, what it clears or caches as policy, where it sends reports, which other
+ * servers it trusts for it), not on the flow's content.
  */
 export const RESTRICTED_RESPONSE_HEADERS: readonly string[] = [
   'set-cookie',
@@ -26,6 +27,12 @@ export const RESTRICTED_RESPONSE_HEADERS: readonly string[] = [
   'referrer-policy',
   'service-worker-allowed',
   'timing-allow-origin',
+  // Where a browser sends the origin's reports (network errors, policy violations) and for how long.
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  // Another host:port a browser may use for the origin, for as long as it says.
+  'alt-svc',
 ];
 /** Every CORS response header (`access-control-allow-origin`, `-allow-credentials`, …). */
 export const RESTRICTED_RESPONSE_HEADER_PREFIX = 'access-control-';

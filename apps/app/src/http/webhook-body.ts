@@ -9,6 +9,13 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 const TEXT_TYPE = /^text\/[\w.+-]+\s*(;|$)/i;
 
+/**
+ * What the parser leaves on `request.body`: the flow's view of the body, and the bytes as sent,
+ * which a sender's signature is checked on (text that is not UTF-8 decodes with U+FFFD, so its
+ * text is not the bytes that were signed).
+ */
+export type ReceivedWebhookBody = WebhookBody & { bytes: Buffer };
+
 /** What a request without a body (a GET, an empty POST) hands the flow. */
 export const NO_BODY: Readonly<WebhookBody> = Object.freeze({
   body: {},
@@ -19,15 +26,20 @@ export const NO_BODY: Readonly<WebhookBody> = Object.freeze({
 /**
  * The webhook routes' one body parser, for every content type (fastify's own would answer 415 to
  * anything but JSON): JSON (an object), a form, `text/*`, and any other type kept as bytes, all
- * within the server's bodyLimit (WEBHOOK_BODY_LIMIT_BYTES). The bytes are read once; the text
- * decoded from them (or their base64) is the one copy kept as `rawBody`, which a sender's
- * signature is computed over; `body` is what parsing it gives.
+ * within the server's bodyLimit (WEBHOOK_BODY_LIMIT_BYTES). The bytes are read once and kept
+ * for the signature check; the text decoded from them (or their base64) is the copy the run keeps
+ * as `rawBody`; `body` is what parsing it gives.
  */
 export function installWebhookBodyParser(scope: FastifyInstance, maxDepth: number): void {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, raw, done) => {
     try {
-      done(null, parseWebhookBody(request.headers['content-type'] ?? '', raw as Buffer, maxDepth));
+      const bytes = raw as Buffer;
+      const received: ReceivedWebhookBody = {
+        ...parseWebhookBody(request.headers['content-type'] ?? '', bytes, maxDepth),
+        bytes,
+      };
+      done(null, received);
     } catch (error) {
       done(error as Error);
     }
@@ -77,7 +89,7 @@ export function parseForm(text: string): Record<string, string | string[]> {
 
 /** The request as the flow sees it: the parsed body beside method, headers and query. */
 export function toTriggerPayload(request: FastifyRequest): TriggerPayload {
-  const parsed = (request.body as WebhookBody | undefined) ?? NO_BODY;
+  const { body, rawBody, rawBodyEncoding } = (request.body as WebhookBody | undefined) ?? NO_BODY;
   const headers: Record<string, string> = {};
   // Node lower-cases header names; a repeated header arrives as an array (set-cookie) or joined.
   for (const [name, value] of Object.entries(request.headers)) {
@@ -96,5 +108,5 @@ export function toTriggerPayload(request: FastifyRequest): TriggerPayload {
     if (typeof value === 'string') query[name] = value;
     else if (Array.isArray(value)) query[name] = value.map(String);
   }
-  return { method: request.method, headers, query, ...parsed };
+  return { method: request.method, headers, query, body, rawBody, rawBodyEncoding };
 }

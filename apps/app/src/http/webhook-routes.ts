@@ -19,7 +19,7 @@ import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts'
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { apiRoute } from './view-serializer.ts';
-import { installWebhookBodyParser, NO_BODY, toTriggerPayload, type WebhookBody } from './webhook-body.ts';
+import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -234,9 +234,8 @@ async function verifySender(
   deps: WebhookDeps,
 ): Promise<void> {
   const secret = await deps.signingSecrets.get(verify.secret);
-  const parsed = (request.body as WebhookBody | undefined) ?? NO_BODY;
-  // The bytes as sent: rawBody is their text (decoded once by the parser) or their base64.
-  const body = Buffer.from(parsed.rawBody ?? '', parsed.rawBodyEncoding === 'base64' ? 'base64' : 'utf8');
+  // The bytes as sent (not rawBody: text that is not UTF-8 decodes with U+FFFD); none without a body.
+  const body = (request.body as ReceivedWebhookBody | undefined)?.bytes ?? Buffer.alloc(0);
   const refused = checkSignature(
     verify,
     secret,
@@ -272,6 +271,19 @@ async function dropUnstarted(
   }
 }
 
+/**
+ * A flow's body as fastify can send it. Fastify serialises a value only under a JSON content type
+ * (or none) and refuses any other value that is not text: under another declared type (a flow
+ * answering `text/html` with an object, a number), the value goes as its JSON text, with the
+ * content type the flow declared.
+ */
+export function flowPayload(body: unknown, contentType: unknown): unknown {
+  if (body === undefined) return '';
+  if (body === null || typeof body === 'string' || typeof contentType !== 'string') return body;
+  const mediaType = contentType.split(';')[0] ?? '';
+  return mediaType.toLowerCase().includes('json') ? body : JSON.stringify(body);
+}
+
 function sendOutcome(
   reply: FastifyReply,
   outcome: SyncOutcome,
@@ -285,7 +297,7 @@ function sendOutcome(
         if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
           reply.header(name, value);
       }
-      return reply.status(status).send(body === undefined ? '' : body);
+      return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
     }
     case 'run-ended': {
       const error = outcome.error ?? {

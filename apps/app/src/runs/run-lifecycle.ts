@@ -14,7 +14,7 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { NewRun, RunsRepository, StartResult } from './runs-repository.ts';
+import type { FinishResult, NewRun, RunsRepository, StartResult } from './runs-repository.ts';
 
 /**
  * A run's outcome as its worker forwarded it, with what the worker measured: what the final write
@@ -155,12 +155,51 @@ export class RunLifecycle {
         ? conclusion
         : { ...conclusion, outcome: { ...outcome, steps: await this.#reportedSteps(run.runId) } };
     this.#ended.end(run.runId);
-    const { finalised, totalMs } = await this.#runs.finish(run.runId, recorded);
+    const { finalised, totalMs, written } = await this.#finish(run.runId, recorded);
     if (finalised) {
-      this.#metrics.runFinished(outcome.status, { totalMs, timings: conclusion.timings });
-      await this.#announceEnd(run, outcome.status, outcome.error);
+      this.#metrics.runFinished(written.status, { totalMs, timings: conclusion.timings });
+      await this.#announceEnd(run, written.status, written.error);
     }
     return finalised ? 'finished' : 'already-final';
+  }
+
+  /**
+   * The final write, tried twice (a session ended under it, by a failover or
+   * pg_terminate_backend, takes it on a new one). One that Postgres refuses both times (a value
+   * it cannot hold, a constraint, a trigger) would leave the run RUNNING for the reconciler's
+   * lost-worker path, which runs an answered run again: the run ends INTERNAL_ERROR naming the
+   * write's error instead, without its steps (they may be what was refused) but with its log's
+   * key (the log in S3 holds them) and its timings. Only when that write fails too (Postgres
+   * unreachable) does the error go on.
+   */
+  async #finish(
+    runId: string,
+    conclusion: RunConclusion,
+  ): Promise<FinishResult & { written: Pick<RunOutcome, 'status' | 'error'> }> {
+    let refused: unknown;
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      try {
+        return { ...(await this.#runs.finish(runId, conclusion)), written: conclusion.outcome };
+      } catch (error) {
+        refused = error;
+      }
+    }
+    const cause = refused instanceof Error ? refused.message : String(refused);
+    this.#logger.error(
+      { err: refused, runId },
+      "could not write a run's final state; ending it INTERNAL_ERROR",
+    );
+    const { steps: _dropped, ...failed } = failedOutcome({
+      name: 'RunRecordError',
+      code: 'INTERNAL',
+      message: `the run ended ${conclusion.outcome.status} but its final state could not be written (${cause}); it is not run again`,
+    });
+    const outcome = { ...failed, logKey: conclusion.outcome.logKey };
+    try {
+      return { ...(await this.#runs.finish(runId, { ...conclusion, outcome })), written: outcome };
+    } catch {
+      throw refused;
+    }
   }
 
   /**

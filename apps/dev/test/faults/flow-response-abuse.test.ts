@@ -2,8 +2,9 @@
 // with an interim status (100, 101, 103) or a header that cannot be sent (CR/LF in its value, a
 // bad name) fails its run INVALID_RESPONSE, and the caller gets the usual 500 with the run id
 // instead of `101 Switching Protocols` or `500 OK {}`; headers that act on the app's origin
-// (set-cookie, CORS, security headers) are refused unless WEBHOOK_RESPONSE_ALLOWED_HEADERS names
-// them; every answer is nosniff, and one that is not JSON is sandboxed. And the run duration
+// (set-cookie, CORS, security headers, reporting and alt-svc) are refused unless
+// WEBHOOK_RESPONSE_ALLOWED_HEADERS names them; every answer is nosniff, and one that is not JSON
+// is sandboxed; an object body under a non-JSON content type goes as its JSON text. And the run duration
 // histogram holds the runs. Against a real app, worker and engine.
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +106,10 @@ describe('flow responses that cannot or may not be sent (real app, worker and en
       ['strict-transport-security', 'max-age=0'],
       ['x-frame-options', 'ALLOWALL'],
       ['x-content-type-options', 'sniff'],
+      ['nel', '{"report_to":"r","max_age":86400}'],
+      ['report-to', '{"group":"r","max_age":86400,"endpoints":[{"url":"https://collector.example"}]}'],
+      ['Reporting-Endpoints', 'r="https://collector.example"'],
+      ['alt-svc', 'h2="collector.example:443"; ma=86400'],
     ] as const) {
       await expectInvalidResponse(
         await echo(200, { [name]: value }),
@@ -145,6 +150,26 @@ describe('flow responses that cannot or may not be sent (real app, worker and en
     expect(json.headers.get('content-type')).toMatch(/^application\/json/);
     expect(json.headers.get('x-content-type-options')).toBe('nosniff');
     expect(json.headers.get('content-security-policy')).toBeNull();
+  });
+
+  it('sends an object body under a declared non-JSON content type as its JSON text, keeping the type', async () => {
+    for (const [type, body, text] of [
+      ['text/html', { a: 1, b: ['x'] }, '{"a":1,"b":["x"]}'],
+      ['text/plain; charset=utf-8', 42, '42'],
+    ] as const) {
+      const response = await fetch(`${fault.url}/v1/webhooks/echo/sync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ status: 200, headers: { 'content-type': type }, body }),
+      });
+      expect(response.status, type).toBe(200);
+      expect(response.headers.get('content-type')).toBe(type);
+      expect(response.headers.get('content-security-policy')).toBe('sandbox');
+      expect(await response.text()).toBe(text);
+      const runId = response.headers.get('x-flowbox-run-id');
+      expect(runId).not.toBeNull();
+      expect(await waitForFinal(fault, runId ?? '')).toMatchObject({ status: 'SUCCEEDED' });
+    }
   });
 
   it('refuses at publish a response step whose literal status is interim or header unsendable', async () => {
