@@ -13,6 +13,7 @@ export interface ApiKeyFailureSettings {
 
 /** One wrong key counted: `exceeded` once the address passed the limit in its window. */
 interface Counted {
+  /** Its address's wrong keys in the window, this one included; null past the limit or uncounted. */
   failures: number | null;
   exceeded: boolean;
   retryAfterSeconds: number;
@@ -42,8 +43,8 @@ export class ApiKeyFailures {
   }
 
   /**
-   * Registers the rate limiter (no route of its own: `global: false`) on `scope`, which must
-   * have `@fastify/rate-limit` registered, and counts each wrong key through it.
+   * Counts wrong keys through a limiter of `scope`'s `@fastify/rate-limit` (registered there with
+   * `global: false`, so it limits no route by itself).
    */
   static create(
     scope: FastifyInstance,

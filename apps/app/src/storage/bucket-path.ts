@@ -3,9 +3,10 @@ import type { S3Client } from '@aws-sdk/client-s3';
 /**
  * Sends a bucket-level request (DeleteObjects, CreateBucket) to `/<bucket>`, not `/<bucket>/`.
  * The SDK addresses a bucket path-style with a trailing slash and signs that path; s3rver, the
- * embedded server of `pnpm dev`, signs `/<bucket>` for the same request and answers
- * `SignatureDoesNotMatch`, so retention could not delete a log there. S3 and versitygw take
- * either path. Added before signing, so the path sent is the path signed.
+ * embedded server of `pnpm dev`, rebuilds the path it checks from the bucket's name alone
+ * (`/<bucket>`), so the signatures differ and it answers `SignatureDoesNotMatch` (retention's
+ * DeleteObjects included). S3 and versitygw take either path. Added before signing, so the path
+ * sent is the path signed; signatures stay checked.
  */
 export function withBucketPathWithoutSlash(client: S3Client, bucket: string): void {
   const withSlash = `/${bucket}/`;

@@ -83,13 +83,13 @@ export function createRedactor(options: {
 }
 
 /**
- * The spellings of a secret that flowbox itself produces when a flow sends it on, each also
- * JSON-escaped once and twice (a JSON body sent, echoed inside a JSON answer kept as text): as written; percent-encoded
- * (`encodeURIComponent`, space as `%20`); form-encoded (`URLSearchParams`: the `http` piece's
- * `query` and `form` body, space as `+`); as the URL parser writes it into a URL's query or path
- * (a template inside the `http` piece's `url`); and base64 (`btoa`, a `Basic` credential made of
- * the value alone). A secret transformed otherwise (a substring, a hash, base64 inside a longer
- * text) is not recognised.
+ * The spellings of a secret that flowbox itself produces when a flow sends it on: as written;
+ * percent-encoded (`encodeURIComponent`, space as `%20`); form-encoded (`URLSearchParams`: the
+ * `http` piece's `query` and `form` body, space as `+`); as the URL parser writes it into a URL's
+ * query or path (a template inside the `http` piece's `url`); base64 (`btoa`, a `Basic`
+ * credential made of the value alone). Each also JSON-escaped once and twice: a JSON body sent
+ * and echoed inside a JSON answer kept as text. A secret transformed otherwise (a substring, a
+ * hash, base64 inside a longer text) is not recognised.
  */
 function forms(secret: string): string[] {
   const spellings = [
