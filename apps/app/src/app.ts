@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import fastifyRateLimit from '@fastify/rate-limit';
 import { type Logger, waitAtMost } from '@flowbox/node-kit';
 import { startTracing } from '@flowbox/tracing';
 import { createConnections } from './connections/connections.ts';
@@ -13,6 +14,7 @@ import { withPublishedFlowCache } from './flows/published-flow-cache.ts';
 import { seedBenchmarkFlow } from './flows/seed.ts';
 import { registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
+import { ApiKeyFailures } from './http/api-key-failures.ts';
 import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
@@ -226,7 +228,20 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
   void http.register(async (management) => {
-    management.addHook('onRequest', requireApiKey(config.API_KEY));
+    await management.register(fastifyRateLimit, {
+      global: false,
+      redis: producerRedis,
+      nameSpace: `${config.REDIS_PREFIX}:api-key-failures:`,
+    });
+    const failures = ApiKeyFailures.create(management, {
+      metrics,
+      logger: logger.child({ component: 'api-key' }),
+      settings: {
+        maxFailures: config.API_KEY_MAX_FAILURES,
+        windowSeconds: config.API_KEY_FAILURE_WINDOW_SECONDS,
+      },
+    });
+    management.addHook('onRequest', requireApiKey(config.API_KEY, failures));
     registerFlowRoutes(management, { flows, publisher, registry });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });

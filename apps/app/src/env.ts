@@ -74,6 +74,16 @@ export const AppEnvSchema = z.object({
     .string()
     .min(16, 'must be at least 16 characters')
     .describe('Required on the management API (`/v1/flows`, `/v1/runs`) as `authorization: Bearer <key>`.'),
+  API_KEY_MAX_FAILURES: envFields
+    .positiveInt(20)
+    .describe(
+      "Wrong API keys one source address may send within API_KEY_FAILURE_WINDOW_SECONDS; past it each wrong key is answered 429 (`API_KEY_RATE_LIMITED`, `retry-after`: the seconds left in the window) instead of 401. Counted in Redis under REDIS_PREFIX, so every app shares the count (while Redis is down wrong keys are answered 401 and not counted). The right key is never counted nor refused, so callers sharing an address with a guesser are not locked out; the key's length is what keeps it from being guessed (use a random one). The address is the TCP peer (IPv6 by its /64): behind a proxy, the proxy's.",
+    ),
+  API_KEY_FAILURE_WINDOW_SECONDS: envFields
+    .positiveInt(60)
+    .describe(
+      "The window API_KEY_MAX_FAILURES counts over, from an address's first wrong key. The address's first wrong key in a window, and the one that reaches the limit, are logged (warn, with the address); the others only counted (`flowbox_api_key_refused_total`).",
+    ),
   TOKEN_SECRET: z
     .string()
     .min(32, 'must be at least 32 characters')

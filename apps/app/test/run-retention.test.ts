@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type S3rverServer, startS3rver } from '@flowbox/local-services';
 import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
@@ -22,8 +26,9 @@ const TRIGGER = {
   rawBodyEncoding: 'utf8' as const,
 };
 
-// Retention against real Postgres (rows, lease, tombstones) and S3 (the logs), and the re-run
-// route's answers for what it deleted, through an app on the same database and bucket.
+// Retention against real Postgres (rows, lease, tombstones) and S3 (the logs: versitygw, and the
+// embedded s3rver of `pnpm dev`), and the re-run route's answers for what it deleted, through an
+// app on the same database and bucket.
 describe('run retention', () => {
   let app: FlowboxApp;
   let url: string;
@@ -31,6 +36,9 @@ describe('run retention', () => {
   let runs: RunsRepository;
   let storage: ObjectStorage;
   let metrics: AppMetrics;
+  let s3rver: S3rverServer;
+  let s3rverDir: string;
+  let s3rverStorage: ObjectStorage;
 
   beforeAll(async () => {
     const config = await testAppConfig();
@@ -46,18 +54,33 @@ describe('run retention', () => {
       secretAccessKey: config.S3_SECRET_ACCESS_KEY,
     });
     metrics = new AppMetrics();
+    s3rverDir = await mkdtemp(join(tmpdir(), 'flowbox-retention-s3rver-'));
+    const credentials = { accessKeyId: 'local-dev', secretAccessKey: 'local-dev-secret-0123456789' };
+    s3rver = await startS3rver({ dataDir: s3rverDir, bucket: 'runs', ...credentials });
+    s3rverStorage = new ObjectStorage({
+      endpoint: s3rver.endpoint,
+      region: 'us-east-1',
+      bucket: 'runs',
+      ...credentials,
+    });
   });
   afterAll(async () => {
     await app?.close();
     storage?.close();
+    s3rverStorage?.close();
+    await s3rver?.close();
+    if (s3rverDir !== undefined) await rm(s3rverDir, { recursive: true, force: true });
     await pool?.end();
   });
 
-  const retention = (days: number, holder = 'app-a') =>
-    new RunRetention({ pool, holder, runs, storage, metrics, logger, days });
+  const retention = (days: number, holder = 'app-a', store: ObjectStorage = storage) =>
+    new RunRetention({ pool, holder, runs, storage: store, metrics, logger, days });
 
-  /** A run `ageDays` old; finished with a log in S3 unless `queued`. */
-  async function runAged(ageDays: number, options: { queued?: boolean } = {}): Promise<string> {
+  /** A run `ageDays` old; finished with a log in S3 (`store`) unless `queued`. */
+  async function runAged(
+    ageDays: number,
+    options: { queued?: boolean; store?: ObjectStorage } = {},
+  ): Promise<string> {
     const id = randomUUID();
     const created = await runs.create({
       id,
@@ -70,7 +93,11 @@ describe('run retention', () => {
     expect(created).not.toBeNull();
     if (options.queued !== true) {
       const logKey = objectKeys.runLog(id);
-      await storage.put(logKey, new TextEncoder().encode('{"steps":[]}'), 'application/json');
+      await (options.store ?? storage).put(
+        logKey,
+        new TextEncoder().encode('{"steps":[]}'),
+        'application/json',
+      );
       await pool.query(
         `UPDATE runs SET status = 'SUCCEEDED', finished_at = now(), log_key = $2 WHERE id = $1`,
         [id, logKey],
@@ -83,8 +110,8 @@ describe('run retention', () => {
     return id;
   }
 
-  async function logExists(runId: string): Promise<boolean> {
-    const response = await fetch(await storage.presignDownload(objectKeys.runLog(runId), 60));
+  async function logExists(runId: string, store: ObjectStorage = storage): Promise<boolean> {
+    const response = await fetch(await store.presignDownload(objectKeys.runLog(runId), 60));
     await response.arrayBuffer();
     if (response.status !== 200 && response.status !== 404) throw new Error(`S3 answered ${response.status}`);
     return response.status === 200;
@@ -95,30 +122,38 @@ describe('run retention', () => {
       (v) => v.labels.kind === kind,
     )?.value ?? 0;
 
-  it('deletes finished runs past the retention and their S3 logs, and nothing younger or unfinished', async () => {
-    const old = [await runAged(31), await runAged(45)];
-    const young = await runAged(29);
-    const oldQueued = await runAged(40, { queued: true });
-    for (const id of [...old, young]) expect(await logExists(id)).toBe(true);
+  it.each([
+    ['versitygw', () => storage],
+    ['the embedded s3rver', () => s3rverStorage],
+  ])(
+    'deletes finished runs past the retention and their S3 logs (%s), and nothing younger or unfinished',
+    async (_, of) => {
+      const store = of();
+      metrics = new AppMetrics();
+      const old = [await runAged(31, { store }), await runAged(45, { store })];
+      const young = await runAged(29, { store });
+      const oldQueued = await runAged(40, { queued: true, store });
+      for (const id of [...old, young]) expect(await logExists(id, store)).toBe(true);
 
-    // RUN_RETENTION_DAYS=0 keeps everything.
-    expect(await retention(0).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
-    const done = await retention(30).retain();
-    expect(done).toMatchObject({ runs: 2, logs: 2 });
+      // RUN_RETENTION_DAYS=0 keeps everything.
+      expect(await retention(0, 'app-a', store).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
+      const done = await retention(30, 'app-a', store).retain();
+      expect(done).toMatchObject({ runs: 2, logs: 2 });
 
-    for (const id of old) {
-      expect(await runs.get(id)).toBeNull();
-      expect(await logExists(id)).toBe(false);
-      expect((await manage(url, 'GET', `/v1/runs/${id}`)).status).toBe(404);
-    }
-    expect(await runs.get(young)).not.toBeNull();
-    expect(await logExists(young)).toBe(true);
-    expect((await runs.get(oldQueued))?.status).toBe('QUEUED');
-    expect(await deleted('run')).toBe(2);
-    expect(await deleted('log')).toBe(2);
-    // A second pass finds nothing more.
-    expect(await retention(30).retain()).toMatchObject({ runs: 0, logs: 0 });
-  });
+      for (const id of old) {
+        expect(await runs.get(id)).toBeNull();
+        expect(await logExists(id, store)).toBe(false);
+        expect((await manage(url, 'GET', `/v1/runs/${id}`)).status).toBe(404);
+      }
+      expect(await runs.get(young)).not.toBeNull();
+      expect(await logExists(young, store)).toBe(true);
+      expect((await runs.get(oldQueued))?.status).toBe('QUEUED');
+      expect(await deleted('run')).toBe(2);
+      expect(await deleted('log')).toBe(2);
+      // A second pass finds nothing more.
+      expect(await retention(30, 'app-a', store).retain()).toMatchObject({ runs: 0, logs: 0 });
+    },
+  );
 
   it('answers a re-run of a run retention deleted 410, of an unknown run 404, of a kept one 202', async () => {
     const old = await runAged(60);

@@ -1,10 +1,11 @@
 // Issue 25, items 1 and 3, on a real stack (Postgres, a private Redis, S3, an app and a worker):
 // a connection's value reaches the service the flow calls and nothing else: not the run's JSON,
-// its S3 log, the app's or worker's logs, or any Redis key after the run. A failed run re-runs
+// its S3 log, the app's or worker's logs, or any Redis key after the run, in any spelling the
+// http piece gives it (URL, query, form, JSON) when a service echoes it back. A failed run re-runs
 // once its connection is fixed; a run whose connection was deleted fails CONNECTION_MISSING; a
 // signed sync webhook runs and answers 200.
 import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +16,20 @@ import { RedisWire } from './faults/redis-wire.ts';
 const SECRET = 'sk-live-7f3c9a1e5b2d4c6f8a0e';
 const CALLER_TOKEN = 'caller-token-d41d8cd98f00b204';
 const GITHUB_SECRET = 'gh-hook-secret-e3b0c44298fc';
+/** A value that every encoding spells differently: spaces, `+`, `/`, a quote, `&`, `=`, `~`, non-ASCII. */
+const SPACED_SECRET = 'open sesame+42/"quoted"&=~\u00e9';
 
 /** Answers 200 to the right bearer token and 401 to any other; keeps every token it got. */
-async function startService(): Promise<{ port: number; tokens: string[]; close(): Promise<void> }> {
+async function startService(): Promise<{
+  port: number;
+  tokens: string[];
+  echoed: string[];
+  close(): Promise<void>;
+}> {
   const tokens: string[] = [];
+  const echoed: string[] = [];
   const server: Server = createServer((request, response) => {
+    if (request.url?.startsWith('/echo') === true) return echo(request, response, echoed);
     const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
     tokens.push(token);
     request.resume();
@@ -32,8 +42,20 @@ async function startService(): Promise<{ port: number; tokens: string[]; close()
   return {
     port: (server.address() as AddressInfo).port,
     tokens,
+    echoed,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Answers with the request as it arrived: its URL and its body, as text inside JSON; keeps both. */
+function echo(request: IncomingMessage, response: ServerResponse, echoed: string[]): void {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    echoed.push(request.url ?? '', Buffer.concat(chunks).toString('utf8'));
+    response.writeHead(200, { 'content-type': 'application/json', 'x-echo-url': request.url ?? '' });
+    response.end(JSON.stringify({ url: request.url, body: Buffer.concat(chunks).toString('utf8') }));
+  });
 }
 
 const TRIGGER = { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} };
@@ -81,6 +103,59 @@ const flowCalling = (port: number, connection: string) =>
         piece: 'webhook',
         action: 'return_response',
         input: { status: 200, headers: {}, body: { status: '{{check.status}}' } },
+      },
+    ],
+  }) as unknown as FlowDefinition;
+
+/**
+ * The http piece sends the connection in each of its encodings to a service that echoes the
+ * request back: in the URL's own query (the URL parser's `%20`), as a `query` parameter and a form
+ * field (`+` for a space), and inside a JSON body; the echo is kept as text (`responseType: text`)
+ * and parsed (`json`), and a code step returns it whole.
+ */
+const flowEchoing = (port: number, connection: string) =>
+  ({
+    trigger: TRIGGER,
+    steps: [
+      {
+        type: 'piece',
+        name: 'in_url',
+        piece: 'http',
+        action: 'send_request',
+        input: {
+          method: 'POST',
+          url: `http://127.0.0.1:${port}/echo/url?key={{connections.${connection}}}`,
+          bodyType: 'json',
+          body: { key: `{{connections.${connection}}}` },
+          responseType: 'text',
+        },
+      },
+      {
+        type: 'piece',
+        name: 'in_form',
+        piece: 'http',
+        action: 'send_request',
+        input: {
+          method: 'POST',
+          url: `http://127.0.0.1:${port}/echo/form`,
+          query: { key: `{{connections.${connection}}}` },
+          bodyType: 'form',
+          body: { key: `{{connections.${connection}}}` },
+          responseType: 'json',
+        },
+      },
+      {
+        type: 'code',
+        name: 'passes_on',
+        code: 'return { url: inputs.url, form: inputs.form };',
+        input: { url: '{{in_url.body}}', form: '{{in_form.body}}' },
+      },
+      {
+        type: 'piece',
+        name: 'respond',
+        piece: 'webhook',
+        action: 'return_response',
+        input: { status: 200, headers: {}, body: { done: true } },
       },
     ],
   }) as unknown as FlowDefinition;
@@ -184,6 +259,47 @@ describe('connections through a real stack', () => {
     }
     for (const [where, text] of Object.entries({ runJson, log, logs })) {
       expect(text.includes(CALLER_TOKEN), `${where} holds the caller's token`).toBe(false);
+    }
+  });
+
+  it("shows the http piece's query, form and JSON encodings of a value echoed back redacted", async () => {
+    await api('POST', '/v1/connections', { name: 'spaced', value: SPACED_SECRET });
+    const created = await api('POST', '/v1/flows', {
+      id: 'echoes',
+      name: 'echoes',
+      definition: flowEchoing(service.port, 'spaced'),
+      publish: true,
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const before = service.echoed.length;
+    const answer = await sync('echoes', '{}');
+    expect(answer.status, await answer.clone().text()).toBe(200);
+    const run = await waitForFinal(fault, answer.headers.get('x-flowbox-run-id') ?? '');
+    expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
+
+    // What the service received: each encoding the piece produces, so each must be recognised.
+    const received = service.echoed.slice(before).join('\n');
+    const spellings = {
+      'URL parser (%20)': new URL(`http://h/?${SPACED_SECRET}`).search.slice(1),
+      'form (+)': new URLSearchParams([['', SPACED_SECRET]]).toString().slice(1),
+      JSON: JSON.stringify(SPACED_SECRET).slice(1, -1),
+    };
+    for (const [name, spelling] of Object.entries(spellings)) {
+      expect(received, `the service received the ${name} spelling`).toContain(spelling);
+    }
+
+    const runJson = JSON.stringify(run);
+    expect(runJson).toContain('[connection:spaced]');
+    const log = await (await fetch(run.logUrl ?? '')).text();
+    const logs = fault.lines.map(({ line }) => line.raw).join('\n');
+    for (const [where, text] of Object.entries({ runJson, log, logs })) {
+      for (const [name, spelling] of Object.entries({ raw: SPACED_SECRET, ...spellings })) {
+        expect(text.includes(spelling), `${where} holds the ${name} spelling`).toBe(false);
+        expect(text.includes(JSON.stringify(spelling).slice(1, -1)), `${where} holds it JSON-escaped`).toBe(
+          false,
+        );
+      }
+      expect(text).not.toMatch(/open(\+|%20| )sesame/);
     }
   });
 

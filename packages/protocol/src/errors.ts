@@ -21,6 +21,11 @@ export const ERROR_CATALOG = {
   UNSUPPORTED_MEDIA_TYPE: { family: 'user', runStatus: 'FAILED', httpStatus: 415 },
   UNAUTHORIZED: { family: 'user', runStatus: 'FAILED', httpStatus: 401 },
   FORBIDDEN: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
+  /**
+   * Too many wrong API keys from one address within API_KEY_FAILURE_WINDOW_SECONDS; answered with
+   * `retry-after`. The right key is never refused.
+   */
+  API_KEY_RATE_LIMITED: { family: 'user', runStatus: 'FAILED', httpStatus: 429 },
   RUN_ALREADY_FINISHED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
   INVALID_FLOW: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_VERSION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },

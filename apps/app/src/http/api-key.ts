@@ -1,15 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FlowboxError } from '@flowbox/protocol';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyFailures } from './api-key-failures.ts';
 
 /**
  * An `onRequest` hook for the management API: `authorization: Bearer <API_KEY>` or
  * `x-api-key: <API_KEY>`. Compared as sha256 digests in constant time, so neither the key's
- * content nor its length leaks through timing.
+ * content nor its length leaks through timing. A wrong key is answered by `failures` (counted per
+ * address, 401 then 429); a missing one 401.
  */
-export function requireApiKey(apiKey: string): (request: FastifyRequest) => Promise<void> {
+export function requireApiKey(
+  apiKey: string,
+  failures: ApiKeyFailures,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
   const expected = digest(apiKey);
-  return async (request) => {
+  return async (request, reply) => {
     const header = request.headers.authorization;
     const presented = header?.startsWith('Bearer ')
       ? header.slice('Bearer '.length)
@@ -20,8 +25,8 @@ export function requireApiKey(apiKey: string): (request: FastifyRequest) => Prom
         'this route needs the API key: authorization: Bearer <API_KEY>, or x-api-key: <API_KEY>',
       );
     }
-    if (!timingSafeEqual(digest(presented), expected))
-      throw new FlowboxError('UNAUTHORIZED', 'wrong API key');
+    if (!timingSafeEqual(digest(presented), expected)) return failures.refuse(request, reply);
+    return undefined;
   };
 }
 

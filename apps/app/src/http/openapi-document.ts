@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiOperation, OperationResponse } from './api-operation.ts';
 import { API_OPERATIONS } from './api-operations.ts';
+import { API_KEY_LIMITED } from './operations/responses.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -112,8 +113,10 @@ function toOperation(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema {
     ...parametersOf(operation.params, 'path', schemaOf),
     ...parametersOf(operation.query, 'query', schemaOf),
   ];
+  const answers =
+    operation.auth === 'apiKey' ? { ...operation.responses, ...API_KEY_LIMITED } : operation.responses;
   const responses = Object.fromEntries(
-    Object.entries(operation.responses).map(([status, response]) => [
+    Object.entries(answers).map(([status, response]) => [
       status,
       toResponse(response, Number(status) === example.status ? example.response : undefined, schemaOf),
     ]),

@@ -32,6 +32,7 @@ export class AppMetrics {
   readonly #runsRecovered: Counter<'action'>;
   readonly #retentionDeleted: Counter<'kind'>;
   readonly #signatureRefused: Counter<'scheme'>;
+  readonly #apiKeyRefused: Counter<'answer'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   #sources: AppMetricsSources | null = null;
@@ -84,6 +85,12 @@ export class AppMetrics {
       name: 'flowbox_webhook_signature_refused_total',
       help: "Webhooks of signed flows (trigger.verify) refused 401 WEBHOOK_SIGNATURE_INVALID before any run existed, by the flow's scheme.",
       labelNames: ['scheme'],
+      registers,
+    });
+    this.#apiKeyRefused = new Counter({
+      name: 'flowbox_api_key_refused_total',
+      help: 'Management API requests with a wrong API key, by answer: 401, or 429 once their address passed API_KEY_MAX_FAILURES.',
+      labelNames: ['answer'],
       registers,
     });
     this.#runDuration = new Histogram({
@@ -167,6 +174,10 @@ export class AppMetrics {
 
   signatureRefused(scheme: 'hmac-sha256' | 'stripe'): void {
     this.#signatureRefused.inc({ scheme });
+  }
+
+  apiKeyRefused(answer: 401 | 429): void {
+    this.#apiKeyRefused.inc({ answer: String(answer) });
   }
 
   webhookAnswered(statusCode: number): void {

@@ -7,6 +7,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { withBucketPathWithoutSlash } from './bucket-path.ts';
 import { PostPolicySigner, type PresignedPost } from './post-policy-signer.ts';
 
 export interface S3Settings {
@@ -47,6 +48,7 @@ export class ObjectStorage {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
+    withBucketPathWithoutSlash(this.#client, settings.bucket);
   }
 
   /**

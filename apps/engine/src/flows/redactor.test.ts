@@ -37,6 +37,39 @@ describe('createRedactor', () => {
     expect(JSON.stringify(shown)).not.toContain('spaces');
   });
 
+  describe('the spellings flowbox produces when a flow sends a secret on', () => {
+    const secret = 'pa ss+w/o"rd&=~`{}\'\u00e9';
+    const redactor = createRedactor({ connections: { api: secret }, trigger: request() });
+    const shown = (text: string) => redactor?.text(text);
+    const url = new URL('https://x.test/');
+    url.searchParams.append('q', secret);
+
+    it.each([
+      ['percent-encoded, space as %20', `t=${encodeURIComponent(secret)}`],
+      ['form-encoded, space as +', new URLSearchParams({ t: secret }).toString()],
+      ['a query parameter the http piece adds', url.toString()],
+      ["a template inside a URL's query", new URL(`https://x.test/?${secret}`).toString()],
+      ["a template inside a URL's path", new URL(`https://x.test/${secret}`).toString()],
+      ['base64, as a Basic credential', `Basic ${Buffer.from(secret).toString('base64')}`],
+      ['JSON-escaped', JSON.stringify({ t: secret })],
+      [
+        'an echoed form body inside JSON',
+        JSON.stringify({ body: new URLSearchParams({ t: secret }).toString() }),
+      ],
+      ['an echoed JSON body inside JSON', JSON.stringify({ body: JSON.stringify({ t: secret }) })],
+      ['an echoed URL inside JSON', JSON.stringify({ url: new URL(`https://x.test/?${secret}`).toString() })],
+    ])('%s', (_, text) => {
+      const redacted = shown(text) ?? '';
+      expect(redacted).toContain('[connection:api]');
+      expect(redacted).not.toMatch(/pa(\+|%20| )ss/);
+    });
+
+    it('keeps a secret the URL parser would cut (a `#`) to its other spellings', () => {
+      const hashed = createRedactor({ connections: { api: 'abc#def ghi' }, trigger: request() });
+      expect(hashed?.text('q=abc%23def%20ghi r=abc%23def+ghi')).toBe('q=[connection:api] r=[connection:api]');
+    });
+  });
+
   it('redacts a JSON value whole and its string fields of 8 characters or more, not short ones', () => {
     const value = { user: 'bot', password: 'correct-horse-battery', region: 'eu' };
     const redactor = createRedactor({ connections: { db: value }, trigger: request() });

@@ -82,9 +82,45 @@ export function createRedactor(options: {
   return { value: <T>(input: T) => walk(input) as T, text };
 }
 
-/** The value as written, inside a JSON string, and URL-encoded (a query string, a form body). */
+/**
+ * The spellings of a secret that flowbox itself produces when a flow sends it on: as written;
+ * percent-encoded (`encodeURIComponent`, space as `%20`); form-encoded (`URLSearchParams`: the
+ * `http` piece's `query` and `form` body, space as `+`); as the URL parser writes it into a URL's
+ * query or path (a template inside the `http` piece's `url`); base64 (`btoa`, a `Basic`
+ * credential made of the value alone). Each also JSON-escaped once and twice: a JSON body sent
+ * and echoed inside a JSON answer kept as text. A secret transformed otherwise (a substring, a
+ * hash, base64 inside a longer text) is not recognised.
+ */
 function forms(secret: string): string[] {
-  return [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
+  const spellings = [
+    secret,
+    encodeURIComponent(secret),
+    new URLSearchParams([['', secret]]).toString().slice(1),
+    ...urlParserForms(secret),
+    Buffer.from(secret, 'utf8').toString('base64'),
+  ];
+  const escaped = (form: string) => JSON.stringify(form).slice(1, -1);
+  return [...new Set(spellings.flatMap((form) => [form, escaped(form), escaped(escaped(form))]))];
+}
+
+/** The secret in a URL's query and path as the URL parser percent-encodes it, where it is kept whole. */
+function urlParserForms(secret: string): string[] {
+  const candidates = [
+    attempt(() => new URL(`http://h/?${secret}`).search.slice(1)),
+    attempt(() => new URL(`http://h/${secret}`).pathname.slice(1)),
+  ];
+  // A `#`, `?` or `..` in the secret, or a tab or newline, would cut or change it: not its spelling.
+  return candidates.filter(
+    (form): form is string => form !== undefined && attempt(() => decodeURIComponent(form)) === secret,
+  );
+}
+
+function attempt(spell: () => string): string | undefined {
+  try {
+    return spell();
+  } catch {
+    return undefined;
+  }
 }
 
 function stringLeaves(value: unknown): string[] {

@@ -24,6 +24,15 @@ export const errors = (...statuses: number[]): Record<number, OperationResponse>
     ]),
   );
 
+/** What any operation behind the API key may answer besides its own responses. */
+export const API_KEY_LIMITED: Record<number, OperationResponse> = {
+  429: {
+    description:
+      'Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused.',
+    view: ErrorView,
+  },
+};
+
 /** A signed flow's webhook (trigger.verify) refused before any run was created. */
 export const SIGNATURE_REFUSED: Record<number, OperationResponse> = {
   401: {
