@@ -56,7 +56,7 @@ describe('a bubblewrap sandbox from bubblewrapArgs (a real bwrap)', () => {
       });
       const child = spawn('bwrap', args, { env: {}, stdio: ['ignore', 'pipe', 'pipe', seccomp.fd] });
       let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
         out += chunk.toString();
       });
       const code = await new Promise((resolve) => child.on('close', resolve));
