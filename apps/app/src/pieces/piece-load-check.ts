@@ -133,6 +133,14 @@ async function runChild(
     if (report.success && report.data.nonce === nonce) return report.data;
   }
   const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500);
+  // The sandbox itself failed to start (the probe at start passed): not the piece's fault.
+  const sandboxError = seccompPath === undefined ? null : /^(?:bwrap|prlimit): .*$/m.exec(stderr);
+  if (sandboxError !== null) {
+    throw new FlowboxError(
+      'PIECE_CHECK_UNAVAILABLE',
+      `the piece's load check could not start its sandbox: ${sandboxError[0].slice(0, 300)}`,
+    );
+  }
   throw invalid(
     `the module ended its loading process (exit ${exit}) without loading${tail === '' ? '' : `: ${tail}`}`,
   );
