@@ -30,6 +30,7 @@ import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { registerMetricsRoute } from './metrics/metrics-route.ts';
 import { publishBuiltInPieces } from './pieces/built-in-pieces.ts';
+import { type LoadCheckIsolation, loadCheckIsolation } from './pieces/piece-load-sandbox.ts';
 import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
@@ -127,7 +128,17 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
   });
-  const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
+  let isolation: LoadCheckIsolation | undefined;
+  const loadCheck = () => {
+    isolation ??= loadCheckIsolation(config.PIECE_LOAD_CHECK);
+    return isolation;
+  };
+  const registry = new PieceRegistry({
+    pieces,
+    storage,
+    maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES,
+    loadCheck,
+  });
   const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
   const publisher = new FlowPublisher({ flows, storage, registry, connections });
@@ -279,6 +290,15 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
     async publishPieces() {
       await storage.ensureBucket();
+      const check = loadCheck();
+      if (check.mode === 'unavailable') {
+        logger.error(
+          { reason: check.reason },
+          'piece publishes will be refused (503 PIECE_CHECK_UNAVAILABLE): the load check cannot be sandboxed here; set PIECE_LOAD_CHECK=UNSANDBOXED to allow it without',
+        );
+      } else if (check.mode === 'unsandboxed') {
+        logger.warn('PIECE_LOAD_CHECK=UNSANDBOXED: published pieces are loaded outside a sandbox');
+      }
       const published = await publishBuiltInPieces(registry);
       logger.info(
         {

@@ -228,6 +228,12 @@ export const AppEnvSchema = z.object({
     .min(1)
     .default(DEFAULT_SERVICE_NAMES.app)
     .describe("The app's `service.name` in its spans, when tracing is on."),
+  PIECE_LOAD_CHECK: z
+    .enum(['SANDBOXED', 'UNSANDBOXED'])
+    .default('SANDBOXED')
+    .describe(
+      "Where `POST /v1/pieces` imports a piece's module to check it. `SANDBOXED`: a bubblewrap sandbox (no network, its own PID namespace, read-only files but a private /tmp, no child processes, bounded memory and CPU; it needs `bwrap`, `prlimit` and user namespaces, as `EXECUTION_MODE=SANDBOXED` workers do: docs/operations.md). An app that cannot make the sandbox still starts, logs why, and answers every publish 503 `PIECE_CHECK_UNAVAILABLE` naming the reason; its built-in pieces, which are its own code, are checked without it. `UNSANDBOXED`: a plain child process with an empty environment and Node's permission model, which leaves it the network and the app's processes within its reach: only where every piece publisher is trusted.",
+    ),
   PIECE_ARCHIVE_MAX_BYTES: envFields
     .positiveInt(10 * 1024 * 1024)
     .describe(

@@ -11,6 +11,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 import type { AppConfig } from '../src/env.ts';
 import { publishBuiltInPieces } from '../src/pieces/built-in-pieces.ts';
+import { loadCheckIsolation } from '../src/pieces/piece-load-sandbox.ts';
 import { PieceRegistry } from '../src/pieces/piece-registry.ts';
 import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { ObjectStorage } from '../src/storage/object-storage.ts';
@@ -372,6 +373,7 @@ describe('the built-in pieces', () => {
         pieces: createPiecesRepository(pool),
         storage,
         maxArchiveBytes: MAX_ARCHIVE_BYTES,
+        loadCheck: () => loadCheckIsolation('SANDBOXED'),
       });
       const writePackage = async (name: string, pkg: object, greeting?: string) => {
         await mkdir(join(dir, name, 'dist'), { recursive: true });

@@ -108,6 +108,8 @@ export const ERROR_CATALOG = {
   /** A fetched artifact's sha256 is not the one the app recorded: refused, never run. */
   ARTIFACT_INTEGRITY: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
   QUEUE_UNAVAILABLE: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
+  /** `POST /v1/pieces` on an app that cannot sandbox a piece's load check (PIECE_LOAD_CHECK). */
+  PIECE_CHECK_UNAVAILABLE: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   /** The app instance holding a sync caller is shutting down; the run goes on elsewhere. */
   APP_SHUTTING_DOWN: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   /** More runs wait than WEBHOOK_MAX_QUEUED_RUNS: refused before a run is created. */

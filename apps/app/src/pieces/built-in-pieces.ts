@@ -56,7 +56,7 @@ export async function publishBuiltInPieces(
   const outcomes: PublishOutcome[] = [];
   for (const piece of await findBuiltInPieces(packagesDir)) {
     try {
-      outcomes.push(await registry.publish(piece));
+      outcomes.push(await registry.publish({ ...piece, builtIn: true }));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const hint =

@@ -1,6 +1,7 @@
 // Entry file of the load-check child (piece-load-check.ts): imports one piece's module as the
 // engine does (require(), shared zod and framework), and prints one PieceLoadReport line.
-// It runs with an empty environment, the permission model on and a deadline set by its parent.
+// It runs with an empty environment, the permission model on and a deadline set by its parent,
+// in a bubblewrap sandbox unless PIECE_LOAD_CHECK=UNSANDBOXED.
 import dgram from 'node:dgram';
 import dns from 'node:dns';
 import { readFileSync, writeSync } from 'node:fs';
@@ -27,6 +28,9 @@ function report(message: WithoutNonce<PieceLoadReport>): never {
 type WithoutNonce<T> = T extends unknown ? Omit<T, 'nonce'> : never;
 
 const refuse = (problem: string): never => report({ version: 1, type: 'refused', problem });
+
+// bubblewrap sets PWD (the piece's own directory): the module sees no environment at all.
+delete process.env.PWD;
 
 const [entry] = process.argv.slice(2);
 if (entry === undefined) refuse('no entry file given');
@@ -109,8 +113,9 @@ function inputSchemaOf(input: unknown): Record<string, unknown> {
 }
 
 /**
- * Node's permission model (24) leaves the network open, and this process sits where the app
- * does (a cloud metadata address, internal services): every way out is made to throw before
+ * Node's permission model (24) leaves the network open. In the sandbox (piece-load-sandbox.ts)
+ * there is no network to reach; with PIECE_LOAD_CHECK=UNSANDBOXED this process sits where the
+ * app does (a cloud metadata address, internal services): every way out is made to throw before
  * the module runs, and the originals are kept nowhere it could reach. `fetch` and http(s)
  * connect through net.Socket; process.binding is closed by the permission model.
  */
@@ -122,11 +127,12 @@ function denyNetwork(): void {
   };
   net.Socket.prototype.connect = deny;
   net.Server.prototype.listen = deny;
+  Object.assign(net.Server.prototype, { _listen2: deny });
   dgram.Socket.prototype.bind = deny;
   dgram.Socket.prototype.send = deny;
   for (const api of [dns, dns.promises]) {
     for (const name of Object.keys(api)) {
-      if (name === 'lookup' || name.startsWith('resolve') || name === 'reverse') {
+      if (name.startsWith('lookup') || name.startsWith('resolve') || name === 'reverse') {
         Object.defineProperty(api, name, { value: deny });
       }
     }

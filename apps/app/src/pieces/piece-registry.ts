@@ -3,6 +3,7 @@ import { FlowboxError, formatIssues, type PieceManifest, PieceManifestSchema } f
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { type ArchiveFiles, checkPieceArchive } from './piece-archive-check.ts';
 import { type LoadedPiece, loadCheckPiece } from './piece-load-check.ts';
+import type { LoadCheckIsolation } from './piece-load-sandbox.ts';
 import { latestVersion } from './piece-versions.ts';
 import type { PieceRecord, PiecesRepository } from './pieces-repository.ts';
 
@@ -47,15 +48,26 @@ export class PieceRegistry {
   readonly #pieces: PiecesRepository;
   readonly #storage: ObjectStorage;
   readonly #maxArchiveBytes: number;
+  readonly #loadCheck: () => LoadCheckIsolation;
 
-  constructor(deps: { pieces: PiecesRepository; storage: ObjectStorage; maxArchiveBytes: number }) {
+  constructor(deps: {
+    pieces: PiecesRepository;
+    storage: ObjectStorage;
+    maxArchiveBytes: number;
+    /** Where the load check runs (decided once, on first use: it starts a test sandbox). */
+    loadCheck: () => LoadCheckIsolation;
+  }) {
     this.#pieces = deps.pieces;
     this.#storage = deps.storage;
     this.#maxArchiveBytes = deps.maxArchiveBytes;
+    this.#loadCheck = deps.loadCheck;
   }
 
-  /** Throws INVALID_PIECE (nothing stored) or PIECE_VERSION_EXISTS. */
-  async publish(input: { manifest: unknown; archive: Buffer }): Promise<PublishOutcome> {
+  /**
+   * Throws INVALID_PIECE (nothing stored), PIECE_VERSION_EXISTS, or PIECE_CHECK_UNAVAILABLE
+   * (piece-load-check.ts). `builtIn`: one of the app's own pieces (built-in-pieces.ts).
+   */
+  async publish(input: { manifest: unknown; archive: Buffer; builtIn?: boolean }): Promise<PublishOutcome> {
     const parsed = PieceManifestSchema.safeParse(input.manifest);
     if (!parsed.success) throw invalid(`manifest: ${formatIssues(parsed.error.issues)}`);
     const manifest = parsed.data;
@@ -71,7 +83,10 @@ export class PieceRegistry {
       return { created: false, piece: known };
     }
 
-    const loaded = await loadCheckPiece(manifest, files);
+    const loaded = await loadCheckPiece(manifest, files, {
+      isolation: this.#loadCheck(),
+      builtIn: input.builtIn,
+    });
     checkLoadedMatches(manifest, loaded);
     if (known !== undefined) {
       await this.#pieces.fillChecks({ ...known, nodeBuiltins: loaded.nodeBuiltins, actions: loaded.actions });

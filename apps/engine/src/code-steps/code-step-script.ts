@@ -8,9 +8,9 @@ export const HOST_GLOBAL = '__flowboxCodeStepHost';
  * WebAssembly memories and resizable buffers grown by `resize`, `grow` or `transfer` come from
  * V8's page allocator, which nothing counts (1 GB under a 64 MB limit); fixed-size buffers are
  * counted, so `transfer` becomes `transferToFixedLength`. No other reference to these intrinsics
- * is left to the code.
+ * is left to the code. A run's isolate (isolate-run.ts) runs it in its context too.
  */
-const UNBOUNDED_MEMORY =
+export const UNBOUNDED_MEMORY =
   'delete globalThis.WebAssembly; delete ArrayBuffer.prototype.resize; delete SharedArrayBuffer.prototype.grow; ' +
   "Object.defineProperty(ArrayBuffer.prototype, 'transfer', { value: ArrayBuffer.prototype.transferToFixedLength, writable: true, configurable: true });";
 

@@ -1,6 +1,7 @@
 import { FlowboxError } from '@flowbox/protocol';
 import type { Context, Isolate } from 'isolated-vm';
 import type { CodeRunRequest } from '../code-steps/code-runner.ts';
+import { UNBOUNDED_MEMORY } from '../code-steps/code-step-script.ts';
 import { evalCodeStep, IVM_TIMEOUT_MESSAGE, isAllocationRefused } from '../code-steps/eval-code-step.ts';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
 import type { IsolateHost } from './isolate-host.ts';
@@ -69,9 +70,13 @@ export async function createBlankIsolate(
   };
   try {
     const context = await isolate.createContext();
-    await context.evalClosure('__flowbox.connect({ sync: $0, async: $1, notify: $2 });', references, {
-      timeout: CONNECT_TIMEOUT_MS,
-    });
+    // V8 installs WebAssembly again in every context it makes from a snapshot (inside/entry.ts
+    // deleted it in the snapshot's own): it goes before any piece or step code runs here.
+    await context.evalClosure(
+      `${UNBOUNDED_MEMORY} __flowbox.connect({ sync: $0, async: $1, notify: $2 });`,
+      references,
+      { timeout: CONNECT_TIMEOUT_MS },
+    );
     return {
       isolate,
       context,

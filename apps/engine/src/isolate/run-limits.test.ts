@@ -16,6 +16,20 @@ beforeAll(async () => {
       action('spin', '()=>{for(;;){}}'),
       action('hoard', '()=>{const kept=[];for(;;)kept.push(new Array(100000).fill(kept.length));}'),
       action('hang', '()=>new Promise(()=>{})'),
+      // What V8 allocates outside the isolate's heap limit, which code steps do not have either.
+      action(
+        'wasm',
+        '()=>{const m=new WebAssembly.Memory({initial:1,maximum:65536});m.grow(8191);return m.buffer.byteLength;}',
+      ),
+      action(
+        'resize',
+        '()=>{const b=new ArrayBuffer(1,{maxByteLength:1e9});b.resize(5e8);return b.byteLength;}',
+      ),
+      action(
+        'grow',
+        '()=>{const b=new SharedArrayBuffer(1,{maxByteLength:1e9});b.grow(5e8);return b.byteLength;}',
+      ),
+      action('kept', '()=>[new ArrayBuffer(8).transfer(16).byteLength,typeof WebAssembly]'),
       action(
         'chatty',
         "async()=>{console.log('from the piece');await new Promise(r=>setTimeout(r,5));return 'done';}",
@@ -81,6 +95,27 @@ describe('limits of a run in its own isolate', () => {
     expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
     expect(outcome.error?.message).toMatch(message);
     await nextRunAnswers();
+  });
+
+  it.each([
+    ['WebAssembly (a Memory grown to 512 MiB)', 'wasm', /WebAssembly is not defined/],
+    ['ArrayBuffer resize', 'resize', /resize is not a function/],
+    ['SharedArrayBuffer grow', 'grow', /grow is not a function/],
+  ])(
+    'a piece has no %s: its step fails naming it, and the next run answers',
+    async (_name, actionName, message) => {
+      const outcome = await run(flowOf(pieceStep('step_1', 'hog', actionName)));
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error).toMatchObject({ step: 'step_1' });
+      expect(outcome.error?.message).toMatch(message);
+      await nextRunAnswers();
+    },
+  );
+
+  it('a piece keeps fixed-size buffers and transfer to a fixed length', async () => {
+    const outcome = await run(flowOf(pieceStep('step_1', 'hog', 'kept')));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.steps[1]?.output).toEqual([16, 'undefined']);
   });
 
   it("captures a piece's console in its step, and its timers work within the step", async () => {

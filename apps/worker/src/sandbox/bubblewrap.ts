@@ -1,11 +1,16 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
+import {
+  bubblewrapArgs,
+  sandboxUnavailable as bubblewrapUnavailable,
+  systemReadOnlyBinds,
+} from '@flowbox/sandbox';
 
 /**
  * How a sandboxed engine is started (EXECUTION_MODE=SANDBOXED): bubblewrap with new user, PID,
- * IPC, UTS, mount, network and cgroup namespaces, run through `prlimit` for its limits.
+ * IPC, UTS, mount, network and cgroup namespaces (@flowbox/sandbox), run through `prlimit` for
+ * its limits.
  *
  * What the engine sees: read-only, at their own paths, the Node binary, the system's shared
  * libraries, the installed engine bundle and the isolated-vm package it imports, and, at the
@@ -13,7 +18,7 @@ import { RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
  * socket at /run/flowbox/relay.sock; its own /proc and a minimal /dev; a private /tmp of
  * SANDBOX_TMP_BYTES. Not the worker's home, environment, token or cache for writing; no
  * network interface but its own loopback; no process of the host. It dies with the worker
- * (`--die-with-parent`), and a seccomp filter (seccomp-filter.ts) keeps it from starting any
+ * (`--die-with-parent`), and a seccomp filter (@flowbox/sandbox) keeps it from starting any
  * process. Its environment is only what the worker hands it.
  */
 
@@ -46,10 +51,6 @@ export interface SandboxLayout {
   limits: SandboxLimits;
 }
 
-/** The system directories a dynamically linked Node needs, where they exist. */
-const SYSTEM_DIRS = ['/usr', '/lib', '/lib64', '/lib32', '/libx32'];
-const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf'];
-
 /**
  * `prlimit` and its arguments, then bwrap's, then node and its arguments: the engine entry, or
  * `--snapshot-blob <blob>` for an engine started from its snapshot.
@@ -58,46 +59,20 @@ export function sandboxCommand(
   layout: SandboxLayout,
   nodeArgs: string[],
 ): { command: string; args: string[] } {
-  const node = realpathSync(process.execPath);
-  const bind = (kind: '--ro-bind' | '--bind', source: string, target = source) => [kind, source, target];
-  const roBinds = [
-    ...SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => bind('--ro-bind', dir)),
-    ...SYSTEM_FILES.filter((file) => existsSync(file)).flatMap((file) => bind('--ro-bind', file)),
-    ...bind('--ro-bind', node),
-    ...bind('--ro-bind', layout.engineDir),
-    ...isolatedVmDirs(layout.isolatedVmDir).flatMap((dir) => bind('--ro-bind', dir)),
-    ...layout.readOnlyBinds.flatMap(({ source, target }) => bind('--ro-bind', source, target)),
-  ];
-  const bwrapArgs = [
-    '--unshare-all',
-    '--die-with-parent',
-    '--new-session',
-    '--hostname',
-    'flowbox-engine',
-    '--cap-drop',
-    'ALL',
-    // The private /tmp first: binds of cache paths under the host's /tmp go on top of it.
-    '--size',
-    String(layout.limits.tmpBytes),
-    '--tmpfs',
-    '/tmp',
-    ...roBinds,
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    ...bind('--ro-bind', layout.relayDir, path.dirname(RELAY_SOCKET_IN_SANDBOX)),
-    // Everything but /tmp read-only, the mount points bubblewrap made on its root included.
-    '--remount-ro',
-    '/',
-    '--chdir',
-    '/tmp',
-    '--seccomp',
-    String(layout.seccompFd),
-    '--',
-    node,
-    ...nodeArgs,
-  ];
+  const bwrapArgs = bubblewrapArgs({
+    hostname: 'flowbox-engine',
+    tmpBytes: layout.limits.tmpBytes,
+    readOnlyBinds: [
+      ...systemReadOnlyBinds(),
+      { source: layout.engineDir },
+      ...isolatedVmDirs(layout.isolatedVmDir).map((source) => ({ source })),
+      ...layout.readOnlyBinds,
+      { source: layout.relayDir, target: path.dirname(RELAY_SOCKET_IN_SANDBOX) },
+    ],
+    chdir: '/tmp',
+    seccompFd: layout.seccompFd,
+    command: [realpathSync(process.execPath), ...nodeArgs],
+  });
   const limits = [
     `--nofile=${layout.limits.openFiles}`,
     `--as=${layout.limits.addressSpaceBytes}`,
@@ -123,27 +98,7 @@ function isolatedVmDirs(isolatedVmDir: string): string[] {
   return [modulesDir, ...dependencies.filter((dir) => !dir.startsWith(`${modulesDir}/`))];
 }
 
-/**
- * Why this machine cannot run sandboxed engines, or null when it can: bubblewrap and prlimit on
- * PATH, and a sandbox with every namespace actually starting (user namespaces may be disabled,
- * or refused by a container's seccomp or AppArmor profile).
- */
+/** Why this machine cannot run sandboxed engines, or null when it can (@flowbox/sandbox). */
 export function sandboxUnavailable(): string | null {
-  const install = 'install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)';
-  const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
-  if (bwrap.error !== undefined)
-    return `EXECUTION_MODE=SANDBOXED needs bubblewrap (bwrap), which is not on PATH: ${install}`;
-  const prlimit = spawnSync('prlimit', ['--version'], { encoding: 'utf8' });
-  if (prlimit.error !== undefined)
-    return 'EXECUTION_MODE=SANDBOXED needs prlimit (util-linux), which is not on PATH';
-  const probe = spawnSync(
-    'bwrap',
-    ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
-    { encoding: 'utf8', timeout: 10_000 },
-  );
-  if (probe.status !== 0) {
-    const reason = (probe.stderr || probe.error?.message || `exit ${probe.status}`).trim();
-    return `EXECUTION_MODE=SANDBOXED: bubblewrap cannot create a sandbox here (${reason}); it needs user namespaces (see docs/operations.md)`;
-  }
-  return null;
+  return bubblewrapUnavailable('EXECUTION_MODE=SANDBOXED');
 }

@@ -5,11 +5,11 @@ import path from 'node:path';
 import type { EgressFetch, FetchBudget } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
+import { noNewProcessesFilter } from '@flowbox/sandbox';
 import type { EngineSandbox } from '../engines/engine-process.ts';
 import { type SandboxLimits, sandboxCommand } from './bubblewrap.ts';
 import { startEngineRelay } from './engine-relay.ts';
 import { createJobView } from './job-view.ts';
-import { noNewProcessesFilter } from './seccomp-filter.ts';
 
 export interface SandboxedEngineOptions {
   /** The installed engine (`<cache>/engine/<sha256>/engine.mjs`). */

@@ -1,11 +1,11 @@
 /**
- * The seccomp program bubblewrap installs on a sandboxed engine (`bwrap --seccomp FD`): the
- * engine may start threads but no process. `clone` without CLONE_THREAD, `fork` and `vfork`
+ * The seccomp program bubblewrap installs on a sandbox (`bwrap --seccomp FD`: a sandboxed
+ * engine, a piece's load check): the process may start threads but no process. `clone` without CLONE_THREAD, `fork` and `vfork`
  * fail with EPERM; `clone3` fails with ENOSYS, which makes libc fall back to `clone`, where the
  * flags can be read (clone3 passes them in memory, out of a filter's reach). Everything else is
  * allowed: the namespaces, the read-only mounts and the limits do the rest.
  *
- * A process limit (RLIMIT_NPROC) cannot do this for a worker running as root, since the kernel
+ * A process limit (RLIMIT_NPROC) cannot do this for a process running as root, since the kernel
  * does not count root's processes against it; a filter holds for any user.
  *
  * Classic BPF over `struct seccomp_data` { int nr; u32 arch; u64 ip; u64 args[6] }, as
