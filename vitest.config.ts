@@ -1,8 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BESIDE_CODE, BROWSER, COMPOSE, FAULTS, NAMED_INTEGRATION, TEST_FOLDERS } from './test/tiers.ts';
 
 /**
  * The tests in five tiers (vitest projects), chosen by where a test file lives and how it is
- * named, so a new file lands in its tier without a list to edit (docs/testing.md):
+ * named (test/tiers.ts), so a new file lands in its tier without a list to edit (docs/testing.md):
  * - unit: `*.test.ts` beside the code (a package's `src/`, and `scripts/`): no server, no build.
  * - integration: a package's `test/` folder, and `*.int.test.ts` anywhere; real stores.
  * - faults: `test/faults/` (fault injection on a real stack).
@@ -10,21 +11,6 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * - compose: `docker/test/` (the compose file, the Dockerfile and the Kubernetes manifests).
  * `pnpm test` runs every project, `pnpm test:<project>` one of them.
  */
-const BESIDE_CODE = [
-  'apps/*/src/**/*.test.ts',
-  'packages/*/src/**/*.test.ts',
-  'benchmark/src/**/*.test.ts',
-  'scripts/**/*.test.ts',
-];
-const TEST_FOLDERS = [
-  'apps/*/test/**/*.test.ts',
-  'packages/*/test/**/*.test.ts',
-  'benchmark/test/**/*.test.ts',
-];
-const NAMED_INTEGRATION = '**/*.int.test.ts';
-const FAULTS = 'apps/*/test/faults/**/*.test.ts';
-const BROWSER = '**/*.browser.test.ts';
-const COMPOSE = 'docker/test/**/*.test.ts';
 /** One real Postgres, Redis and versitygw, shared by every project of a run that lists it. */
 const STORES = './test/global-setup.ts';
 
