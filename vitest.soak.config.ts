@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// `pnpm test:soak`: the long run of the fault-injection suite (issue 6), not part of `pnpm test`
-// or CI. The same global setup as the tests: one real Postgres, Redis and versitygw.
+// `pnpm test:soak`: the long run of the fault-injection suite, not part of `pnpm test` or CI
+// (docs/testing.md). The same global setup as the store-backed test projects: one real Postgres,
+// Redis and versitygw.
 export default defineConfig({
   test: {
     include: ['apps/dev/soak/**/*.soak.ts'],

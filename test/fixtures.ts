@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { inject, type ProvidedContext } from 'vitest';
 import {
   createBucket,
   createDatabase,
@@ -22,6 +22,21 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * A store's address from the global setup. Only the projects that start the stores have them
+ * (vitest.config.ts): a test beside its code in `src/` (the unit project) that needs one
+ * is named `*.int.test.ts` or lives in its package's `test/` folder.
+ */
+export function provided<K extends 'postgresUrl' | 'redisUrl' | 's3'>(key: K): ProvidedContext[K] {
+  const value = inject(key);
+  if (value === undefined) {
+    throw new Error(
+      `${key} is not provided: this test needs the real stores, so name it *.int.test.ts or move it to its package's test/ folder (docs/testing.md)`,
+    );
+  }
+  return value;
+}
+
 /** A random prefix for BullMQ queue names and Redis keys. */
 export function testNamespace(): string {
   return `test-${randomUUID()}`;
@@ -29,13 +44,13 @@ export function testNamespace(): string {
 
 /** A new, empty database (or a clone of `template`) on the shared server; returns its URL. */
 export function createTestDatabase(template?: string): Promise<string> {
-  return createDatabase(inject('postgresUrl'), `test_${randomUUID().replaceAll('-', '')}`, template);
+  return createDatabase(provided('postgresUrl'), `test_${randomUUID().replaceAll('-', '')}`, template);
 }
 
 /** A new bucket on the shared S3 server; returns its name. */
 export async function createTestBucket(): Promise<string> {
   const bucket = `test-${randomUUID()}`;
-  await createBucket(inject('s3'), bucket);
+  await createBucket(provided('s3'), bucket);
   return bucket;
 }
 

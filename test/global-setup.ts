@@ -10,16 +10,62 @@ import {
   INSTALL_HINTS,
   type LocalService,
   MissingBinaryError,
+  type S3Config,
   startPostgresServer,
   startRedisServer,
   startVersitygw,
 } from '../packages/local-services/src/index.ts';
 
+/** The stores one vitest process shares between its projects (test/fixtures.ts reads them). */
+interface Stores {
+  postgresUrl: string;
+  redisUrl: string;
+  s3: S3Config;
+  close(): Promise<void>;
+}
+
 /**
- * Starts one real Postgres, Redis and versitygw for the whole test run and hands their
- * addresses to the tests (`inject('postgresUrl')`, see test/fixtures.ts). Returns the teardown.
+ * vitest loads a global setup once per project, each time in a fresh module scope; the
+ * stores live on globalThis so the integration, faults and browser projects of one run share
+ * one set, closed when the last project that asked for them tears down.
+ */
+interface SharedStores {
+  stores: Promise<Stores>;
+  users: number;
+}
+const SHARED = Symbol.for('flowbox.test.stores');
+type Holder = { [SHARED]?: SharedStores };
+
+/**
+ * The global setup of the projects that need real stores (vitest.config.ts): starts one
+ * Postgres, Redis and versitygw for the run and hands their addresses to the tests
+ * (`inject('postgresUrl')`, see test/fixtures.ts). Returns the teardown.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const holder = globalThis as Holder;
+  const shared = holder[SHARED] ?? { stores: startStores(), users: 0 };
+  holder[SHARED] = shared;
+  shared.users += 1;
+  const release = async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await (await shared.stores.catch(() => null))?.close();
+  };
+  let stores: Stores;
+  try {
+    stores = await shared.stores;
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  project.provide('postgresUrl', stores.postgresUrl);
+  project.provide('redisUrl', stores.redisUrl);
+  project.provide('s3', stores.s3);
+  return release;
+}
+
+async function startStores(): Promise<Stores> {
   // The global setup is an entry point: it reads the environment here and nowhere else.
   const pathEnv = process.env.PATH;
   const toolsDir = process.env.FLOWBOX_TOOLS_DIR ?? defaultToolsDir();
@@ -35,23 +81,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     startVersitygw({ dataDir: join(root, 's3'), binary: versitygwBinary, ...s3Credentials }),
   ]);
   const started = results.flatMap((r): LocalService[] => (r.status === 'fulfilled' ? [r.value] : []));
-  const teardown = async () => {
+  const close = async () => {
     await Promise.allSettled(started.map((service) => service.close()));
     await rm(root, { recursive: true, force: true });
   };
   const [postgres, redis, versitygw] = results;
   if (postgres.status !== 'fulfilled' || redis.status !== 'fulfilled' || versitygw.status !== 'fulfilled') {
-    await teardown();
+    await close();
     const failed = results.find((r) => r.status === 'rejected');
     throw failed?.reason;
   }
-
-  project.provide('postgresUrl', postgres.value.url);
-  project.provide('redisUrl', redis.value.url);
-  project.provide('s3', {
-    endpoint: versitygw.value.endpoint,
-    region: versitygw.value.region,
-    ...s3Credentials,
-  });
-  return teardown;
+  return {
+    postgresUrl: postgres.value.url,
+    redisUrl: redis.value.url,
+    s3: { endpoint: versitygw.value.endpoint, region: versitygw.value.region, ...s3Credentials },
+    close,
+  };
 }

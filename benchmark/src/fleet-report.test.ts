@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseEventLoopDelay } from '../src/app-event-loop.ts';
-import { parseBenchArgs } from '../src/args.ts';
-import { fleetSection, largestFleetPerApp, perWorkerSpread } from '../src/report-fleet.ts';
-import type { ScenarioResult } from '../src/result-types.ts';
-import { fleetSuite, simScenario } from '../src/scenarios.ts';
-import { sampleRepeat, sampleReport } from './sample-report.ts';
+import { sampleRepeat, sampleReport } from '../test/sample-report.ts';
+import { parseEventLoopDelay } from './app-event-loop.ts';
+import { parseBenchArgs } from './args.ts';
+import { fleetSection, largestFleetPerApp, perWorkerSpread } from './report-fleet.ts';
+import type { ScenarioResult } from './result-types.ts';
+import { fleetSuite, simScenario } from './scenarios.ts';
 
 function simResult(apps: number, workers: number, reqPerSec: number, loopP99Ms: number): ScenarioResult {
   const scenario = simScenario(apps, workers, 200);

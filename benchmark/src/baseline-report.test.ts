@@ -1,13 +1,13 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { renderMarkdown } from '../src/report-md.ts';
-import { FIGURES, ratio, ratioRows } from '../src/report-ratios.ts';
-import { renderSvg } from '../src/report-svg.ts';
-import type { BenchReport } from '../src/result-types.ts';
-import { resultBaseName } from '../src/results-files.ts';
-import { scenario } from '../src/scenarios.ts';
-import { mergeRuns } from '../src/suite-runner.ts';
-import { sampleRepeat, sampleReport, sampleScenario } from './sample-report.ts';
+import { sampleRepeat, sampleReport, sampleScenario } from '../test/sample-report.ts';
+import { renderMarkdown } from './report-md.ts';
+import { FIGURES, ratio, ratioRows } from './report-ratios.ts';
+import { renderSvg } from './report-svg.ts';
+import type { BenchReport } from './result-types.ts';
+import { resultBaseName } from './results-files.ts';
+import { scenario } from './scenarios.ts';
+import { mergeRuns } from './suite-runner.ts';
 
 const SHA = '55a97c9aa2c3e1f0b6d7e8f90123456789abcdef';
 

@@ -1,15 +1,15 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { summarizeScenario } from '../src/aggregate.ts';
-import { cpuBudget, cpuBudgetSection } from '../src/cpu-budget.ts';
-import { fmt, fmtSpread, mdTable, textTable } from '../src/format.ts';
-import { renderBar, renderProgressLine } from '../src/progress.ts';
-import { compareWithReference, fmtAdvantage } from '../src/reference.ts';
-import { renderMarkdown } from '../src/report-md.ts';
-import { escapeXml, niceTicks, renderSvg } from '../src/report-svg.ts';
-import { resultBaseName } from '../src/results-files.ts';
-import { scenario } from '../src/scenarios.ts';
-import { sampleRepeat, sampleReport } from './sample-report.ts';
+import { sampleRepeat, sampleReport } from '../test/sample-report.ts';
+import { summarizeScenario } from './aggregate.ts';
+import { cpuBudget, cpuBudgetSection } from './cpu-budget.ts';
+import { fmt, fmtSpread, mdTable, textTable } from './format.ts';
+import { renderBar, renderProgressLine } from './progress.ts';
+import { compareWithReference, fmtAdvantage } from './reference.ts';
+import { renderMarkdown } from './report-md.ts';
+import { escapeXml, niceTicks, renderSvg } from './report-svg.ts';
+import { resultBaseName } from './results-files.ts';
+import { scenario } from './scenarios.ts';
 
 describe('summarizeScenario', () => {
   it('takes medians and spreads over repeats, per worker too', () => {
