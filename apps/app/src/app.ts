@@ -27,9 +27,10 @@ import { registerRunRoutes } from './http/run-routes.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { registerMetricsRoute } from './metrics/metrics-route.ts';
-import { publishBuiltInPieces } from './pieces/built-in-pieces.ts';
+import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
 import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
+import { PublishGate } from './pieces/publish-gate.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
@@ -125,7 +126,17 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
   });
-  const registry = new PieceRegistry({ pieces, storage, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
+  const registry = new PieceRegistry({
+    pieces,
+    storage,
+    maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES,
+    maxUnpackedBytes: config.PIECE_UNPACKED_MAX_BYTES,
+    gate: new PublishGate({
+      concurrency: config.PIECE_PUBLISH_CONCURRENCY,
+      maxQueued: config.PIECE_PUBLISH_MAX_QUEUED,
+    }),
+    reservedNames: await builtInPieceNames(),
+  });
   const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
   const publisher = new FlowPublisher({ flows, storage, registry, connections });
@@ -264,7 +275,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
 
     async publishPieces() {
       await storage.ensureBucket();
-      const published = await publishBuiltInPieces(registry);
+      const { published, conflicts } = await publishBuiltInPieces(registry);
+      for (const conflict of conflicts) {
+        logger.error(
+          { piece: conflict.piece, packageDir: conflict.packageDir, err: conflict.message },
+          'a built-in piece version is in the registry with other content; the app starts with the registry content',
+        );
+      }
       logger.info(
         {
           pieces: published.map(({ piece, created }) => ({
