@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { createLogger } from '@flowbox/node-kit';
 import { BENCHMARK_FLOW } from '@flowbox/protocol';
@@ -350,6 +351,72 @@ describe('built-in pieces published by apps starting at once', () => {
       ]);
     } finally {
       await Promise.all(apps.map((one) => one.close()));
+    }
+  });
+});
+
+describe('an app whose built-in piece version the registry holds with other content', () => {
+  it('starts, logging which, and the registry content stands', async () => {
+    const config = await testAppConfig();
+    const pool = createPool(config.DATABASE_URL, 2);
+    const storage = new ObjectStorage({
+      endpoint: config.S3_ENDPOINT,
+      region: config.S3_REGION,
+      bucket: config.S3_BUCKET,
+      accessKeyId: config.S3_ACCESS_KEY_ID,
+      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    });
+    const lines: string[] = [];
+    const logs = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).trim().split('\n'));
+        done();
+      },
+    });
+    let app: FlowboxApp | undefined;
+    try {
+      await migrate(pool, createLogger({ name: 'migrate', level: 'silent' }));
+      await storage.ensureBucket();
+      // Published under the built-in's name before names were reserved: no reserved names here.
+      const squatter = new PieceRegistry({
+        pieces: createPiecesRepository(pool),
+        storage,
+        maxArchiveBytes: MAX_ARCHIVE_BYTES,
+        maxUnpackedBytes: MAX_ARCHIVE_BYTES,
+        gate: new PublishGate({ concurrency: 1, maxQueued: 0 }),
+        reservedNames: new Set(),
+      });
+      const builtIn = JSON.parse(
+        await readFile(
+          join(import.meta.dirname, '..', '..', '..', 'packages', 'piece-http', 'dist', 'manifest.json'),
+          'utf8',
+        ),
+      ) as { version: string };
+      const body = goodPiece({ name: 'http', version: builtIn.version, actions: ['greet'] });
+      const squat = await squatter.publish({
+        manifest: body.manifest,
+        archive: Buffer.from(body.archive, 'base64'),
+      });
+      expect(squat.created).toBe(true);
+
+      app = await createApp(config, createLogger({ name: 'app', level: 'info' }, logs));
+      const url = await startApp(app, { seedBenchmarkFlow: false });
+      const http = (await (await manage(url, 'GET', '/v1/pieces/http')).json()) as {
+        versions: Array<{ sha256: string }>;
+      };
+      expect(http.versions.map((v) => v.sha256)).toEqual([squat.piece.sha256]);
+      const conflict = lines
+        .map((line) => JSON.parse(line) as { level: number; piece?: string; err?: string; msg: string })
+        .find((line) => line.piece === `http@${builtIn.version}`);
+      expect(conflict).toMatchObject({
+        level: 50,
+        msg: expect.stringContaining('a built-in piece version is in the registry with other content'),
+        err: expect.stringMatching(/already published with other content .*Yank it/),
+      });
+    } finally {
+      await app?.close();
+      storage.close();
+      await pool.end();
     }
   });
 });
