@@ -59,6 +59,9 @@ export type { FlowboxApp } from './flowbox-app.ts';
  * (`startApp` runs them in order), so tests can build an app and use `http.inject()`.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
+  // Read first: an await after the stores' clients exist lets them connect, and building the
+  // app opens no connection (app-start.test.ts).
+  const reservedNames = await builtInPieceNames();
   // Without an endpoint there is no tracer at all: no OpenTelemetry SDK is loaded, and every
   // traced place is one null check. With one, nothing connects until the first export.
   const tracer =
@@ -135,7 +138,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       concurrency: config.PIECE_PUBLISH_CONCURRENCY,
       maxQueued: config.PIECE_PUBLISH_MAX_QUEUED,
     }),
-    reservedNames: await builtInPieceNames(),
+    reservedNames,
   });
   const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
