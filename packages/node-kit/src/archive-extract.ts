@@ -15,9 +15,18 @@ export const ARCHIVE_EXTRACT_LIMITS: ArchiveExtractLimits = {
   maxBytes: 200 * 1024 * 1024,
 };
 
+/** Why an archive was refused: past its limits, an entry, or not a gzip'd tar at all. */
+export type ArchiveRefusal = 'limits' | 'entries' | 'format';
+
 /** An archive refused for what it holds (or for not being one); the message names the entry. */
 export class ArchiveRefusedError extends Error {
   override readonly name = 'ArchiveRefusedError';
+  readonly refusal: ArchiveRefusal;
+
+  constructor(refusal: ArchiveRefusal, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.refusal = refusal;
+  }
 }
 
 /**
@@ -52,7 +61,7 @@ export async function extractArchive(
       bytes += 'size' in entry && typeof entry.size === 'number' ? entry.size : 0;
       if (entries > limits.maxEntries || bytes > limits.maxBytes) {
         overLimit ??= `archive too large: past ${limits.maxEntries} entries or ${limits.maxBytes} unpacked bytes`;
-        unpack.abort(new ArchiveRefusedError(overLimit));
+        unpack.abort(new ArchiveRefusedError('limits', overLimit));
         return false;
       }
       const type = 'type' in entry ? String(entry.type) : 'unknown';
@@ -70,17 +79,32 @@ export async function extractArchive(
       Readable.from(slices(archive), { objectMode: false }).pipe(unpack);
     });
   } catch (error) {
-    if (overLimit !== undefined) throw new ArchiveRefusedError(overLimit);
+    if (overLimit !== undefined) throw new ArchiveRefusedError('limits', overLimit);
+    // A failing disk is this host's fault, not the archive's (a name too long for it is the archive's).
+    if (HOST_ERRORS.has(String((error as { code?: unknown } | null)?.code))) throw error;
     const message = error instanceof Error ? error.message : String(error);
     // The temporary directory says nothing to whoever sent the archive.
-    throw new ArchiveRefusedError(`not a readable gzip'd tar: ${message.replaceAll(dir, '.')}`, {
+    throw new ArchiveRefusedError('format', `not a readable gzip'd tar: ${message.replaceAll(dir, '.')}`, {
       cause: error,
     });
   }
-  if (overLimit !== undefined) throw new ArchiveRefusedError(overLimit);
-  if (refused.length > 0) throw new ArchiveRefusedError(`refused archive entries: ${refused.join(', ')}`);
+  if (overLimit !== undefined) throw new ArchiveRefusedError('limits', overLimit);
+  if (refused.length > 0)
+    throw new ArchiveRefusedError('entries', `refused archive entries: ${refused.join(', ')}`);
   return layout.files();
 }
+
+const HOST_ERRORS = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'EIO',
+  'EMFILE',
+  'ENFILE',
+  'ENOMEM',
+]);
 
 /** Up to about 1,000 times this unpacked per write (zlib's best ratio). */
 const SLICE_BYTES = 4 * 1024;

@@ -85,6 +85,18 @@ describe('checkPieceArchive', () => {
     });
   });
 
+  it("refuses a name the disk cannot hold as the archive's fault (400), not the host's", async () => {
+    await expect(
+      checkPieceArchive(
+        tarGz([
+          { name: 'PaxHeader', type: 'x', data: paxRecord('path', `${'n'.repeat(300)}.mjs`) },
+          { name: 'x', data: 'y' },
+        ]),
+        LIMITS,
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_PIECE', message: expect.stringMatching(/ENAMETOOLONG/) });
+  });
+
   it('refuses a gzip of something that is not a tar, and an archive that unpacks past its cap', async () => {
     await expect(checkPieceArchive(gzipSync(Buffer.from('x'.repeat(600))), LIMITS)).rejects.toThrow(
       /not a readable gzip'd tar/,

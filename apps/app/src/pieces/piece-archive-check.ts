@@ -43,7 +43,8 @@ export async function checkPieceArchive(archive: Buffer, limits: ArchiveLimits):
       });
     } catch (error) {
       if (error instanceof ArchiveRefusedError) {
-        throw invalid(`${error.message} (PIECE_UNPACKED_MAX_BYTES ${limits.maxUnpackedBytes})`);
+        const setting = error.refusal === 'limits' ? ' (PIECE_UNPACKED_MAX_BYTES)' : '';
+        throw invalid(`${error.message}${setting}`);
       }
       throw error;
     }
