@@ -95,8 +95,8 @@ describe('reserved names and yanked piece versions', () => {
       status: 200,
       json: { piece: { name: 'greeter', version: '1.1.0', yankedAt: expect.any(String) } },
     });
-    // Again: answered unchanged.
-    const again = await call('DELETE', '/v1/pieces/greeter/1.1.0?force=true');
+    // Again (a bare `?force` is `?force=true`): answered unchanged.
+    const again = await call('DELETE', '/v1/pieces/greeter/1.1.0?force');
     expect(again).toEqual(yanked);
 
     // The flow pinned to it keeps running it.
