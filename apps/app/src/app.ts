@@ -29,10 +29,11 @@ import { registerRunRoutes } from './http/run-routes.ts';
 import { registerWebhookRoutes } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { registerMetricsRoute } from './metrics/metrics-route.ts';
-import { publishBuiltInPieces } from './pieces/built-in-pieces.ts';
+import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
 import { type LoadCheckIsolation, loadCheckIsolation } from './pieces/piece-load-sandbox.ts';
 import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
+import { PublishGate } from './pieces/publish-gate.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
@@ -61,6 +62,9 @@ export type { FlowboxApp } from './flowbox-app.ts';
  * (`startApp` runs them in order), so tests can build an app and use `http.inject()`.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<FlowboxApp> {
+  // Read first: an await after the stores' clients exist lets them connect, and building the
+  // app opens no connection (app-start.test.ts).
+  const reservedNames = await builtInPieceNames();
   // Without an endpoint there is no tracer at all: no OpenTelemetry SDK is loaded, and every
   // traced place is one null check. With one, nothing connects until the first export.
   const tracer =
@@ -138,6 +142,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     storage,
     maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES,
     loadCheck,
+    maxUnpackedBytes: config.PIECE_UNPACKED_MAX_BYTES,
+    gate: new PublishGate({
+      concurrency: config.PIECE_PUBLISH_CONCURRENCY,
+      maxQueued: config.PIECE_PUBLISH_MAX_QUEUED,
+    }),
+    reservedNames,
   });
   const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
@@ -299,7 +309,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       } else if (check.mode === 'unsandboxed') {
         logger.warn('PIECE_LOAD_CHECK=UNSANDBOXED: published pieces are loaded outside a sandbox');
       }
-      const published = await publishBuiltInPieces(registry);
+      const { published, conflicts } = await publishBuiltInPieces(registry);
+      for (const conflict of conflicts) {
+        logger.error(
+          { piece: conflict.piece, packageDir: conflict.packageDir, err: conflict.message },
+          'a built-in piece version is in the registry with other content; the app starts with the registry content',
+        );
+      }
       logger.info(
         {
           pieces: published.map(({ piece, created }) => ({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
+import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 import { isRedisUrl } from './redis/redis-target.ts';
@@ -238,6 +239,27 @@ export const AppEnvSchema = z.object({
     .positiveInt(10 * 1024 * 1024)
     .describe(
       'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out zod and the pieces framework (the engine has them), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
+    ),
+  PIECE_UNPACKED_MAX_BYTES: envFields
+    .positiveInt(64 * 1024 * 1024)
+    .refine((bytes) => bytes <= ARCHIVE_EXTRACT_LIMITS.maxBytes, {
+      message: `must be at most ${ARCHIVE_EXTRACT_LIMITS.maxBytes}, what a worker unpacks`,
+    })
+    .describe(
+      "Largest a piece archive may be unpacked (its files' sizes added up); a larger one is refused 400 at publish, the unpack stopping at the first byte past it. At most 200 MiB, what a worker unpacks. The files are held in memory while the piece's module is load-checked, so this times PIECE_PUBLISH_CONCURRENCY bounds what publishing takes.",
+    ),
+  PIECE_PUBLISH_CONCURRENCY: envFields
+    .positiveInt(2)
+    .describe(
+      'Piece publishes this app checks at once (unpacking the archive, loading its module in a child process).',
+    ),
+  PIECE_PUBLISH_MAX_QUEUED: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(4)
+    .describe(
+      'Piece publishes that wait for a place when PIECE_PUBLISH_CONCURRENCY are being checked; one more is refused 503 (PIECE_PUBLISH_BUSY). Each waiting request holds its body (up to a third over PIECE_ARCHIVE_MAX_BYTES) in memory.',
     ),
 });
 

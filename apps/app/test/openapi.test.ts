@@ -6,6 +6,7 @@ import type { FlowboxApp } from '../src/app.ts';
 import { API_OPERATIONS } from '../src/http/api-operations.ts';
 import { API_VERSION, buildOpenApiDocument, openApiPath } from '../src/http/openapi-document.ts';
 import { startTestApp, TEST_API_KEY } from './app-harness.ts';
+import { goodPiece } from './piece-archives.ts';
 
 interface Media {
   schema: object;
@@ -83,8 +84,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (8), runs (4), pieces (3), connections (5), health (2), metrics, the document.
-    expect(publicRoutes.length).toBe(28);
+    // Webhooks (2, each POST and GET), flows (8), runs (4), pieces (4), connections (5), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(29);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -119,6 +120,17 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     await call('GET', '/v1/pieces/:name', '/v1/pieces/webhook');
     await call('GET', '/v1/pieces/:name', '/v1/pieces/no-such-piece');
     await call('POST', '/v1/pieces', '/v1/pieces', { manifest: {}, archive: '' });
+    expect(
+      (await call('POST', '/v1/pieces', '/v1/pieces', goodPiece({ name: 'webhook', version: '9.0.0' })))
+        .status,
+    ).toBe(403);
+    // The flow created above pins math-helper: a yank is refused naming it.
+    expect((await call('DELETE', '/v1/pieces/:name/:version', '/v1/pieces/math-helper/0.1.0')).status).toBe(
+      409,
+    );
+    expect((await call('DELETE', '/v1/pieces/:name/:version', '/v1/pieces/math-helper/9.9.9')).status).toBe(
+      404,
+    );
     await call('GET', '/v1/flows/:flowId', '/v1/flows/documented');
     await call('GET', '/v1/flows/:flowId', '/v1/flows/no-such-flow');
     await call('PATCH', '/v1/flows/:flowId', '/v1/flows/documented', { name: 'renamed' });

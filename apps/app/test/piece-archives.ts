@@ -12,7 +12,16 @@ export interface RawEntry {
   linkname?: string;
 }
 
-export function tarGz(entries: readonly RawEntry[]): Buffer {
+/** One pax record, `<length> <key>=<value>\n`, its length counting itself. */
+export function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  let length = body.length + 2;
+  if (`${length}${body}`.length !== length) length += 1;
+  return `${length}${body}`;
+}
+
+/** `end: false` leaves out the two zero blocks, `gzip: false` the gzip: to embed one tar in another. */
+export function tarGz(entries: readonly RawEntry[], options: { end?: boolean; gzip?: boolean } = {}): Buffer {
   const blocks: Buffer[] = [];
   for (const entry of entries) {
     const data = Buffer.from(entry.data ?? '');
@@ -32,8 +41,8 @@ export function tarGz(entries: readonly RawEntry[]): Buffer {
     header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
     blocks.push(header, data, Buffer.alloc((512 - (data.byteLength % 512)) % 512));
   }
-  blocks.push(Buffer.alloc(1024));
-  return gzipSync(Buffer.concat(blocks));
+  if (options.end !== false) blocks.push(Buffer.alloc(1024));
+  return options.gzip === false ? Buffer.concat(blocks) : gzipSync(Buffer.concat(blocks));
 }
 
 export interface TestPiece {

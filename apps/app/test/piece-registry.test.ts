@@ -1,21 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { createLogger } from '@flowbox/node-kit';
 import { BENCHMARK_FLOW } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { createPool } from '../src/db/pool.ts';
+import type { FlowboxApp } from '../src/app.ts';
 import type { AppConfig } from '../src/env.ts';
-import { publishBuiltInPieces } from '../src/pieces/built-in-pieces.ts';
-import { loadCheckIsolation } from '../src/pieces/piece-load-sandbox.ts';
-import { PieceRegistry } from '../src/pieces/piece-registry.ts';
-import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
-import { ObjectStorage } from '../src/storage/object-storage.ts';
-import { manage, startTestApp, testAppConfig } from './app-harness.ts';
+import { manage, startTestApp } from './app-harness.ts';
 import { goodPiece, manifestOf, pieceSource, publishBody } from './piece-archives.ts';
 
 interface PieceVersionAnswer {
@@ -171,7 +160,7 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     [
       'a path with ..',
       () => publishBody(PIECE, [MODULE, { name: '../escape.mjs', data: 'x' }]),
-      /"\.\.\/escape\.mjs": path contains '\.\.'/,
+      /"\.\.\/escape\.mjs" \(path contains '\.\.'\)/,
     ],
     [
       'an absolute path',
@@ -181,17 +170,17 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     [
       'a symbolic link out of its root',
       () => publishBody(PIECE, [MODULE, { name: 'passwd', type: '2', linkname: '/etc/passwd' }]),
-      /"passwd": a symbolic link/,
+      /"passwd" \(a symbolic link; only regular files and directories/,
     ],
     [
       'a hard link',
       () => publishBody(PIECE, [MODULE, { name: 'shadow', type: '1', linkname: '../../etc/shadow' }]),
-      /"shadow": a hard link/,
+      /"shadow" \(a hard link;/,
     ],
     [
       'a device file',
       () => publishBody(PIECE, [MODULE, { name: 'null', type: '3' }]),
-      /"null": a character device/,
+      /"null" \(a character device;/,
     ],
     [
       'an archive over PIECE_ARCHIVE_MAX_BYTES',
@@ -332,79 +321,3 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
 
 const PIECE = { name: 'bad-piece', version: '1.0.0' };
 const MODULE = { name: 'index.mjs', data: pieceSource(PIECE) };
-
-describe('built-in pieces published by apps starting at once', () => {
-  it('start both, with one registry entry per built-in piece', async () => {
-    const config = await testAppConfig();
-    const logger = createLogger({ name: 'app', level: 'silent' });
-    const apps = await Promise.all([createApp(config, logger), createApp(config, logger)]);
-    try {
-      const urls = await Promise.all(apps.map((one) => startApp(one, { seedBenchmarkFlow: false })));
-      const listed = (await (await manage(urls[1] ?? '', 'GET', '/v1/pieces')).json()) as {
-        pieces: Array<{ name: string; versions: string[] }>;
-      };
-      expect(listed.pieces.map((p) => [p.name, p.versions.length])).toEqual([
-        ['http', 1],
-        ['math-helper', 1],
-        ['webhook', 1],
-      ]);
-    } finally {
-      await Promise.all(apps.map((one) => one.close()));
-    }
-  });
-});
-
-describe('the built-in pieces', () => {
-  it('are the packages whose package.json says flowbox.piece; one changed without a new version fails the start', async () => {
-    const config = await testAppConfig();
-    const pool = createPool(config.DATABASE_URL, 2);
-    const storage = new ObjectStorage({
-      endpoint: config.S3_ENDPOINT,
-      region: config.S3_REGION,
-      bucket: config.S3_BUCKET,
-      accessKeyId: config.S3_ACCESS_KEY_ID,
-      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-    });
-    const dir = await mkdtemp(join(tmpdir(), 'flowbox-built-ins-'));
-    try {
-      await migrate(pool, createLogger({ name: 'migrate', level: 'silent' }));
-      await storage.ensureBucket();
-      const registry = new PieceRegistry({
-        pieces: createPiecesRepository(pool),
-        storage,
-        maxArchiveBytes: MAX_ARCHIVE_BYTES,
-        loadCheck: () => loadCheckIsolation('SANDBOXED'),
-      });
-      const writePackage = async (name: string, pkg: object, greeting?: string) => {
-        await mkdir(join(dir, name, 'dist'), { recursive: true });
-        await writeFile(join(dir, name, 'package.json'), JSON.stringify(pkg));
-        const body = goodPiece({ name: 'greeter', version: '1.0.0' }, { greeting });
-        await writeFile(join(dir, name, 'dist', 'manifest.json'), JSON.stringify(body.manifest));
-        await writeFile(join(dir, name, 'dist', 'piece.tgz'), Buffer.from(body.archive, 'base64'));
-      };
-      await writePackage('piece-greeter', {
-        name: '@x/piece-greeter',
-        flowbox: { piece: { name: 'greeter' } },
-      });
-      await writePackage('not-a-piece', { name: '@x/helpers' }, 'ignored');
-      const published = await publishBuiltInPieces(registry, dir);
-      expect(published.map(({ piece, created }) => [piece.name, piece.version, created])).toEqual([
-        ['greeter', '1.0.0', true],
-      ]);
-      expect((await publishBuiltInPieces(registry, dir)).map(({ created }) => created)).toEqual([false]);
-
-      await writePackage(
-        'piece-greeter',
-        { name: '@x/piece-greeter', flowbox: { piece: { name: 'greeter' } } },
-        'hi',
-      );
-      await expect(publishBuiltInPieces(registry, dir)).rejects.toThrow(
-        /^built-in piece piece-greeter: greeter@1\.0\.0 is already published with other content .*; give .*piece-greeter\/package\.json a new version$/,
-      );
-    } finally {
-      storage.close();
-      await pool.end();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-});

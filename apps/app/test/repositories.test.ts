@@ -47,6 +47,7 @@ describe.each([
       '0007_run_rank.sql',
       '0008_piece_registry.sql',
       '0009_connections.sql',
+      '0010_piece_yanks.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -151,7 +152,19 @@ describe.each([
     ]);
     expect(again).toMatchObject({ outcome: 'exists', piece: first });
     expect(other).toMatchObject({ outcome: 'exists', piece: first });
-    expect(await pieces.list()).toEqual([{ ...first, publishedAt: expect.any(Date) }]);
+    expect(await pieces.list()).toEqual([{ ...first, publishedAt: expect.any(Date), yankedAt: null }]);
+
+    // bench-v2, published above, pins webhook@1.0.0: a yank is refused naming it, unless forced.
+    expect(await pieces.yank('webhook', '1.0.0', false)).toEqual({
+      result: 'in-use',
+      usedBy: [expect.objectContaining({ flowId: 'bench', flowVersionId: 'bench-v2' })],
+    });
+    expect((await pieces.get('webhook', '1.0.0'))?.yankedAt).toBeNull();
+    const yanked = await pieces.yank('webhook', '1.0.0', true);
+    expect(yanked).toMatchObject({ result: 'yanked', piece: { ...first, yankedAt: expect.any(Date) } });
+    // Yanked once: a second yank keeps the first time.
+    expect(await pieces.yank('webhook', '1.0.0', true)).toEqual(yanked);
+    expect(await pieces.yank('webhook', '9.9.9', true)).toEqual({ result: 'missing' });
   });
 
   it('takes a run from QUEUED to one final state, and only one', async () => {

@@ -6,7 +6,7 @@ import { CliError } from './cli-error.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
-import { describePieces, listPieces } from './commands/piece-registry.ts';
+import { describePieces, listPieces, yankPiece } from './commands/piece-registry.ts';
 import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
@@ -86,6 +86,16 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(
         `${table([['PIECE', 'LATEST', 'VERSIONS'], ...pieces.map((p) => [p.name, p.latest, p.versions.join(', ')])])}\n`,
       );
+    });
+  piece
+    .command('yank <name@version>')
+    .description(
+      'yank a piece version: no new flow version can pin it, flows pinned to it keep running it (refused while a published flow pins it, unless --force)',
+    )
+    .option('--force', 'yank it even though published flows pin it')
+    .action(async (ref: string, options: { force?: boolean }) => {
+      const yanked = await yankPiece(api(), ref, options.force === true);
+      io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
   const flow = program.command('flow').description('push and list flows');

@@ -34,6 +34,10 @@ export const ERROR_CATALOG = {
   /** `POST /v1/pieces` of a name@version already published with other content: versions are immutable. */
   PIECE_VERSION_EXISTS: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   PIECE_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** `POST /v1/pieces` of a built-in piece's name or one in the reserved `flowbox-` namespace. */
+  PIECE_NAME_RESERVED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
+  /** Yanking a piece version published flow versions pin, without `?force`; the message names them. */
+  PIECE_IN_USE: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   /** More runs of this flow wait than FLOW_MAX_QUEUED_RUNS: refused before a run is created. */
   FLOW_QUEUE_FULL: { family: 'user', runStatus: 'FAILED', httpStatus: 429 },
   /**
@@ -114,6 +118,8 @@ export const ERROR_CATALOG = {
   APP_SHUTTING_DOWN: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   /** More runs wait than WEBHOOK_MAX_QUEUED_RUNS: refused before a run is created. */
   QUEUE_FULL: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
+  /** More piece publishes are being checked and wait than PIECE_PUBLISH_CONCURRENCY and PIECE_PUBLISH_MAX_QUEUED. */
+  PIECE_PUBLISH_BUSY: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 503 },
   INTERNAL: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
 } as const satisfies Record<string, CatalogEntry>;
 

@@ -74,9 +74,10 @@ export class FlowPublisher {
       .map(([name, wanted]) => {
         const piece = index.resolve(name, wanted);
         if (piece === undefined) {
+          const yanked = wanted !== undefined && index.isYanked(name, wanted);
           throw new FlowboxError(
             'INVALID_FLOW',
-            `piece ${name}${wanted === undefined ? '' : `@${wanted}`} is not published`,
+            `piece ${name}${wanted === undefined ? '' : `@${wanted}`} is ${yanked ? 'yanked: nothing new can pin it' : 'not published'}`,
           );
         }
         return { name, version: piece.version };

@@ -16,6 +16,7 @@ function record(name: string, version: string, actions: string[], triggers: stri
     nodeBuiltins: [],
     actions: [],
     publishedAt: new Date(0),
+    yankedAt: null,
   };
 }
 
@@ -52,6 +53,19 @@ describe('validateFlowDefinition', () => {
     const opted = { ...BENCHMARK_FLOW, runWhenCallerGone: true };
     expect(validateFlowDefinition(opted, catalog)).toEqual(opted);
     expectInvalid({ ...BENCHMARK_FLOW, runWhenCallerGone: 'yes' }, /^definition\.runWhenCallerGone: /);
+  });
+
+  it('refuses a yanked version when pinned, and resolves the latest past it', () => {
+    const yanked = new PieceIndex([
+      record('webhook', '1.0.0', ['return_response'], ['catch_webhook']),
+      record('math-helper', '1.0.0', ['addition_math'], []),
+      { ...record('math-helper', '1.1.0', ['addition_math'], []), yankedAt: new Date(0) },
+    ]);
+    expect(() => validateFlowDefinition(withStep(0, { version: '1.1.0' }), yanked)).toThrow(
+      /definition\.steps\.0\.version: math-helper@1\.1\.0 is yanked; .* \(published: 1\.0\.0\)/,
+    );
+    expect(yanked.resolve('math-helper')?.version).toBe('1.0.0');
+    expect(yanked.versions('math-helper')).toEqual(['1.0.0']);
   });
 
   it('points at an unknown piece, action or trigger', () => {

@@ -84,6 +84,11 @@ function resolvePiece(
   const piece = pieces.resolve(ref.piece, ref.version);
   if (piece === undefined) {
     const published = pieces.versions(ref.piece);
+    if (ref.version !== undefined && pieces.isYanked(ref.piece, ref.version)) {
+      throw invalid(
+        `${at}.version: ${ref.piece}@${ref.version} is yanked; flows pinned to it keep running it, new versions cannot pin it (published: ${published.join(', ') || 'none'})`,
+      );
+    }
     if (published.length === 0) throw invalid(`${at}.piece: unknown piece '${ref.piece}'`);
     throw invalid(
       `${at}.version: piece '${ref.piece}' has no published version '${ref.version}' (published: ${published.join(', ')})`,

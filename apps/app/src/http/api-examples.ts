@@ -134,6 +134,7 @@ export const PIECE_VERSION_EXAMPLE: PieceVersionView = {
   triggers: [],
   nodeBuiltins: [],
   isolate: { supported: true },
+  yankedAt: null,
 };
 
 export const errorExample = (code: ErrorView['error']['code'], message: string): ErrorView => ({

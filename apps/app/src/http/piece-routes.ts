@@ -2,15 +2,23 @@ import { FlowboxError, formatIssues, PiecePublishRequestSchema } from '@flowbox/
 import type { FastifyInstance } from 'fastify';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { latestVersion } from '../pieces/piece-versions.ts';
+import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
+import { YankPieceQuery } from './views/piece-requests.ts';
 import { type PieceDetailView, type PieceSummaryView, pieceVersionView } from './views/piece-view.ts';
 
 type NameParams = { Params: { name: string } };
+type VersionParams = { Params: { name: string; version: string } };
+
+/** The latest version not yanked, or '' when every one is. */
+const latestOf = (versions: readonly PieceRecord[]) =>
+  latestVersion(versions.filter((v) => v.yankedAt === null).map((v) => v.version)) ?? '';
 
 /**
  * The piece registry's API, behind the API key: publish a built piece (its manifest and
- * base64 archive), list pieces, read one piece's versions with their actions' input schemas.
+ * base64 archive), list pieces, read one piece's versions with their actions' input schemas,
+ * yank a version.
  */
 export function registerPieceRoutes(
   app: FastifyInstance,
@@ -37,15 +45,15 @@ export function registerPieceRoutes(
   app.route({
     ...apiRoute(OPS.listPieces),
     handler: async (): Promise<{ pieces: PieceSummaryView[] }> => {
-      const byName = new Map<string, string[]>();
+      const byName = new Map<string, PieceRecord[]>();
       for (const piece of await deps.registry.list()) {
-        byName.set(piece.name, [...(byName.get(piece.name) ?? []), piece.version]);
+        byName.set(piece.name, [...(byName.get(piece.name) ?? []), piece]);
       }
       return {
         pieces: [...byName].map(([name, versions]) => ({
           name,
-          latest: latestVersion(versions) ?? '',
-          versions,
+          latest: latestOf(versions),
+          versions: versions.map((v) => v.version),
         })),
       };
     },
@@ -57,9 +65,24 @@ export function registerPieceRoutes(
       const versions = await deps.registry.versionsOf(request.params.name);
       return {
         name: request.params.name,
-        latest: latestVersion(versions.map((v) => v.version)) ?? '',
+        latest: latestOf(versions),
         versions: versions.map(pieceVersionView),
       };
+    },
+  });
+
+  app.route<VersionParams>({
+    ...apiRoute(OPS.yankPiece),
+    handler: async (request) => {
+      const query = YankPieceQuery.safeParse(request.query ?? {});
+      if (!query.success) throw new FlowboxError('INVALID_REQUEST', formatIssues(query.error.issues));
+      const { name, version } = request.params;
+      const { piece } = await deps.registry.yank(name, version, query.data.force);
+      request.log.warn(
+        { piece: `${name}@${version}`, force: query.data.force, yankedAt: piece.yankedAt },
+        'yanked piece version',
+      );
+      return { piece: pieceVersionView(piece) };
     },
   });
 }

@@ -19,9 +19,24 @@ export interface PieceRecord {
   /** Actions with their input schemas; null as for nodeBuiltins. */
   actions: PieceActionInfo[] | null;
   publishedAt: Date;
+  /** When the version was yanked: flows pinned to it keep running it, nothing new may pin it. */
+  yankedAt: Date | null;
 }
 
-export type NewPieceRecord = Omit<PieceRecord, 'publishedAt'>;
+export type NewPieceRecord = Omit<PieceRecord, 'publishedAt' | 'yankedAt'>;
+
+/** A flow whose published version pins a piece version. */
+export interface PieceUse {
+  flowId: string;
+  flowName: string;
+  flowVersionId: string;
+}
+
+/** What a yank found: done (or done before), refused because flows pin it, or no such version. */
+export type YankOutcome =
+  | { result: 'yanked'; piece: PieceRecord }
+  | { result: 'in-use'; usedBy: PieceUse[] }
+  | { result: 'missing' };
 
 /** What an insert found: the version is new, or already there (with the same content or not). */
 export type InsertOutcome =
@@ -42,6 +57,11 @@ export interface PiecesRepository {
   list(): Promise<PieceRecord[]>;
   get(name: string, version: string): Promise<PieceRecord | null>;
   versionsOf(name: string): Promise<PieceRecord[]>;
+  /**
+   * Marks name@version yanked (kept if it was already) unless a flow's published version pins
+   * it and `force` is false: one statement, so a flow published in between makes it refuse.
+   */
+  yank(name: string, version: string, force: boolean): Promise<YankOutcome>;
 }
 
 interface PieceRow {
@@ -54,7 +74,15 @@ interface PieceRow {
   node_builtins: string[] | null;
   actions: unknown;
   published_at: Date;
+  yanked_at: Date | null;
 }
+
+/** The published versions of flows not deleted whose bundle pins piece $1 at version $2. */
+const USES = `
+  SELECT f.id AS "flowId", f.name AS "flowName", v.id AS "flowVersionId"
+  FROM flows f JOIN flow_versions v ON v.id = f.published_version_id
+  WHERE f.deleted_at IS NULL
+    AND v.bundle_pieces @> jsonb_build_array(jsonb_build_object('name', $1::text, 'version', $2::text))`;
 
 const ActionsSchema = z.array(PieceActionInfoSchema).nullable();
 
@@ -114,6 +142,20 @@ export function createPiecesRepository(pool: Pool): PiecesRepository {
 
     get,
 
+    async yank(name, version, force) {
+      const { rows } = await pool.query<PieceRow>(
+        `UPDATE pieces SET yanked_at = COALESCE(yanked_at, now())
+         WHERE name = $1 AND version = $2 AND ($3 OR NOT EXISTS (${USES}))
+         RETURNING *`,
+        [name, version, force],
+      );
+      const [yanked] = rows;
+      if (yanked !== undefined) return { result: 'yanked', piece: fromRow(yanked) };
+      if ((await get(name, version)) === null) return { result: 'missing' };
+      const uses = await pool.query<PieceUse>(`${USES} ORDER BY f.id`, [name, version]);
+      return { result: 'in-use', usedBy: uses.rows };
+    },
+
     async versionsOf(name) {
       const { rows } = await pool.query<PieceRow>(
         'SELECT * FROM pieces WHERE name = $1 ORDER BY published_at, version',
@@ -135,5 +177,6 @@ function fromRow(row: PieceRow): PieceRecord {
     nodeBuiltins: row.node_builtins,
     actions: ActionsSchema.parse(row.actions ?? null),
     publishedAt: row.published_at,
+    yankedAt: row.yanked_at,
   };
 }

@@ -8,7 +8,12 @@ import { extractArchive } from './tar-extract.ts';
 
 /** A gzip'd tar written block by block, so it can hold entries no tar tool would write. */
 function rawArchive(
-  entries: { path: string; type?: 'File' | 'SymbolicLink'; body?: string; linkpath?: string }[],
+  entries: {
+    path: string;
+    type?: 'File' | 'SymbolicLink' | 'Directory' | 'ContiguousFile';
+    body?: string;
+    linkpath?: string;
+  }[],
 ) {
   const blocks: Buffer[] = [];
   for (const entry of entries) {
@@ -71,6 +76,27 @@ describe('extractArchive', () => {
     });
     expect(await readdir(path.join(root, 'out'))).toEqual(['piece']);
     expect(await readdir(dir)).toEqual(['manifest.json']);
+  });
+
+  it.each([
+    [
+      'a contiguous file (tar type 7)',
+      [{ path: 'c.mjs', type: 'ContiguousFile' as const, body: 'x' }],
+      /"c\.mjs" \(a contiguous file/,
+    ],
+    [
+      'an entry under a file',
+      [
+        { path: 'a', body: 'x' },
+        { path: 'a/b', type: 'Directory' as const },
+      ],
+      /"a\/b" \(under the file "a"\)/,
+    ],
+  ])('refuses %s, as the registry does at publish', async (_name, entries, message) => {
+    await expect(extractArchive(rawArchive(entries), dir, 'piece archive odd@1.0.0')).rejects.toMatchObject({
+      code: 'PROVISION_FAILED',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('fails with PROVISION_FAILED on bytes that are not an archive', async () => {

@@ -8,3 +8,15 @@ export const PublishPieceBody = PiecePublishRequestSchema.extend({
 }).meta({ id: 'PublishPieceRequest' });
 
 export const PieceParams = z.object({ name: z.string() });
+
+export const PieceVersionParams = z.object({ name: z.string(), version: z.string() });
+
+export const YankPieceQuery = z.object({
+  force: z
+    .enum(['true', 'false', ''])
+    .optional()
+    .transform((value) => value === 'true' || value === '')
+    .describe(
+      'Yank it even though published flow versions pin it (`?force` or `?force=true`); they keep running it.',
+    ),
+});

@@ -36,6 +36,9 @@ export const PieceVersionView = z
         "Node built-ins the piece's module imports; null for a version published before they were recorded.",
       ),
     isolate: IsolateSupportView,
+    yankedAt: DateTime.nullable().describe(
+      'When the version was yanked (`DELETE /v1/pieces/{name}/{version}`): flows pinned to it keep running it, nothing new can pin it. Null while it is not.',
+    ),
   })
   .meta({ id: 'PieceVersion', description: 'One immutable published version of a piece.' });
 export type PieceVersionView = z.infer<typeof PieceVersionView>;
@@ -45,8 +48,12 @@ export const PublishedPieceView = z.object({ piece: PieceVersionView }).meta({ i
 export const PieceSummaryView = z
   .object({
     name: z.string(),
-    latest: z.string().describe('The highest version (semver; releases before pre-releases).'),
-    versions: z.array(z.string()),
+    latest: z
+      .string()
+      .describe(
+        'The highest version not yanked (semver; releases before pre-releases); empty when every one is.',
+      ),
+    versions: z.array(z.string()).describe('Every published version, yanked ones included.'),
   })
   .meta({ id: 'PieceSummary' });
 export type PieceSummaryView = z.infer<typeof PieceSummaryView>;
@@ -54,7 +61,11 @@ export type PieceSummaryView = z.infer<typeof PieceSummaryView>;
 export const PieceListView = z.object({ pieces: z.array(PieceSummaryView) }).meta({ id: 'PieceList' });
 
 export const PieceDetailView = z
-  .object({ name: z.string(), latest: z.string(), versions: z.array(PieceVersionView) })
+  .object({
+    name: z.string(),
+    latest: z.string().describe('The highest version not yanked; empty when every one is.'),
+    versions: z.array(PieceVersionView),
+  })
   .meta({ id: 'PieceDetail' });
 export type PieceDetailView = z.infer<typeof PieceDetailView>;
 
@@ -71,6 +82,7 @@ export function pieceVersionView(piece: PieceRecord): PieceVersionView {
       piece.actions ?? piece.manifest.actions.map((name) => ({ name, description: '', inputSchema: {} })),
     triggers: piece.manifest.triggers,
     nodeBuiltins: builtins,
+    yankedAt: piece.yankedAt?.toISOString() ?? null,
     isolate:
       builtins === null
         ? { supported: false, reason: 'not checked: published before the registry recorded imports' }
@@ -79,3 +91,7 @@ export function pieceVersionView(piece: PieceRecord): PieceVersionView {
           : { supported: false, reason: `imports ${builtins.map((b) => `node:${b}`).join(', ')}` },
   };
 }
+
+export const YankedPieceView = z
+  .object({ piece: PieceVersionView })
+  .meta({ id: 'YankedPiece', description: 'The version, now yanked.' });
