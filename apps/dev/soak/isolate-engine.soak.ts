@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { soakRuns } from '../../engine/src/testing/run-soak.ts';
+import { soakRuns } from '../../engine/test/support/run-soak.ts';
 
 const RUNS = 10_000;
 

@@ -42,7 +42,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ISOLATED_VM_ADDON_FILE, isolatedVmAddonPath } from '../src/isolated-vm-addon.ts';
-import { makeEngineJob, prepareEngineArtifacts, startFakeAppServer } from '../src/testing/index.ts';
+import { makeEngineJob, prepareEngineArtifacts, startFakeAppServer } from '../test/support/index.ts';
 import {
   engineLife,
   FLOOR_SOURCE,

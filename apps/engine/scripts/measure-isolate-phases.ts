@@ -18,7 +18,7 @@ import { loadIsolateFramework } from '../src/isolate/isolate-framework.ts';
 import { createIsolateHost } from '../src/isolate/isolate-host.ts';
 import { createBlankIsolate, openRunIsolate } from '../src/isolate/isolate-run.ts';
 import { createIsolateSnapshots } from '../src/isolate/isolate-snapshots.ts';
-import { unpackBuiltPieces } from '../src/testing/artifacts.ts';
+import { unpackBuiltPieces } from '../test/support/artifacts.ts';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '300' }, profile: { type: 'boolean', default: false } },

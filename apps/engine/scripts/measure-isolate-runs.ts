@@ -6,7 +6,7 @@
  *   node apps/engine/scripts/measure-isolate-runs.ts [--runs 2000]
  */
 import { parseArgs } from 'node:util';
-import { soakRuns } from '../src/testing/run-soak.ts';
+import { soakRuns } from '../test/support/run-soak.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '2000' } } });
 const runs = Number(values.runs);

@@ -14,7 +14,6 @@ import {
   type ExecutionMode,
 } from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { action, flowOf, pieceStep, writeTestPiece } from './isolate/isolate.harness.ts';
 import {
   buildFlowBundle,
   type FakeAppServer,
@@ -23,7 +22,8 @@ import {
   prepareEngineArtifacts,
   startFakeAppServer,
   unpackBuiltPieces,
-} from './testing/index.ts';
+} from '../test/support/index.ts';
+import { action, flowOf, pieceStep, writeTestPiece } from '../test/support/isolate-harness.ts';
 
 /**
  * What the worker starts (the built bundle, or the startup snapshot built from

@@ -1,6 +1,6 @@
 import { isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
-import { codeRunnersByKind, type RunnerKind } from '../testing/code-runners.ts';
+import { codeRunnersByKind, type RunnerKind } from '../../test/support/code-runners.ts';
 import type { CodeRunner, CodeRunRequest } from './code-runner.ts';
 import { openCodeStepSession } from './code-step-host.ts';
 

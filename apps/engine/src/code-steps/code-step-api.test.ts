@@ -10,7 +10,7 @@ import {
 } from '@flowbox/egress';
 import { DEFAULT_FETCH_LIMITS, isFlowboxError, wrapCodeStep } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeRunnersByKind, type RunnerKind } from '../testing/code-runners.ts';
+import { codeRunnersByKind, type RunnerKind } from '../../test/support/code-runners.ts';
 import { CONSOLE_MAX_BYTES, openCodeStepSession } from './code-step-host.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isUpload, makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from '../testing/index.ts';
-import { useExecutorHarness } from './flow-executor.harness.ts';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { isUpload, makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from '../../test/support/index.ts';
 
 const h = useExecutorHarness();
 

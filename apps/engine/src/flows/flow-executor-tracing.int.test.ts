@@ -1,7 +1,7 @@
 import { parseTraceparent, SpanRecordSchema } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { SEEDED_FLOW } from '../testing/index.ts';
-import { useExecutorHarness } from './flow-executor.harness.ts';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { SEEDED_FLOW } from '../../test/support/index.ts';
 
 const h = useExecutorHarness();
 

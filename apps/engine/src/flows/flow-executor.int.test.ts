@@ -1,7 +1,7 @@
 import { type ExecutionMode, FlowResponseReportSchema, RunLogSchema } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { isUpload, makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from '../testing/index.ts';
-import { useExecutorHarness, withCodeStep } from './flow-executor.harness.ts';
+import { useExecutorHarness, withCodeStep } from '../../test/support/flow-executor-harness.ts';
+import { isUpload, makeEngineJob, prepareEngineArtifacts, SEEDED_FLOW } from '../../test/support/index.ts';
 
 const h = useExecutorHarness();
 

@@ -34,10 +34,10 @@ import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createPieceRegistry } from '../pieces/piece-registry.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
+import { createHostStepRunner, type StepRunnerDeps } from './host-step-runner.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
 import { startRunTrace } from './run-trace.ts';
-import { createStepRunner, type StepRunnerDeps } from './step-runner.ts';
 
 export interface FlowExecutorDeps {
   bundles: FlowBundleLoader;
@@ -138,7 +138,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         const respond = async (response: FlowResponse) =>
           app.reportResponse(response, await progress.takeForResponse(), stepsAfterThis === 0);
         isolated = await openIsolatedRun(deps, job, run, respond);
-        const steps = isolated?.steps ?? createStepRunner(run, job, respond);
+        const steps = isolated?.steps ?? createHostStepRunner(run, job, respond);
         // The run's templates read the values; what leaves it is redacted (the loop below).
         const scope: Record<string, unknown> =
           job.connections === undefined ? {} : { [CONNECTIONS_ROOT]: job.connections };

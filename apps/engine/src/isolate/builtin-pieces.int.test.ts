@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { useExecutorHarness } from '../flows/flow-executor.harness.ts';
-import { flowOf } from './isolate.harness.ts';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { flowOf } from '../../test/support/isolate-harness.ts';
 
 const h = useExecutorHarness();
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { useExecutorHarness } from '../flows/flow-executor.harness.ts';
-import { code, flowOf } from './isolate.harness.ts';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { code, flowOf } from '../../test/support/isolate-harness.ts';
 
 const h = useExecutorHarness();
 

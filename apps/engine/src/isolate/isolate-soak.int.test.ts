@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { soakRuns } from '../testing/run-soak.ts';
+import { soakRuns } from '../../test/support/run-soak.ts';
 
 /**
  * Many runs, each in a fresh isolate, in one engine: none fails and nothing is kept per run

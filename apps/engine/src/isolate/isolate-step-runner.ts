@@ -10,8 +10,8 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
-import type { StepRunner } from '../flows/step-runner.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
+import type { StepRunner } from '../steps/step-runner.ts';
 import type { IsolateHost, IsolateStepSessions } from './isolate-host.ts';
 import type { RunIsolate, RuntimeCall } from './isolate-run.ts';
 

@@ -3,7 +3,7 @@ import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { builtPieceArchives, unpackBuiltPieces } from '../testing/index.ts';
+import { builtPieceArchives, unpackBuiltPieces } from '../../test/support/index.ts';
 import { pieceScript } from './piece-script.ts';
 
 const BUILTINS = new Set(builtinModules);

@@ -1,7 +1,7 @@
 import { FlowResponseReportSchema } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { useExecutorHarness, withCodeStep } from '../flows/flow-executor.harness.ts';
-import { isUpload, SEEDED_FLOW } from '../testing/index.ts';
+import { useExecutorHarness, withCodeStep } from '../../test/support/flow-executor-harness.ts';
+import { isUpload, SEEDED_FLOW } from '../../test/support/index.ts';
 
 const h = useExecutorHarness();
 

@@ -1,8 +1,8 @@
 import type { EgressFetch } from '@flowbox/egress';
 import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
-import type { StepRunner } from '../flows/step-runner.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
+import type { StepRunner } from '../steps/step-runner.ts';
 import { loadIsolateFramework } from './isolate-framework.ts';
 import { createIsolateHost } from './isolate-host.ts';
 import { type BlankIsolate, createBlankIsolate, openRunIsolate } from './isolate-run.ts';

@@ -1,9 +1,9 @@
 import type { EngineJob, FlowDefinition, RunOutcome } from '@flowbox/protocol';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useExecutorHarness } from '../flows/flow-executor.harness.ts';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { SEEDED_FLOW } from '../../test/support/index.ts';
+import { action, code, flowOf, pieceStep, writeTestPiece } from '../../test/support/isolate-harness.ts';
 import type { ProvisionedPiece } from '../pieces/piece-loader.ts';
-import { SEEDED_FLOW } from '../testing/index.ts';
-import { action, code, flowOf, pieceStep, writeTestPiece } from './isolate.harness.ts';
 
 const h = useExecutorHarness();
 

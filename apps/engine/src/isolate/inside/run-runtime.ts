@@ -8,7 +8,7 @@ import {
   type TriggerPayload,
 } from '@flowbox/protocol';
 import * as zod from 'zod';
-import { resolveTemplates } from '../../flows/template.ts';
+import { resolveTemplates } from '../../steps/template.ts';
 import { callAsync, connectHost, type HostAnswer, type HostReferences, notify } from './host-bridge.ts';
 import { createStepGlobals } from './step-globals.ts';
 

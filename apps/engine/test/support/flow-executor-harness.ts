@@ -9,12 +9,14 @@ import {
   type StepResult,
 } from '@flowbox/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { CodeRunners } from '../code-steps/code-runner.ts';
-import { createIsolatedVmRunner } from '../code-steps/isolated-vm-runner.ts';
-import { createNodeVmRunner } from '../code-steps/node-vm-runner.ts';
-import { createHttpClient, type HttpClient } from '../host/http-client.ts';
-import { createRunIsolation } from '../isolate/run-isolation.ts';
-import { createPieceLoader } from '../pieces/piece-loader.ts';
+import type { CodeRunners } from '../../src/code-steps/code-runner.ts';
+import { createIsolatedVmRunner } from '../../src/code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
+import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
+import { createFlowExecutor, type FlowExecutor } from '../../src/flows/flow-executor.ts';
+import { createHttpClient, type HttpClient } from '../../src/host/http-client.ts';
+import { createRunIsolation } from '../../src/isolate/run-isolation.ts';
+import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
 import {
   type FakeAppServer,
   makeEngineJob,
@@ -22,9 +24,7 @@ import {
   type RecordedRequest,
   SEEDED_FLOW,
   startFakeAppServer,
-} from '../testing/index.ts';
-import { createFlowBundleLoader } from './flow-bundle-loader.ts';
-import { createFlowExecutor, type FlowExecutor } from './flow-executor.ts';
+} from './index.ts';
 
 /**
  * The flow executor's tests' setup: a temp folder for what a worker would provision, and per

@@ -1,7 +1,7 @@
 import type { ExecutionMode } from '@flowbox/protocol';
-import type { CodeRunner } from '../code-steps/code-runner.ts';
-import { createIsolatedVmRunner } from '../code-steps/isolated-vm-runner.ts';
-import { createNodeVmRunner } from '../code-steps/node-vm-runner.ts';
+import type { CodeRunner } from '../../src/code-steps/code-runner.ts';
+import { createIsolatedVmRunner } from '../../src/code-steps/isolated-vm-runner.ts';
+import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 
 /** The kinds of code runner (SANDBOXED runs code steps in the same isolated-vm runner as SANDBOX_CODE_ONLY). */
 export type RunnerKind = Exclude<ExecutionMode, 'SANDBOXED'>;

@@ -6,7 +6,6 @@ import {
   FlowboxError,
   type FlowResponse,
   forUsers,
-  type StepDefinition,
   type StepResult,
   serializeError,
 } from '@flowbox/protocol';
@@ -15,7 +14,8 @@ import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
-import { resolveTemplates, type TemplateScope } from './template.ts';
+import type { StepRunner } from '../steps/step-runner.ts';
+import { resolveTemplates, type TemplateScope } from '../steps/template.ts';
 
 /** What one run's steps run with: its bundle, its pieces and the code runner of its mode. */
 export interface StepRunnerDeps {
@@ -27,13 +27,7 @@ export interface StepRunnerDeps {
   log: EngineLog;
 }
 
-/** Runs one step of one run and records it; a failing step is a result, never a throw. */
-export interface StepRunner {
-  runTrigger(): Promise<StepResult>;
-  runStep(step: StepDefinition, scope: TemplateScope): Promise<StepResult>;
-}
-
-export function createStepRunner(
+export function createHostStepRunner(
   deps: StepRunnerDeps,
   job: EngineJob,
   respond: (response: FlowResponse) => Promise<void>,

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineJob, FlowDefinition, StepDefinition } from '@flowbox/protocol';
-import type { ProvisionedPiece } from '../pieces/piece-loader.ts';
+import type { ProvisionedPiece } from '../../src/pieces/piece-loader.ts';
 
 /**
  * A piece written as the piece build would (one ES module importing the shared modules, its
