@@ -34,7 +34,7 @@ function readRssBytesSync(pid: number): number | undefined {
 }
 
 /** From each thread's `children` list (threads may fork too); empty where procfs lacks it. */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
       readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
