@@ -10,7 +10,7 @@ import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-ins
 import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
-import { readRssBytes } from './engines/process-rss.ts';
+import { readEngineRssBytes } from './engines/process-rss.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
@@ -171,7 +171,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
   });
   metrics.readEngineRss(async () => {
     const pid = runner.enginePid;
-    return pid === undefined ? undefined : readRssBytes(pid);
+    return pid === undefined ? undefined : readEngineRssBytes(pid);
   });
   let metricsServer: MetricsServer | null = null;
   return {

@@ -11,6 +11,14 @@ export async function readRssBytes(pid: number): Promise<number | undefined> {
 }
 
 /**
+ * An engine's resident memory: its process tree's, since the pid the worker holds is the
+ * launcher's (bubblewrap) when the engine has its own PID namespace or sandbox.
+ */
+export async function readEngineRssBytes(pid: number): Promise<number | undefined> {
+  return readTreeRssBytes(pid);
+}
+
+/**
  * The resident memory of a process and all its descendants: a sandboxed engine's node runs
  * under bubblewrap, two processes below the one the worker started. Undefined as above.
  */
