@@ -60,7 +60,10 @@ export function trackConnections(server: Server): ConnectionDrain {
       });
       clearTimeout(timer);
       drained = undefined;
-      for (const socket of open) if (!busy.has(socket)) socket.destroy();
+      const idle = [...open].filter((socket) => !busy.has(socket));
+      const gone = idle.map((socket) => new Promise((resolve) => socket.once('close', resolve)));
+      for (const socket of idle) socket.destroy();
+      await Promise.all(gone);
     },
   };
 }
