@@ -73,7 +73,7 @@ const NOT_IN_ENVIRONMENT: Record<ProcessName, Record<string, string>> = {
     INSTANCE_ID: 'must differ per app container, so each keeps its random default',
   },
   worker: {
-    WORKER_TOKEN: 'read by the command from the minted token file',
+    WORKER_TOKEN: 'the worker reads the minted token file instead (WORKER_TOKEN_FILE)',
     WORKER_ID: 'must differ per replica; the default uses the container hostname',
     CACHE_DIR: 'the default (under /tmp) is the container’s own disk',
     ENGINE_BUNDLE: 'the default is the bundle built into the image',

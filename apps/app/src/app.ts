@@ -15,6 +15,7 @@ import { seedBenchmarkFlow } from './flows/seed.ts';
 import { registerWebhookAdmission, WebhookAdmission } from './http/admission.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { ApiKeyFailures } from './http/api-key-failures.ts';
+import { trackConnections } from './http/connection-drain.ts';
 import { registerConnectionRoutes } from './http/connection-routes.ts';
 import { registerEngineRoutes } from './http/engine-routes.ts';
 import { registerFlowRoutes } from './http/flow-routes.ts';
@@ -78,6 +79,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         });
   let draining = false;
   const http = createHttpServer(config, logger, () => draining);
+  const httpConnections = trackConnections(http.server);
   // Before the routes (it documents each as it is added), and before any Redis client exists:
   // the plugins load here, and nothing that could connect may be waiting on the event loop.
   const routes = await registerOpenApi(http, API_VERSION);
@@ -380,9 +382,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // drop connections. The gateway closes the HTTP server with its socket.io server.
       // Steps that talk to Redis are bounded: with Redis down they would wait for a reconnect
       // that may never come, and a shutdown must not hang on it.
-      // Six steps (seven with tracing), each bounded by its share of the grace period so the
+      // Seven steps (eight with tracing), each bounded by its share of the grace period so the
       // whole close fits in it whatever hangs, and each timed in the log.
-      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 6 : 7);
+      const boundMs = (config.SHUTDOWN_GRACE_SECONDS * 1000) / (tracer === null ? 7 : 8);
       const step = async (name: string, work: Promise<unknown>) => {
         const started = performance.now();
         await waitAtMost(boundMs, work);
@@ -397,6 +399,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // left when the step's bound ends are answered 503 APP_SHUTTING_DOWN with their run id.
       await step('sync callers', hub.idle());
       await step('sync hub', hub.close());
+      // Keep-alive callers: each open connection answers its next request (`connection: close`,
+      // so it is that socket's last) before it closes; no new connection is accepted.
+      await step('http connections', httpConnections.close(boundMs * 0.9));
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
       await step('http, broker and queue', Promise.all([http.close(), broker.close(), queue.close()]));

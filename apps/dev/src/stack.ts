@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { TokenService } from '@flowbox/app';
@@ -204,7 +204,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const appUrl = appUrls[target];
       if (appUrl === undefined)
         throw new Error(`worker ${index} targets app ${target}, which does not exist`);
-      const workerToken = tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600);
+      // In a file the worker reads (WORKER_TOKEN_FILE): in no process's environment, and out of
+      // its engines' reach.
+      const workerTokenFile = join(options.dataDir, `worker-${index}.token`);
+      await writeFile(workerTokenFile, tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600), {
+        mode: 0o600,
+      });
       run(
         `worker-${index}`,
         workerEntry,
@@ -213,7 +218,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           LOG_LEVEL: options.logLevel,
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
-          WORKER_TOKEN: workerToken,
+          WORKER_TOKEN_FILE: workerTokenFile,
           // In the stack's data directory: two stacks on one host both have a `worker-0`, and the
           // worker's default (`<tmpdir>/flowbox-worker-<id>`) would be one cache for both.
           CACHE_DIR: workerCacheDir(options.dataDir, index),

@@ -1,3 +1,4 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +25,35 @@ describe('worker config', () => {
     expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
     expect(config.cacheDir).toBe(path.join(tmpdir(), `flowbox-worker-${config.workerId}`));
     expect(config.cacheDirTemporary).toBe(true);
+  });
+
+  it('starts engines in their own PID namespace unless ENGINE_PID_NAMESPACE=false', () => {
+    expect(loadConfig(required).enginePidNamespace).toBe(true);
+    expect(loadConfig({ ...required, ENGINE_PID_NAMESPACE: 'false' }).enginePidNamespace).toBe(false);
+  });
+
+  it('reads the token from WORKER_TOKEN_FILE, and takes exactly one of the two', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'flowbox-token-'));
+    try {
+      const file = path.join(dir, 'token');
+      writeFileSync(file, '  from-a-file\n');
+      const { WORKER_TOKEN: _, ...withoutToken } = required;
+      const config = loadConfig({ ...withoutToken, WORKER_TOKEN_FILE: file });
+      expect(config).toMatchObject({ workerToken: 'from-a-file', workerTokenFile: file });
+      expect(() => loadConfig({ ...required, WORKER_TOKEN_FILE: file })).toThrow(
+        /WORKER_TOKEN: set exactly one of WORKER_TOKEN and WORKER_TOKEN_FILE/,
+      );
+      expect(() => loadConfig(withoutToken)).toThrow(/set exactly one of WORKER_TOKEN and WORKER_TOKEN_FILE/);
+      expect(() => loadConfig({ ...withoutToken, WORKER_TOKEN_FILE: path.join(dir, 'missing') })).toThrow(
+        /WORKER_TOKEN_FILE: cannot read/,
+      );
+      writeFileSync(file, '\n');
+      expect(() => loadConfig({ ...withoutToken, WORKER_TOKEN_FILE: file })).toThrow(
+        /WORKER_TOKEN_FILE: .* is empty/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('bounds every engine at ENGINE_MEMORY_LIMIT_MB, not below the recycling threshold', () => {

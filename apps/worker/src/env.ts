@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,8 +39,16 @@ export const WorkerEnvSchema = z.object({
   WORKER_TOKEN: z
     .string()
     .min(1, 'must not be empty')
+    .optional()
     .describe(
-      "The worker's credential towards the app (mint one with mint-worker-token); never passed to an engine.",
+      "The worker's credential towards the app (mint one with mint-worker-token); never passed to an engine. Set this or `WORKER_TOKEN_FILE`.",
+    ),
+  WORKER_TOKEN_FILE: z
+    .string()
+    .min(1, 'must not be empty')
+    .optional()
+    .describe(
+      "A file holding the worker's token (surrounding whitespace ignored), in place of `WORKER_TOKEN`: the token is then in no process's environment. Engines cannot read the file.",
     ),
   WORKER_ID: z
     .string()
@@ -100,6 +109,11 @@ export const WorkerEnvSchema = z.object({
     .boolean(true)
     .describe(
       'Start engines from a V8 startup snapshot of the engine runtime, which the worker builds into its cache on first use (once per engine build and Node version): a fresh engine then deserializes the runtime instead of loading it. `false`, or a snapshot that cannot be built, starts them from `engine.mjs`.',
+    ),
+  ENGINE_PID_NAMESPACE: envFields
+    .boolean(true)
+    .describe(
+      "`SANDBOX_CODE_ONLY` and `UNSANDBOXED`: every engine starts under bubblewrap in a user and PID namespace of its own, with its own /proc, so piece code cannot read the worker's token (or any host process's environment or memory) from /proc; the worker refuses to start when bubblewrap cannot make one. `false` forks engines beside the worker, where piece code can read its token (`SANDBOXED` engines always have their own namespaces).",
     ),
   EXECUTION_MODE: ExecutionModeSchema.default('SANDBOX_CODE_ONLY').describe(
     '`SANDBOX_CODE_ONLY`: code steps run in isolated-vm inside the engine; `SANDBOXED`: the same, with the whole engine in a bubblewrap sandbox (no network, read-only files, no process of its own; needs `bwrap` and user namespaces, and the worker refuses to start without them); `UNSANDBOXED`: code steps in the engine itself (for comparison only).',
@@ -178,6 +192,10 @@ export type SandboxConfig =
 export interface WorkerConfig {
   appUrl: string;
   workerToken: string;
+  /** WORKER_TOKEN_FILE, or null: engines see it as empty. */
+  workerTokenFile: string | null;
+  /** ENGINE_PID_NAMESPACE: engines that are not SANDBOXED start in a PID namespace of their own. */
+  enginePidNamespace: boolean;
   workerId: string;
   logLevel: string;
   cacheDir: string;
@@ -228,6 +246,10 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
           path: ['REUSE_SANDBOX'],
         },
       )
+      .refine((c) => (c.WORKER_TOKEN === undefined) !== (c.WORKER_TOKEN_FILE === undefined), {
+        message: 'set exactly one of WORKER_TOKEN and WORKER_TOKEN_FILE',
+        path: ['WORKER_TOKEN'],
+      })
       .refine(
         // Two policies would leave it to the reader which one holds: refused rather than guessed.
         (c) => c.EGRESS === undefined || c.CODE_STEP_EGRESS === undefined || c.EGRESS === c.CODE_STEP_EGRESS,
@@ -241,7 +263,9 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
   const workerId = env.WORKER_ID ?? `${hostname().replaceAll(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}`;
   return {
     appUrl: env.APP_URL,
-    workerToken: env.WORKER_TOKEN,
+    workerToken: env.WORKER_TOKEN ?? readTokenFile(env.WORKER_TOKEN_FILE ?? ''),
+    workerTokenFile: env.WORKER_TOKEN_FILE === undefined ? null : path.resolve(env.WORKER_TOKEN_FILE),
+    enginePidNamespace: env.ENGINE_PID_NAMESPACE,
     workerId,
     logLevel: env.LOG_LEVEL,
     cacheDir: path.resolve(env.CACHE_DIR ?? path.join(tmpdir(), `flowbox-worker-${workerId}`)),
@@ -268,6 +292,19 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
 }
 
 type WorkerEnv = z.output<typeof WorkerEnvSchema>;
+
+function readTokenFile(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(
+      `invalid configuration:\n  WORKER_TOKEN_FILE: cannot read ${file}: ${String(error)}`,
+    );
+  }
+  if (token === '') throw new ConfigError(`invalid configuration:\n  WORKER_TOKEN_FILE: ${file} is empty`);
+  return token;
+}
 
 /** RUN_ISOLATION, else its alias REUSE_SANDBOX (true: shared, false: process), else shared. */
 function runIsolationOf(env: Pick<WorkerEnv, 'RUN_ISOLATION' | 'REUSE_SANDBOX'>): RunIsolation {

@@ -1,7 +1,7 @@
 import { createLogger, type Logger, onShutdownSignal } from '@flowbox/node-kit';
 import { startTracing, type Tracer } from '@flowbox/tracing';
 import { loadConfig } from './env.ts';
-import { sandboxUnavailable } from './sandbox/bubblewrap.ts';
+import { pidNamespaceUnavailable, sandboxUnavailable } from './sandbox/bubblewrap.ts';
 import { createWorker, type Worker } from './worker.ts';
 
 /** A flow still running this close to the end of the grace period is handed back, not cut off. */
@@ -17,6 +17,17 @@ async function main(): Promise<void> {
       logger.fatal(unavailable);
       process.exit(1);
     }
+  } else if (config.enginePidNamespace) {
+    // The same rule for the token: no namespace, no worker, unless the setting says so.
+    const unavailable = pidNamespaceUnavailable();
+    if (unavailable !== null) {
+      logger.fatal(unavailable);
+      process.exit(1);
+    }
+  } else {
+    logger.warn(
+      'ENGINE_PID_NAMESPACE=false: engines run beside the worker, and piece code can read its token from /proc',
+    );
   }
   // Without an endpoint no OpenTelemetry SDK is loaded at all.
   const tracer: Tracer | null =

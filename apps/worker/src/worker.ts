@@ -10,13 +10,13 @@ import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-ins
 import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
-import { readRssBytes } from './engines/process-rss.ts';
+import { readEngineRssBytes } from './engines/process-rss.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.ts';
 import { WorkerMetrics } from './metrics/worker-metrics.ts';
-import { DEFAULT_SANDBOX_LIMITS } from './sandbox/bubblewrap.ts';
+import { DEFAULT_SANDBOX_LIMITS, pidNamespaceLauncher } from './sandbox/bubblewrap.ts';
 import { prepareSandboxedEngine } from './sandbox/sandboxed-engine.ts';
 
 export interface Worker {
@@ -32,8 +32,9 @@ export interface Worker {
 /**
  * Starts engines from the copy installed in the cache, never the build output: from its startup
  * snapshot when there is one, else `engine.mjs` (apps/engine/README.md), with an environment of
- * only the compile cache (never the worker's token). SANDBOXED engines start in bubblewrap,
- * with their relay as their whole environment.
+ * only the compile cache (never the worker's token), in a PID namespace of their own unless
+ * ENGINE_PID_NAMESPACE=false. SANDBOXED engines start in bubblewrap's full sandbox, with their
+ * relay as their whole environment.
  */
 export function engineStarter(
   provisioner: Provisioner,
@@ -42,11 +43,17 @@ export function engineStarter(
   cpuProfDir: string | null = null,
   /** ENGINE_MEMORY_LIMIT_MB, in bytes: the bound on each engine while it runs a job. */
   memoryLimitBytes?: number,
+  /**
+   * ENGINE_PID_NAMESPACE: engines start in a PID namespace of their own (bubblewrap.ts), which
+   * keeps them from reading `hiddenFiles` (WORKER_TOKEN_FILE); null forks them beside the worker.
+   */
+  pidNamespace: { hiddenFiles: string[] } | null = { hiddenFiles: [] },
 ): StartEngine {
   const memoryLimit = memoryLimitBytes === undefined ? {} : { memoryLimitBytes };
   // Its ranges never change: one for every relay's egress, job after job.
   const classifier = new AddressClassifier();
   let reported: InstalledEngine | undefined;
+  const launcher = pidNamespace === null ? undefined : pidNamespaceLauncher(pidNamespace.hiddenFiles);
   return async (options = {}) => {
     const installed = await provisioner.engine();
     const { snapshot } = installed;
@@ -67,6 +74,7 @@ export function engineStarter(
         ...(options.spare === true ? { niceness: SPARE_NICENESS } : {}),
         execArgv: cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
+        ...(launcher === undefined ? {} : { launcher }),
         // A profile is written only by an engine that exits on its own.
         endGracefully: cpuProfDir !== null,
         ...memoryLimit,
@@ -123,6 +131,9 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     config.executionMode,
     config.engineCpuProfDir,
     config.engineMemoryLimitBytes,
+    config.enginePidNamespace
+      ? { hiddenFiles: config.workerTokenFile === null ? [] : [config.workerTokenFile] }
+      : null,
   );
   const engines = createEngineSupply(
     config.sandbox,
@@ -161,7 +172,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
   });
   metrics.readEngineRss(async () => {
     const pid = runner.enginePid;
-    return pid === undefined ? undefined : readRssBytes(pid);
+    return pid === undefined ? undefined : readEngineRssBytes(pid);
   });
   let metricsServer: MetricsServer | null = null;
   return {

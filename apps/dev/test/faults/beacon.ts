@@ -3,12 +3,16 @@
 // strikes.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { engineAsStarted, ownerOfLocalPort } from './processes.ts';
 export interface Checkpoint {
   /** The tag of the URL the step was given (`Beacon.urlFor`). */
   tag: string;
   runId: string;
   step: string;
-  /** The engine process running the step. */
+  /**
+   * The engine process running the step, as the host and its worker know it: the launcher the
+   * worker started (processes.ts, engineAsStarted) when the engine has its own PID namespace.
+   */
   pid: number;
 }
 
@@ -34,7 +38,11 @@ export async function startBeacon(): Promise<Beacon> {
       body += chunk;
     });
     request.on('end', () => {
-      const checkpoint = { ...(JSON.parse(body) as Omit<Checkpoint, 'tag'>), tag };
+      // The pid the engine reports is its own namespace's; the sender's socket says which it is.
+      const sender = ownerOfLocalPort(request.socket.remotePort ?? 0);
+      const reported = JSON.parse(body) as Omit<Checkpoint, 'tag'>;
+      const pid = sender === null ? reported.pid : engineAsStarted(sender);
+      const checkpoint = { ...reported, pid, tag };
       const list = seen.get(tag) ?? [];
       list.push(checkpoint);
       seen.set(tag, list);

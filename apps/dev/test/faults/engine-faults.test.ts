@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   enginesOf,
+  enginesUnder,
   type FaultStack,
   faultsFlow,
   HOLD_FLOW,
@@ -152,7 +153,7 @@ for (const mode of ['warm', 'cold'] as const) {
       // An engine killed a moment ago may still be on its way out; settle, then count.
       await waitUntil(
         () => {
-          const engines = processesUnder(fault.dataDir);
+          const engines = enginesUnder(fault.dataDir);
           const own = enginesOf(workerPid);
           return engines.length <= limit && engines.every((pid) => own.includes(pid));
         },
@@ -191,7 +192,7 @@ for (const mode of ['warm', 'cold'] as const) {
         enginesExitedAfterS: seconds(enginesGoneMs),
         runLeftRunningAfterS: seconds(performance.now() - killed),
         run: run.status,
-        orphanEngines: processesUnder(fault.dataDir).length,
+        orphanEngines: enginesUnder(fault.dataDir).length,
       });
     });
   });

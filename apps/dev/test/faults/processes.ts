@@ -94,3 +94,65 @@ export function killQuietly(pid: number): void {
     process.kill(pid, 'SIGKILL');
   } catch {}
 }
+
+/**
+ * The process holding the local end of a loopback TCP connection from `port` (what a server sees
+ * as its client's remote port), through /proc/net/tcp and the processes' file descriptors.
+ */
+export function ownerOfLocalPort(port: number): number | null {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(`:${hexPort}`) && fields[9] !== undefined) inodes.add(`socket:[${fields[9]}]`);
+    }
+  }
+  for (const pid of allPids()) {
+    if (pid === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return pid;
+      } catch {}
+    }
+  }
+  return null;
+}
+
+/**
+ * An engine as its worker started it: the outermost bubblewrap above `pid` (the engine's own
+ * PID namespace, or its sandbox), or `pid` itself when it runs under no launcher. Killing it
+ * ends the engine; it is the pid the worker reports.
+ */
+export function engineAsStarted(pid: number): number {
+  let current = pid;
+  for (;;) {
+    const parent = readStat(current)?.ppid;
+    if (parent === undefined || parent <= 1) return current;
+    let command: string;
+    try {
+      command = readFileSync(`/proc/${parent}/comm`, 'utf8').trim();
+    } catch {
+      return current;
+    }
+    if (command !== 'bwrap' && command !== 'prlimit') return current;
+    current = parent;
+  }
+}
+
+/** A stack's engines as their workers started them: one pid each, whatever launcher they run under. */
+export function enginesUnder(dir: string): number[] {
+  return [...new Set(processesUnder(dir).map(engineAsStarted))];
+}

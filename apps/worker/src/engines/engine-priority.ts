@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { childrenOf } from './process-rss.ts';
 
 /** The nice value of a prewarmed spare while it boots: it takes the CPU the running job leaves. */
 export const SPARE_NICENESS = 10;
@@ -29,4 +30,11 @@ export function setProcessNiceness(pid: number, niceness: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** setProcessNiceness for a process and its descendants (an engine under its launcher). */
+export function setTreeNiceness(pid: number, niceness: number): boolean {
+  let done = setProcessNiceness(pid, niceness);
+  for (const child of childrenOf(pid)) done = setTreeNiceness(child, niceness) && done;
+  return done;
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -16,7 +16,7 @@ import {
   type WorkerToEngine,
 } from '@flowbox/protocol';
 import { watchEngineMemory } from './engine-memory-watch.ts';
-import { setProcessNiceness } from './engine-priority.ts';
+import { setTreeNiceness } from './engine-priority.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -72,6 +72,11 @@ export interface EngineProcessOptions {
   /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
   sandbox?: EngineSandbox;
   /**
+   * A command the engine's node runs under, with the IPC channel and environment passed through
+   * (bubblewrap.ts's pidNamespaceLauncher): `pid` is then the launcher's, the engine's ancestor.
+   */
+  launcher?: { command: string; args: string[] };
+  /**
    * ENGINE_MEMORY_LIMIT_MB: an engine whose resident memory (its sandbox's processes included)
    * passes this while it runs a job is killed, and the job fails ENGINE_MEMORY_LIMIT.
    */
@@ -105,31 +110,30 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   const forkedAt = performance.now();
   const { sandbox } = options;
   const { snapshotBlob } = options;
-  const child =
+  const nodeArgs = [
+    ...(options.execArgv ?? []),
+    // With a snapshot, Node's arguments take the place of a script to load.
+    ...(snapshotBlob !== undefined ? ['--snapshot-blob', snapshotBlob] : [options.entry]),
+  ];
+  const { launcher } = options;
+  const [command, args] =
     sandbox !== undefined
-      ? spawn(sandbox.command, sandbox.args, {
-          env: options.env ?? {},
-          stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...sandbox.extraFds],
-          serialization: 'json',
-        })
-      : snapshotBlob !== undefined
-        ? // What fork() does, with Node's arguments in place of a script to load.
-          spawn(process.execPath, [...(options.execArgv ?? []), '--snapshot-blob', snapshotBlob], {
-            env: options.env ?? {},
-            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-            serialization: 'json',
-          })
-        : fork(options.entry, [], {
-            execArgv: options.execArgv ?? [],
-            env: options.env ?? {},
-            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-            serialization: 'json',
-          });
+      ? [sandbox.command, sandbox.args]
+      : launcher !== undefined
+        ? [launcher.command, [...launcher.args, process.execPath, ...nodeArgs]]
+        : [process.execPath, nodeArgs];
+  // What fork() does, with the launcher (if any) in front.
+  const child = spawn(command, args, {
+    env: options.env ?? {},
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...(sandbox?.extraFds ?? [])],
+    serialization: 'json',
+  });
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
   let niced = false;
   if (options.niceness !== undefined && sandbox === undefined && child.pid !== undefined) {
-    niced = setProcessNiceness(child.pid, options.niceness);
+    // A launcher's processes inherit it when they fork: set before they do, as a rule.
+    niced = setTreeNiceness(child.pid, options.niceness);
   }
 
   const ready = defer<void>();
@@ -319,7 +323,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     },
     restorePriority() {
       if (!niced) return true;
-      niced = !setProcessNiceness(pid, getPriority());
+      niced = !setTreeNiceness(pid, getPriority());
       return !niced;
     },
     async kill() {

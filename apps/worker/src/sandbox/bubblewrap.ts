@@ -83,6 +83,58 @@ export function sandboxCommand(
 }
 
 /**
+ * The launcher of every engine that is not SANDBOXED (ENGINE_PID_NAMESPACE): bubblewrap with a
+ * user and a PID namespace of its own, no capability, and a /proc that shows only the engine.
+ * The engine keeps the worker's view of files and network; what it no longer sees is every
+ * process outside its namespace: no /proc/<pid>/environ, mem or cmdline of the worker (which
+ * holds WORKER_TOKEN), nor of any other process on the host, and no pid to signal or ptrace.
+ * `hiddenFiles` (WORKER_TOKEN_FILE, at its given and its real path) are covered by /dev/null on a
+ * nodev mount: opening one fails EACCES.
+ * The IPC channel and the environment pass through unchanged.
+ */
+export function pidNamespaceLauncher(hiddenFiles: string[]): { command: string; args: string[] } {
+  const hidden = [...new Set(hiddenFiles.flatMap((file) => [path.resolve(file), realpathOr(file)]))];
+  return {
+    command: 'bwrap',
+    args: [
+      '--unshare-user',
+      '--unshare-pid',
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop',
+      'ALL',
+      '--dev-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      ...hidden.flatMap((file) => ['--ro-bind', '/dev/null', file]),
+      '--',
+    ],
+  };
+}
+
+function realpathOr(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/**
+ * Why engines cannot start in their own PID namespace here, or null when they can: a probe of
+ * the launcher above, which needs bwrap and unprivileged user namespaces.
+ */
+export function pidNamespaceUnavailable(): string | null {
+  const { command, args } = pidNamespaceLauncher([]);
+  const probe = spawnSync(command, [...args, 'true'], { encoding: 'utf8', timeout: 10_000 });
+  if (probe.status === 0) return null;
+  const reason = (probe.stderr || probe.error?.message || `exit ${probe.status}`).trim();
+  return `engines start in their own PID namespace (bubblewrap) so that piece code cannot read the worker's token from /proc, and bubblewrap cannot create one here (${reason}). Install bubblewrap and allow user namespaces (docs/operations.md), or set ENGINE_PID_NAMESPACE=false to accept engines that can read this worker's token`;
+}
+
+/**
  * isolated-vm and what it requires at run time, at their real paths: the folder holding the
  * package (with pnpm, its dependencies are symlinks beside it) and each dependency's own folder.
  */
