@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
