@@ -10,7 +10,7 @@ import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-ins
 import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
-import { readEngineRssBytes } from './engines/process-rss.ts';
+import { createEngineRssReader } from './engines/process-rss.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
@@ -170,9 +170,10 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
       return result;
     },
   });
+  const readEngineRss = createEngineRssReader();
   metrics.readEngineRss(async () => {
     const pid = runner.enginePid;
-    return pid === undefined ? undefined : readEngineRssBytes(pid);
+    return pid === undefined ? undefined : readEngineRss(pid);
   });
   let metricsServer: MetricsServer | null = null;
   return {

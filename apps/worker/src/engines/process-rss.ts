@@ -11,23 +11,41 @@ export async function readRssBytes(pid: number): Promise<number | undefined> {
 }
 
 /**
- * An engine's resident memory after a job (ENGINE_MAX_RSS_MB, the RSS metric): its process
- * tree's, since the pid the worker holds is the launcher's (bubblewrap) when the engine has its
- * own PID namespace or sandbox. Only each process's main thread is asked for its children (the
- * launchers have no other; node forks from its main thread): 6 reads of procfs for a namespaced
- * engine instead of readTreeRssBytes' 20 or so, on the warm path (on the loaded 2-core VM: 0.15-0.3
- * ms, the whole tree 0.25-0.5 ms, one status file 0.03-0.04 ms).
+ * Reads an engine's resident memory after a job (ENGINE_MAX_RSS_MB, the RSS metric). The pid the
+ * worker holds is its launcher's (bubblewrap) when the engine has its own PID namespace or
+ * sandbox, so the memory read is that of the node process at the end of the launcher's line of
+ * children (only each process's main thread is asked: the launchers have no other, and node
+ * forks from its main thread). That pid is found once per engine and kept, so a warm job costs
+ * one read of procfs, as an engine without a launcher does.
  */
-export async function readEngineRssBytes(pid: number): Promise<number | undefined> {
-  return readMainTreeRssBytes(pid);
+export function createEngineRssReader(): (pid: number) => Promise<number | undefined> {
+  /** Launcher pid → its engine's node pid; a handful of engines live per worker. */
+  const nodes = new Map<number, number>();
+  return async (pid) => {
+    const known = nodes.get(pid);
+    if (known !== undefined) {
+      const rss = readRssBytesSync(known);
+      if (rss !== undefined) return rss;
+      nodes.delete(pid);
+    }
+    const node = lastMainChild(pid);
+    if (node === undefined) return undefined;
+    if (nodes.size >= 8) nodes.clear();
+    nodes.set(pid, node);
+    return readRssBytesSync(node);
+  };
 }
 
-function readMainTreeRssBytes(pid: number): number | undefined {
-  const own = readRssBytesSync(pid);
-  if (own === undefined) return undefined;
-  let total = own;
-  for (const child of mainThreadChildrenOf(pid)) total += readMainTreeRssBytes(child) ?? 0;
-  return total;
+/** `pid`'s last descendant down its main threads' first children, `pid` itself without any. */
+function lastMainChild(pid: number): number | undefined {
+  if (readRssBytesSync(pid) === undefined) return undefined;
+  let current = pid;
+  for (let depth = 0; depth < 8; depth += 1) {
+    const [child] = mainThreadChildrenOf(current);
+    if (child === undefined) return current;
+    current = child;
+  }
+  return current;
 }
 
 function mainThreadChildrenOf(pid: number): number[] {

@@ -1,7 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
 import type { EngineProcess } from './engine-process.ts';
 import type { EngineSupply, StartEngine } from './engine-supply.ts';
-import { readEngineRssBytes } from './process-rss.ts';
+import { createEngineRssReader } from './process-rss.ts';
 
 export interface WarmEngineSupplyOptions {
   start: StartEngine;
@@ -21,7 +21,7 @@ export interface WarmEngineSupplyOptions {
  */
 export function createWarmEngineSupply(options: WarmEngineSupplyOptions): EngineSupply {
   const { logger } = options;
-  const readRss = options.readRss ?? readEngineRssBytes;
+  const readRss = options.readRss ?? createEngineRssReader();
   let current: EngineProcess | undefined;
 
   const recycle = async (engine: EngineProcess, reason: string, data: object = {}): Promise<void> => {
