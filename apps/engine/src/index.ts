@@ -15,5 +15,5 @@ export * from './host/ipc-channel.ts';
 export * from './host/ipc-port.ts';
 export * from './host/log-uploader.ts';
 export * from './pieces/piece-loader.ts';
-export * from './pieces/piece-registry.ts';
+export * from './pieces/run-pieces.ts';
 export * from './steps/template.ts';

@@ -5,12 +5,12 @@
  */
 
 export * from './cache/cache-layout.ts';
-export * from './cache/provisioner.ts';
 export * from './connection/app-connection.ts';
 export * from './engines/cold-engine-supply.ts';
 export * from './engines/engine-install.ts';
 export * from './engines/engine-process.ts';
 export * from './engines/engine-supply.ts';
+export * from './engines/provisioner.ts';
 export * from './engines/warm-engine-supply.ts';
 export * from './env.ts';
 export * from './jobs/job-runner.ts';

@@ -3,7 +3,6 @@ import { AddressClassifier, CODE_STEP_FETCH_LIMITS, createEgressFetch } from '@f
 import type { Logger } from '@flowbox/node-kit';
 import type { ExecutionMode } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
-import { createProvisioner, type Provisioner } from './cache/provisioner.ts';
 import { type AppConnection, createAppConnection } from './connection/app-connection.ts';
 import { createColdEngineSupply } from './engines/cold-engine-supply.ts';
 import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-install.ts';
@@ -11,6 +10,7 @@ import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
 import { createEngineRssReader } from './engines/process-rss.ts';
+import { createProvisioner, type Provisioner } from './engines/provisioner.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import type { SandboxConfig, WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';

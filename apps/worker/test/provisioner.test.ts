@@ -6,8 +6,8 @@ import { SEEDED_FLOW } from '@flowbox/engine/testing';
 import type { DispatchedJob, PieceDownload } from '@flowbox/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PIECE_MARKER } from '../src/cache/piece-cache.ts';
-import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
 import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
+import { createProvisioner, type Provisioner } from '../src/engines/provisioner.ts';
 import {
   buildFlowBundle,
   countingFetch,

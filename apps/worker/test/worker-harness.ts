@@ -16,11 +16,11 @@ import {
 } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { expect } from 'vitest';
-import { createProvisioner, type Provisioner } from '../src/cache/provisioner.ts';
 import { createColdEngineSupply } from '../src/engines/cold-engine-supply.ts';
 import { isolatedVmPackageDir } from '../src/engines/engine-install.ts';
 import type { EngineProcess } from '../src/engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from '../src/engines/engine-supply.ts';
+import { createProvisioner, type Provisioner } from '../src/engines/provisioner.ts';
 import { createWarmEngineSupply } from '../src/engines/warm-engine-supply.ts';
 import { defaultEngineBundle, type SandboxConfig } from '../src/env.ts';
 import { createJobRunner, type JobRunner } from '../src/jobs/job-runner.ts';

@@ -6,7 +6,7 @@ import { CliError } from './cli-error.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
-import { describePieces, listPieces, yankPiece } from './commands/piece-registry.ts';
+import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
 import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';

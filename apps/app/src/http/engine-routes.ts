@@ -8,10 +8,10 @@ import {
 } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
+import type { EngineCallbacks } from './engine-callbacks.ts';
 
 export interface EngineRouteDeps {
-  /** The checks and keeping shared with the worker's socket (runs/engine-callbacks.ts). */
+  /** The checks and keeping shared with the worker's socket (engine-callbacks.ts). */
   callbacks: EngineCallbacks;
   /** Largest callback body: the steps a report carries are bounded by the run log's limit. */
   bodyLimit: number;

@@ -1,14 +1,14 @@
 import type { Logger } from '@flowbox/node-kit';
 import type { RunJobData } from '@flowbox/protocol';
-import { LeasedPass } from '../db/leased-pass.ts';
+import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunsRepository, UnfinishedCursor, UnfinishedRun } from './runs-repository.ts';
 
-/** The lease the apps take turns on; a pass that outlives it (it should not) may overlap another. */
-const LEASE_NAME = 'run-reconciler';
-const LEASE_SECONDS = 60;
+/** The leader lock the apps take turns on; a pass that outlives it (it should not) may overlap another. */
+const LOCK_NAME = 'run-reconciler';
+const LOCK_SECONDS = 60;
 /** Candidates read and checked against Redis at a time (one SELECT, one pipelined EXISTS). */
 const PAGE_SIZE = 500;
 /** Pages of QUEUED runs per pass: bounds a pass over a full backlog (WEBHOOK_MAX_QUEUED_RUNS). */
@@ -34,14 +34,14 @@ export interface Reconciled {
 
 /**
  * Makes Postgres, not Redis, the truth about which runs still have to run. Every app runs one;
- * the passes take turns under a lease in Postgres (db/lease.ts). A run QUEUED for longer than `queuedAfterSeconds`
+ * the passes take turns under a leader lock in Postgres (db/leader-lock.ts). A run QUEUED for longer than `queuedAfterSeconds`
  * whose job is not in Redis (restarted empty, a failover that dropped the last writes, an app
  * that died between its INSERT and its enqueue) is enqueued again under the same job id, so a
  * job that does exist is never doubled. A RUNNING run past its flow timeout whose job (and so
  * its lease) is gone takes the lost-worker path: retried while attempts are left.
  */
 export class RunReconciler {
-  readonly #pass: LeasedPass;
+  readonly #pass: LeaderPass;
   readonly #runs: RunsRepository;
   readonly #lifecycle: RunLifecycle;
   readonly #queue: ReconcilerQueue;
@@ -54,7 +54,7 @@ export class RunReconciler {
 
   constructor(options: {
     pool: Pool;
-    /** This app's INSTANCE_ID: who holds the lease. */
+    /** This app's INSTANCE_ID: who holds the lock. */
     holder: string;
     runs: RunsRepository;
     lifecycle: RunLifecycle;
@@ -67,11 +67,11 @@ export class RunReconciler {
     redisDown: () => boolean;
     isOutage: (error: unknown) => boolean;
   }) {
-    this.#pass = new LeasedPass({
+    this.#pass = new LeaderPass({
       pool: options.pool,
-      name: LEASE_NAME,
+      name: LOCK_NAME,
       holder: options.holder,
-      ttlSeconds: LEASE_SECONDS,
+      ttlSeconds: LOCK_SECONDS,
       intervalMs: Math.max(1_000, (options.queuedAfterSeconds * 1000) / 2),
     });
     this.#runs = options.runs;

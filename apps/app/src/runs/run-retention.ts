@@ -1,15 +1,15 @@
 import type { Logger } from '@flowbox/node-kit';
-import { LeasedPass } from '../db/leased-pass.ts';
+import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { objectKeys } from '../storage/object-storage.ts';
 import type { RunsRepository } from './runs-repository.ts';
 
-const LEASE_NAME = 'run-retention';
-const LEASE_SECONDS = 120;
+const LOCK_NAME = 'run-retention';
+const LOCK_SECONDS = 120;
 /** Runs deleted per statement (and S3 logs per DeleteObjects request): short locks, small requests. */
 const BATCH_SIZE = 100;
-/** Batches per pass: bounds a pass well inside its lease; a backlog goes over several passes. */
+/** Batches per pass: bounds a pass well inside its lock; a backlog goes over several passes. */
 const MAX_BATCHES = 50;
 const INTERVAL_MS = 60_000;
 
@@ -27,14 +27,14 @@ export interface RetentionStorage {
 
 /**
  * RUN_RETENTION_DAYS: deletes finished runs older than that, with their S3 logs, in small
- * batches. Every app runs one; the passes take turns under a lease row (db/lease.ts), as the
+ * batches. Every app runs one; the passes take turns under a leader lock (db/leader-lock.ts), as the
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
  * as long again.
  */
 export class RunRetention {
-  readonly #pass: LeasedPass;
+  readonly #pass: LeaderPass;
   readonly #runs: RunsRepository;
   readonly #storage: RetentionStorage;
   readonly #metrics: AppMetrics;
@@ -43,7 +43,7 @@ export class RunRetention {
 
   constructor(options: {
     pool: Pool;
-    /** This app's INSTANCE_ID: who holds the lease. */
+    /** This app's INSTANCE_ID: who holds the lock. */
     holder: string;
     runs: RunsRepository;
     storage: RetentionStorage;
@@ -52,11 +52,11 @@ export class RunRetention {
     /** RUN_RETENTION_DAYS; 0 keeps everything (no pass runs). */
     days: number;
   }) {
-    this.#pass = new LeasedPass({
+    this.#pass = new LeaderPass({
       pool: options.pool,
-      name: LEASE_NAME,
+      name: LOCK_NAME,
       holder: options.holder,
-      ttlSeconds: LEASE_SECONDS,
+      ttlSeconds: LOCK_SECONDS,
       intervalMs: INTERVAL_MS,
     });
     this.#runs = options.runs;

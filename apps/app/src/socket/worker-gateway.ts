@@ -17,10 +17,10 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
+import type { EngineCallbacks } from '../http/engine-callbacks.ts';
 import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
 import type { JobSource } from '../queue/job-source.ts';
 import type { LeasedJob } from '../queue/leased-job.ts';
-import type { EngineCallbacks } from '../runs/engine-callbacks.ts';
 import type { TokenService } from '../tokens.ts';
 import { backlogMark, type HeldJob, parkUntilResult, type WorkerSession } from './worker-session.ts';
 

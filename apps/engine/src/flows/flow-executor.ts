@@ -32,7 +32,7 @@ import type { EngineLog } from '../host/ipc-channel.ts';
 import { uploadRunLog } from '../host/log-uploader.ts';
 import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
-import { createPieceRegistry } from '../pieces/piece-registry.ts';
+import { createRunPieces } from '../pieces/run-pieces.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostStepRunner, type StepRunnerDeps } from './host-step-runner.ts';
 import { createProgressReports } from './progress-reports.ts';
@@ -340,7 +340,7 @@ async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepR
   }
   return {
     bundle,
-    pieces: createPieceRegistry(pieces),
+    pieces: createRunPieces(pieces),
     codeRunner: deps.codeRunners[job.executionMode],
     egressFetch: lazyEgressFetch(deps, job),
     log: deps.log,

@@ -13,14 +13,14 @@ import type { CodeRunner } from '../code-steps/code-runner.ts';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
-import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import type { RunPieces } from '../pieces/run-pieces.ts';
 import type { StepRunner } from '../steps/step-runner.ts';
 import { resolveTemplates, type TemplateScope } from '../steps/template.ts';
 
 /** What one run's steps run with: its bundle, its pieces and the code runner of its mode. */
 export interface StepRunnerDeps {
   bundle: FlowBundle;
-  pieces: PieceRegistry;
+  pieces: RunPieces;
   codeRunner: CodeRunner;
   /** Code steps' `fetch` and pieces' `ctx.fetch`, under the job's egress policy. */
   egressFetch: EgressFetch;

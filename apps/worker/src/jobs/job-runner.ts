@@ -17,9 +17,9 @@ import {
   serializeError,
 } from '@flowbox/protocol';
 import { epochMs, type Tracer } from '@flowbox/tracing';
-import type { Provisioned, Provisioner } from '../cache/provisioner.ts';
 import type { EngineProcess } from '../engines/engine-process.ts';
 import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
+import type { Provisioned, Provisioner } from '../engines/provisioner.ts';
 import { type ForwardCallback, forwardingFor } from './callback-forwarding.ts';
 import { type JobTrace, startJobTrace } from './job-trace.ts';
 

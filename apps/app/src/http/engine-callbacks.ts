@@ -1,10 +1,10 @@
 import { type EngineReport, FlowboxError } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
-import { responsePolicyProblem } from '../http/response-header-policy.ts';
+import type { EndedRuns } from '../runs/ended-runs.ts';
+import type { RunProgressStore } from '../runs/run-progress-store.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EngineTokenClaims, TokenService } from '../tokens.ts';
-import type { EndedRuns } from './ended-runs.ts';
-import type { RunProgressStore } from './run-progress-store.ts';
+import { responsePolicyProblem } from './response-header-policy.ts';
 
 export interface EngineCallbackDeps {
   ended: EndedRuns;

@@ -1,9 +1,9 @@
 import type { DispatchedJob, EngineJob } from '@flowbox/protocol';
-import { type InstalledEngine, installEngine } from '../engines/engine-install.ts';
-import type { FetchFn } from './artifact-download.ts';
-import { createBundleCache } from './bundle-cache.ts';
-import { createCacheLayout } from './cache-layout.ts';
-import { createPieceCache } from './piece-cache.ts';
+import type { FetchFn } from '../cache/artifact-download.ts';
+import { createBundleCache } from '../cache/bundle-cache.ts';
+import { createCacheLayout } from '../cache/cache-layout.ts';
+import { createPieceCache } from '../cache/piece-cache.ts';
+import { type InstalledEngine, installEngine } from './engine-install.ts';
 
 /** What provisioning a job produced: paths for the engine, and what the cache did. */
 export interface Provisioned {

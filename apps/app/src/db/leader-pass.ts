@@ -1,14 +1,14 @@
-import { withLease } from './lease.ts';
+import { withLeaderLock } from './leader-lock.ts';
 import type { Pool } from './pool.ts';
 
 /**
  * Periodic work that one app at a time does (the reconciler, retention): every `intervalMs` a
- * pass runs under the lease `name` (lease.ts), skipped while a pass of this app is still on or
- * another app holds the lease. `close` stops the ticks and waits for the pass in flight.
+ * pass runs under the leader lock `name` (leader-lock.ts), skipped while a pass of this app is still on or
+ * another app holds the lock. `close` stops the ticks and waits for the pass in flight.
  */
-export class LeasedPass {
+export class LeaderPass {
   readonly #pool: Pool;
-  readonly #lease: { name: string; holder: string; ttlSeconds: number };
+  readonly #lock: { name: string; holder: string; ttlSeconds: number };
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
   #passing: Promise<unknown> = Promise.resolve();
@@ -17,13 +17,13 @@ export class LeasedPass {
   constructor(options: {
     pool: Pool;
     name: string;
-    /** This app's INSTANCE_ID: who holds the lease. */
+    /** This app's INSTANCE_ID: who holds the lock. */
     holder: string;
     ttlSeconds: number;
     intervalMs: number;
   }) {
     this.#pool = options.pool;
-    this.#lease = { name: options.name, holder: options.holder, ttlSeconds: options.ttlSeconds };
+    this.#lock = { name: options.name, holder: options.holder, ttlSeconds: options.ttlSeconds };
     this.#intervalMs = options.intervalMs;
   }
 
@@ -35,12 +35,12 @@ export class LeasedPass {
     this.#timer.unref();
   }
 
-  /** Runs `work` under the lease unless a pass is on here or elsewhere; true when it ran. */
+  /** Runs `work` under the lock unless a pass is on here or elsewhere; true when it ran. */
   async run(work: () => Promise<void>): Promise<boolean> {
     if (this.#inPass) return false;
     this.#inPass = true;
     try {
-      return await withLease(this.#pool, this.#lease, work);
+      return await withLeaderLock(this.#pool, this.#lock, work);
     } finally {
       this.#inPass = false;
     }

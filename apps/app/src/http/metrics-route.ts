@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { requireMetricsToken } from '../http/api-key.ts';
-import { API_OPERATIONS } from '../http/api-operations.ts';
-import { apiRoute } from '../http/view-serializer.ts';
-import type { AppMetrics } from './app-metrics.ts';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { requireMetricsToken } from './api-key.ts';
+import { API_OPERATIONS } from './api-operations.ts';
+import { apiRoute } from './view-serializer.ts';
 
 const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response)$/;
 

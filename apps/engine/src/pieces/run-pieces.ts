@@ -2,12 +2,12 @@ import type { Action, Piece, Trigger } from '@flowbox/pieces-framework';
 import { FlowboxError } from '@flowbox/protocol';
 
 /** Finds the piece code a step names among one run's pieces; an unknown name fails the step. */
-export interface PieceRegistry {
+export interface RunPieces {
   action(piece: string, action: string): Action;
   trigger(piece: string, trigger: string): Trigger;
 }
 
-export function createPieceRegistry(pieces: readonly Piece[]): PieceRegistry {
+export function createRunPieces(pieces: readonly Piece[]): RunPieces {
   const byName = new Map<string, Piece>();
   for (const piece of pieces) {
     if (byName.has(piece.name))
