@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { KeyObjectSha256 } from './key-object-sha256.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -50,6 +51,8 @@ export class ObjectStorage {
       region: settings.region,
       credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
       forcePathStyle: true,
+      // Signs with the SDK's SigV4 as it is; only its HMAC keys are KeyObjects (key-object-sha256.ts).
+      sha256: KeyObjectSha256,
       // Presigned URLs must not carry checksum parameters the uploader cannot know in advance.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
