@@ -139,14 +139,15 @@ describe('the app caches under 10,000 flows called once each', () => {
       expect(usage.flow_bundles.bytes).toBeLessThanOrEqual(BOUNDS.DISPATCH_CACHE_MAX_BYTES);
       expect(usage.download_urls.entries).toBe(BOUNDS.DISPATCH_CACHE_MAX_ENTRIES);
     }
-    // What the app keeps of 7,500 more flows called and 1,000 more dispatched, once its caches
-    // are full: nothing that grows with them. Unbounded, the lookups, bundle records and URLs
-    // of those flows would add some 5 MiB; the rest of the heap (connections, buffers, pg and
-    // BullMQ state) moved by 2 MiB at most between these two points in trial runs.
+    // The heap after a full collection, once the caches are full, against 7,500 flows later: a
+    // coarse guard against anything else that keeps per flow or per run. The assertions above
+    // are what fail when a cache loses its bound: unbounded, these caches grew the heap by
+    // 2.8 MiB over the same span (too close to the rest of the heap's movement, up to 2 MiB in
+    // trial runs, to tell apart here).
     console.info(
       `heap after GC: ${mib(heapFull)} MiB with the caches full, ${mib(heapAfter)} MiB after ${FLOWS - FILLED} more flows`,
     );
-    expect(heapAfter - heapFull).toBeLessThan(4 * 2 ** 20);
+    expect(heapAfter - heapFull).toBeLessThan(8 * 2 ** 20);
   }, 600_000);
 });
 

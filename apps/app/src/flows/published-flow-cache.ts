@@ -1,7 +1,7 @@
 import { boundedCache, type CacheUsage, usageOf } from '../cache/bounded-cache.ts';
 import type { FlowsRepository, PublishedFlow } from './flows-repository.ts';
 
-/** FLOW_CACHE_MAX_BYTES's default: 10,000 flows with large signature settings. */
+/** FLOW_CACHE_MAX_BYTES's default: 10,000 flows of up to about 1.6 KiB each. */
 export const DEFAULT_FLOW_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface PublishedFlowCacheOptions {
