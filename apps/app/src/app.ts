@@ -87,7 +87,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const flows = withPublishedFlowCache(createFlowsRepository(pool), {
     ttlMs: FLOW_CACHE_TTL_MS,
-    maxEntries: FLOW_CACHE_MAX_ENTRIES,
+    maxEntries: config.FLOW_CACHE_MAX_ENTRIES,
+    maxBytes: config.FLOW_CACHE_MAX_BYTES,
   });
   const pieces = createPiecesRepository(pool);
   const runs = createRunsRepository(pool, {
@@ -362,6 +363,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         busyWorkers: () => liveGateway.busyWorkers,
         waitingWorkers: () => broker.waitingPolls,
         syncCallersWaiting: () => hub.waiting,
+        caches: () => ({ published_flows: flows.cacheUsage(), ...dispatcher.cacheUsage() }),
       });
       await http.listen({ host: config.HOST, port: config.PORT });
       const address = http.server.address() as AddressInfo;
@@ -431,4 +433,3 @@ export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: bo
 const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */
 const FLOW_CACHE_TTL_MS = 1_000;
-const FLOW_CACHE_MAX_ENTRIES = 10_000;

@@ -3,6 +3,7 @@ import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
+import { DEFAULT_FLOW_CACHE_MAX_BYTES } from './flows/published-flow-cache.ts';
 import { isRedisUrl } from './redis/redis-target.ts';
 
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
@@ -229,6 +230,26 @@ export const AppEnvSchema = z.object({
     .min(1)
     .default(DEFAULT_SERVICE_NAMES.app)
     .describe("The app's `service.name` in its spans, when tracing is on."),
+  FLOW_CACHE_MAX_ENTRIES: envFields
+    .positiveInt(10_000)
+    .describe(
+      'Flows whose webhook lookup (published version, enabled, verification) the app keeps in memory for a second, unknown ids included; past this or FLOW_CACHE_MAX_BYTES the least recently called go first. A dropped flow costs its next webhook one Postgres statement.',
+    ),
+  FLOW_CACHE_MAX_BYTES: envFields
+    .positiveInt(DEFAULT_FLOW_CACHE_MAX_BYTES)
+    .describe(
+      'Bytes of those lookups the app keeps (each counted as its JSON, so the heap holds somewhat more). 16 MiB: 10,000 flows of up to about 1.6 KiB each (a flow with no signature settings is about 200 bytes).',
+    ),
+  DISPATCH_CACHE_MAX_ENTRIES: envFields
+    .positiveInt(10_000)
+    .describe(
+      'Flow versions, and piece versions, whose bundle and archive records the app keeps for dispatching their jobs (each its own cache of this many, with the presigned download URLs as many again); past this or DISPATCH_CACHE_MAX_BYTES the least recently dispatched go first. A dropped one costs its next job one Postgres statement and one URL signature.',
+    ),
+  DISPATCH_CACHE_MAX_BYTES: envFields
+    .positiveInt(16 * 1024 * 1024)
+    .describe(
+      'Bytes of bundle records, and of piece-archive records, the app keeps for dispatching (each counted as its JSON).',
+    ),
   PIECE_LOAD_CHECK: z
     .enum(['SANDBOXED', 'UNSANDBOXED'])
     .default('SANDBOXED')

@@ -1,6 +1,7 @@
 import { DURATION_BUCKETS } from '@flowbox/node-kit';
 import type { FinalRunStatus, JobTimings } from '@flowbox/protocol';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheUsage } from '../cache/bounded-cache.ts';
 
 /** What the gauges read when Prometheus scrapes (each read once per scrape). */
 export interface AppMetricsSources {
@@ -10,6 +11,8 @@ export interface AppMetricsSources {
   /** Workers of this app with a poll out: idle, ready for a run handed to them directly. */
   waitingWorkers(): number;
   syncCallersWaiting(): number;
+  /** The app's bounded caches by name (published_flows, flow_bundles, …). */
+  caches(): Record<string, CacheUsage>;
 }
 
 /** The parts of a run's latency anatomy (JobTimings), as the `part` label. */
@@ -118,6 +121,27 @@ export class AppMetrics {
       (s) => s.syncCallersWaiting(),
     );
     const sources = () => this.#sources;
+    new Gauge({
+      name: 'flowbox_cache_entries',
+      help: "Entries in each of the app's bounded caches (published_flows, flow_bundles, piece_archives, download_urls).",
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, usage] of Object.entries(sources()?.caches() ?? {}))
+          this.set({ cache }, usage.entries);
+      },
+    });
+    new Gauge({
+      name: 'flowbox_cache_bytes',
+      help: "Bytes in each of the app's caches bounded by size, as the cache counts them (each entry's JSON).",
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, usage] of Object.entries(sources()?.caches() ?? {})) {
+          if (usage.bytes !== undefined) this.set({ cache }, usage.bytes);
+        }
+      },
+    });
     new Gauge({
       name: 'flowbox_queue_jobs',
       help: 'Run jobs in the queue (shared by every app), by state.',

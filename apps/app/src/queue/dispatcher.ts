@@ -7,6 +7,8 @@ import {
   type RunOutcome,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache, type CacheUsage, usageOf } from '../cache/bounded-cache.ts';
 import type { Connections } from '../connections/connections.ts';
 import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
@@ -53,10 +55,13 @@ export class Dispatcher {
   readonly #config: AppConfig;
   readonly #tracer: Tracer | null;
   readonly #connections: Connections;
-  /** Published bundles (and the connections they reference) are immutable: cached for the process's life. */
-  readonly #bundles = new Map<string, PublishedVersion>();
-  /** Published piece archives by `name@version`; refreshed from Postgres on a miss. */
-  readonly #pieceArchives = new Map<string, PieceRecord>();
+  /**
+   * Published bundles (and the connections they reference) by flow version. Immutable, so never
+   * stale: the bounds only keep the least recently dispatched (DISPATCH_CACHE_MAX_*).
+   */
+  readonly #bundles: LRUCache<string, PublishedVersion>;
+  /** Published piece archives by `name@version`, immutable too; read from Postgres on a miss. */
+  readonly #pieceArchives: LRUCache<string, PieceRecord>;
 
   constructor(deps: {
     flows: FlowsRepository;
@@ -75,9 +80,26 @@ export class Dispatcher {
     this.#lifecycle = deps.lifecycle;
     this.#tokens = deps.tokens;
     this.#storage = deps.storage;
-    this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl));
+    const bounds = {
+      maxEntries: deps.config.DISPATCH_CACHE_MAX_ENTRIES,
+      maxBytes: deps.config.DISPATCH_CACHE_MAX_BYTES,
+    };
+    this.#bundles = boundedCache(bounds);
+    this.#pieceArchives = boundedCache(bounds);
+    this.#downloads = new PresignedDownloads((key, ttl) => deps.storage.presignDownload(key, ttl), {
+      maxEntries: bounds.maxEntries,
+    });
     this.#config = deps.config;
     this.#tracer = deps.tracer;
+  }
+
+  /** What the bundle, piece-archive and download-URL caches hold now. */
+  cacheUsage(): Record<'flow_bundles' | 'piece_archives' | 'download_urls', CacheUsage> {
+    return {
+      flow_bundles: usageOf(this.#bundles),
+      piece_archives: usageOf(this.#pieceArchives),
+      download_urls: this.#downloads.usage(),
+    };
   }
 
   /** The job for `workerId`; a traced run's carries the `dispatch` span for the worker's spans. */
@@ -230,7 +252,6 @@ export class Dispatcher {
     const id = `${ref.name}@${ref.version}`;
     let record = this.#pieceArchives.get(id);
     if (record === undefined) {
-      // Versions are immutable: once found, a record is kept for good (one row per new version).
       record = (await this.#pieces.get(ref.name, ref.version)) ?? undefined;
       if (record !== undefined) this.#pieceArchives.set(id, record);
     }

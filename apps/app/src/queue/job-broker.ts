@@ -1,18 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
-import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { ErrorCode, Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
 import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
 import { isRedisConnectionError } from './redis-outage.ts';
+import { REDIS_FAILOVER_MS, retryRedis } from './redis-retry.ts';
 import { type PollClaim, WaitingPolls } from './waiting-polls.ts';
 
 const LOCK_DURATION_MS = 30_000;
-/** How long settling a job is retried while Redis cannot be reached (a failover). */
-const SETTLE_RETRY_MS = 5_000;
+/** The wait between tries to settle a job while Redis cannot be reached. */
 const SETTLE_RETRY_STEP_MS = 250;
+/** The wait before fetching again after a fetch failed. */
+const FETCH_RETRY_STEP_MS = 1_000;
+
+/** BullMQ's codes (on the error's `code`) for a job, or its lock, that Redis no longer holds. */
+const JOB_GONE_CODES: ReadonlySet<unknown> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist]);
+const isJobGone = (error: unknown): error is Error =>
+  error instanceof Error && JOB_GONE_CODES.has((error as { code?: unknown }).code);
 
 /** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
 interface Shard {
@@ -41,6 +48,8 @@ export class JobBroker implements JobSource {
   readonly #polls = new WaitingPolls(() => this.#pump());
   readonly #leases = new Map<string, NodeJS.Timeout>();
   readonly #isOutage: (error: unknown) => boolean;
+  /** Aborted at close: ends the fetch loops' waits between retries. */
+  readonly #closing = new AbortController();
   #fetching = false;
   #closed = false;
   /** The shard the next turn starts at. */
@@ -156,6 +165,7 @@ export class JobBroker implements JobSource {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#closing.abort();
     this.#polls.closeAll();
     for (const timer of this.#leases.values()) clearInterval(timer);
     this.#leases.clear();
@@ -178,18 +188,18 @@ export class JobBroker implements JobSource {
   async #fetchLoop(): Promise<void> {
     const [shard] = this.#shards;
     while (shard !== undefined && this.#polls.length > 0 && !this.#closed) {
-      const token = randomUUID();
-      let job: Job<RunJobData> | undefined;
+      let fetched: { job: Job<RunJobData> | undefined; token: string };
       try {
-        job = await this.#blockingFetch(shard, token);
+        fetched = await this.#retryFetch(async () => {
+          const token = randomUUID();
+          return { job: await this.#blockingFetch(shard, token), token };
+        });
       } catch (error) {
-        if (this.#closed) return;
-        this.#logFetchError(error);
-        await new Promise((r) => setTimeout(r, 1_000));
-        continue;
+        if (!this.#closed) this.#logFetchError(error);
+        return;
       }
-      if (job === undefined) continue;
-      if (!(await this.#handOut(job, token, shard))) return;
+      if (fetched.job === undefined) continue;
+      if (!(await this.#handOut(fetched.job, fetched.token, shard))) return;
     }
   }
 
@@ -198,12 +208,10 @@ export class JobBroker implements JobSource {
     while (this.#polls.length > 0 && !this.#closed) {
       let taken: { job: Job<RunJobData>; token: string; shard: Shard } | null;
       try {
-        taken = await this.#takeInTurn();
+        taken = await this.#retryFetch(() => this.#takeInTurn());
       } catch (error) {
-        if (this.#closed) return;
-        this.#logFetchError(error);
-        await new Promise((r) => setTimeout(r, 1_000));
-        continue;
+        if (!this.#closed) this.#logFetchError(error);
+        return;
       }
       if (taken === null) {
         for (const shard of this.#shards) if (!shard.waiting) void this.#waitOn(shard);
@@ -237,9 +245,11 @@ export class JobBroker implements JobSource {
     shard.waiting = true;
     try {
       while (this.#polls.length > 0 && !this.#closed) {
-        const token = randomUUID();
         // takeInTurn found every shard empty just before.
-        const job = await this.#blockingFetch(shard, token, { foundEmpty: true });
+        const { job, token } = await this.#retryFetch(async () => {
+          const token = randomUUID();
+          return { job: await this.#blockingFetch(shard, token, { foundEmpty: true }), token };
+        });
         if (job === undefined) continue;
         // A job that serves a poll moves the turn past its shard, as one taken in turn does (one
         // released for want of a poll does not).
@@ -248,10 +258,7 @@ export class JobBroker implements JobSource {
         break;
       }
     } catch (error) {
-      if (!this.#closed) {
-        this.#logFetchError(error);
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
+      if (!this.#closed) this.#logFetchError(error);
     } finally {
       shard.waiting = false;
     }
@@ -292,6 +299,19 @@ export class JobBroker implements JobSource {
     return true;
   }
 
+  /**
+   * A fetch, tried again every second after any failure while polls wait; rejects once none
+   * waits, or at close.
+   */
+  #retryFetch<T>(fetch: () => Promise<T>): Promise<T> {
+    return retryRedis(fetch, {
+      everyMs: FETCH_RETRY_STEP_MS,
+      retryIf: () => this.#polls.length > 0 && !this.#closed,
+      signal: this.#closing.signal,
+      onRetry: (error) => this.#logFetchError(error),
+    });
+  }
+
   #logFetchError(error: unknown): void {
     if (this.#isOutage(error)) this.#logger.debug({ err: error }, 'could not fetch a job; retrying');
     else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
@@ -308,23 +328,21 @@ export class JobBroker implements JobSource {
     { retry }: { retry: boolean },
   ): Promise<unknown> {
     // With `retry`, a job's node may be failing over (a Redis Cluster promotes a replica within
-    // seconds): completing again is safe, one that did land answers "Missing lock" the second time.
-    const deadline = retry ? Date.now() + SETTLE_RETRY_MS : 0;
-    for (;;) {
-      try {
-        return await settle();
-      } catch (error) {
-        if (isRedisConnectionError(error) && Date.now() < deadline && !this.#closed) {
-          await new Promise((r) => setTimeout(r, SETTLE_RETRY_STEP_MS));
-          continue;
-        }
-        if (!(error instanceof Error) || !/^Missing (key|lock) for job/.test(error.message)) throw error;
-        this.#logger.info(
-          { jobId, reason: error.message },
-          'settled a job Redis no longer holds; the run row stands',
-        );
-        return null;
-      }
+    // seconds): completing again is safe, one that did land answers JobLockNotExist the second time.
+    try {
+      if (!retry) return await settle();
+      return await retryRedis(settle, {
+        everyMs: SETTLE_RETRY_STEP_MS,
+        forMs: REDIS_FAILOVER_MS,
+        retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
+      });
+    } catch (error) {
+      if (!isJobGone(error)) throw error;
+      this.#logger.info(
+        { jobId, reason: error.message },
+        'settled a job Redis no longer holds; the run row stands',
+      );
+      return null;
     }
   }
 

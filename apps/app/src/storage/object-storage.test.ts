@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ObjectStorage } from './object-storage.ts';
 
 // What the S3 server enforces is tested against versitygw in
@@ -10,6 +10,10 @@ describe('ObjectStorage.presignUploadForm', () => {
     bucket: 'flowbox',
     accessKeyId: 'AKIDEXAMPLE',
     secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+  });
+
+  afterAll(() => {
+    storage.close();
   });
 
   it('pins the bucket, key, content type and size, and expires after the TTL', async () => {
@@ -43,6 +47,8 @@ describe('ObjectStorage.presignUploadForm', () => {
     const expiresAt = Date.parse(policy.expiration);
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 120_000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 120_000);
-    storage.close();
+    // A signature over another policy (a larger size) is another signature.
+    const larger = await storage.presignUploadForm('runs/r1/log.json', 'application/json', 2048, 120);
+    expect(larger.fields['X-Amz-Signature']).not.toBe(fields['X-Amz-Signature']);
   });
 });

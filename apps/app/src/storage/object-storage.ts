@@ -6,9 +6,10 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { withBucketPathWithoutSlash } from './bucket-path.ts';
-import { PostPolicySigner, type PresignedPost } from './post-policy-signer.ts';
+import { KeyObjectSha256 } from './key-object-sha256.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -18,7 +19,16 @@ export interface S3Settings {
   secretAccessKey: string;
 }
 
-export type { PresignedPost } from './post-policy-signer.ts';
+/**
+ * An S3 browser-based upload (POST Object) signed with SigV4: the uploader POSTs
+ * `multipart/form-data` to `url` with every field of `fields` first and the content last, as a
+ * part named `file`. The uploader can change nothing the signed policy pins (key, content type,
+ * size, expiry) without breaking the signature.
+ */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
+}
 
 /** Where each kind of object lives in the bucket. */
 export const objectKeys = {
@@ -34,16 +44,16 @@ export const objectKeys = {
 export class ObjectStorage {
   readonly #client: S3Client;
   readonly #bucket: string;
-  readonly #forms: PostPolicySigner;
 
   constructor(settings: S3Settings) {
     this.#bucket = settings.bucket;
-    this.#forms = new PostPolicySigner(settings);
     this.#client = new S3Client({
       endpoint: settings.endpoint,
       region: settings.region,
       credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
       forcePathStyle: true,
+      // Signs with the SDK's SigV4 as it is; only its HMAC keys are KeyObjects (key-object-sha256.ts).
+      sha256: KeyObjectSha256,
       // Presigned URLs must not carry checksum parameters the uploader cannot know in advance.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
@@ -99,8 +109,15 @@ export class ObjectStorage {
     contentType: string,
     maxBytes: number,
     expiresInSeconds: number,
-  ): PresignedPost {
-    return this.#forms.sign(key, contentType, maxBytes, expiresInSeconds);
+  ): Promise<PresignedPost> {
+    return createPresignedPost(this.#client, {
+      Bucket: this.#bucket,
+      Key: key,
+      // Every field becomes a condition too, so the content type is pinned.
+      Fields: { 'Content-Type': contentType },
+      Conditions: [['content-length-range', 0, maxBytes]],
+      Expires: expiresInSeconds,
+    });
   }
 
   /**

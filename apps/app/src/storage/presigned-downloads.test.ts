@@ -10,7 +10,7 @@ describe('PresignedDownloads', () => {
         signed.push([key, ttl]);
         return `https://s3.test/${key}?n=${signed.length}`;
       },
-      () => now,
+      { maxEntries: 10, now: () => now },
     );
 
     expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle?n=1');
@@ -28,12 +28,26 @@ describe('PresignedDownloads', () => {
 
   it('does not keep a failed signature', async () => {
     let fail = true;
-    const downloads = new PresignedDownloads(async (key) => {
-      if (fail) throw new Error('no credentials');
-      return `https://s3.test/${key}`;
-    });
+    const downloads = new PresignedDownloads(
+      async (key) => {
+        if (fail) throw new Error('no credentials');
+        return `https://s3.test/${key}`;
+      },
+      { maxEntries: 10 },
+    );
     await expect(downloads.url('bundle', 100)).rejects.toThrow('no credentials');
     fail = false;
     expect(await downloads.url('bundle', 100)).toBe('https://s3.test/bundle');
+  });
+
+  it('holds at most maxEntries URLs, signing again the least recently used', async () => {
+    let count = 0;
+    const downloads = new PresignedDownloads(async (key) => `https://s3.test/${key}?n=${++count}`, {
+      maxEntries: 2,
+    });
+    for (const key of ['a', 'b', 'c']) await downloads.url(key, 100);
+    expect(downloads.usage()).toEqual({ entries: 2 });
+    expect(await downloads.url('c', 100)).toBe('https://s3.test/c?n=3');
+    expect(await downloads.url('a', 100)).toBe('https://s3.test/a?n=4');
   });
 });

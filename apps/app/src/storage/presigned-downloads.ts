@@ -1,3 +1,6 @@
+import { LRUCache } from 'lru-cache';
+import type { CacheUsage } from '../cache/bounded-cache.ts';
+
 /** What signs a download URL (ObjectStorage.presignDownload). */
 export type PresignDownload = (key: string, expiresInSeconds: number) => Promise<string>;
 
@@ -18,11 +21,18 @@ interface Signed {
 export class PresignedDownloads {
   readonly #presign: PresignDownload;
   readonly #now: () => number;
-  readonly #signed = new Map<string, Signed>();
+  /** Least recently used dropped first; an entry is a key and a URL, so the count bounds its bytes. */
+  readonly #signed: LRUCache<string, Signed>;
 
-  constructor(presign: PresignDownload, now: () => number = Date.now) {
+  constructor(presign: PresignDownload, options: { maxEntries: number; now?: () => number }) {
     this.#presign = presign;
-    this.#now = now;
+    this.#now = options.now ?? Date.now;
+    this.#signed = new LRUCache({ max: options.maxEntries });
+  }
+
+  /** URLs held. */
+  usage(): CacheUsage {
+    return { entries: this.#signed.size };
   }
 
   /** A URL for `key` valid for at least `validSeconds` from now. */

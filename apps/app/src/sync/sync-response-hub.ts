@@ -2,10 +2,10 @@ import type { Logger } from '@flowbox/node-kit';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
 import { isRedisConnectionError } from '../queue/redis-outage.ts';
+import { REDIS_FAILOVER_MS, retryRedis } from '../queue/redis-retry.ts';
 import type { RedisClient } from '../redis/redis-clients.ts';
 
-/** How long an answer for another app is retried while Redis cannot take it. */
-const PUBLISH_RETRY_MS = 5_000;
+/** The wait between tries to publish an answer for another app while Redis cannot take it. */
 const PUBLISH_RETRY_STEP_MS = 250;
 
 export type SyncOutcome =
@@ -112,23 +112,20 @@ export class SyncResponseHub {
     // A channel's node may be failing over (a Redis Cluster promotes a replica within seconds):
     // try again for a while, then give the answer up rather than fail the run it belongs to; its
     // caller is answered 504 with the run id, and the run goes on (docs/operations.md).
-    const deadline = Date.now() + PUBLISH_RETRY_MS;
-    for (;;) {
-      try {
-        if (this.#sharded) await this.#publisher.spublish(channel, raw);
-        else await this.#publisher.publish(channel, raw);
-        return;
-      } catch (error) {
-        if (!isRedisConnectionError(error)) throw error;
-        if (Date.now() >= deadline || this.#closed) {
-          this.#logger.warn(
-            { err: error, runId: message.runId, instanceId },
-            'gave up a sync answer: Redis could not carry it; its caller gets 504',
-          );
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_STEP_MS));
-      }
+    const send = () =>
+      this.#sharded ? this.#publisher.spublish(channel, raw) : this.#publisher.publish(channel, raw);
+    try {
+      await retryRedis(send, {
+        everyMs: PUBLISH_RETRY_STEP_MS,
+        forMs: REDIS_FAILOVER_MS,
+        retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
+      });
+    } catch (error) {
+      if (!isRedisConnectionError(error)) throw error;
+      this.#logger.warn(
+        { err: error, runId: message.runId, instanceId },
+        'gave up a sync answer: Redis could not carry it; its caller gets 504',
+      );
     }
   }
 
