@@ -3,7 +3,6 @@ import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
-import { DEFAULT_FLOW_CACHE_MAX_BYTES } from './flows/published-flow-cache.ts';
 import { isRedisUrl } from './redis/redis-target.ts';
 
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
@@ -236,7 +235,7 @@ export const AppEnvSchema = z.object({
       'Flows whose webhook lookup (published version, enabled, verification) the app keeps in memory for a second, unknown ids included; past this or FLOW_CACHE_MAX_BYTES the least recently called go first. A dropped flow costs its next webhook one Postgres statement.',
     ),
   FLOW_CACHE_MAX_BYTES: envFields
-    .positiveInt(DEFAULT_FLOW_CACHE_MAX_BYTES)
+    .positiveInt(16 * 1024 * 1024)
     .describe(
       'Bytes of those lookups the app keeps (each counted as its JSON, so the heap holds somewhat more). 16 MiB: 10,000 flows of up to about 1.6 KiB each (a flow with no signature settings is about 200 bytes).',
     ),

@@ -207,7 +207,11 @@ describe('run retention', () => {
   });
 
   it("refuses a deleted flow's runs in the INSERT itself, while another app's cache still has it published", async () => {
-    const other = withPublishedFlowCache(createFlowsRepository(pool), { ttlMs: 600_000, maxEntries: 10 });
+    const other = withPublishedFlowCache(createFlowsRepository(pool), {
+      ttlMs: 600_000,
+      maxEntries: 10,
+      maxBytes: 1 << 20,
+    });
     const created = await manage(url, 'POST', '/v1/flows', {
       id: 'short-lived',
       name: 'short-lived',

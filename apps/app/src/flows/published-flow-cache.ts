@@ -1,14 +1,11 @@
 import { boundedCache, type CacheUsage, usageOf } from '../cache/bounded-cache.ts';
 import type { FlowsRepository, PublishedFlow } from './flows-repository.ts';
 
-/** FLOW_CACHE_MAX_BYTES's default: 10,000 flows of up to about 1.6 KiB each. */
-export const DEFAULT_FLOW_CACHE_MAX_BYTES = 16 * 1024 * 1024;
-
 export interface PublishedFlowCacheOptions {
   /** Flows remembered at most (unknown ids included). */
   maxEntries: number;
-  /** Bytes of lookups remembered at most, each counted as its JSON; DEFAULT_FLOW_CACHE_MAX_BYTES when unset. */
-  maxBytes?: number;
+  /** Bytes of lookups remembered at most, each counted as its JSON. */
+  maxBytes: number;
   /** How long a lookup is reused: how late another app instance sees a flow's change. */
   ttlMs: number;
   /** The clock the TTL is read on (monotonic milliseconds); tests move it by hand. */
@@ -35,10 +32,7 @@ export function withPublishedFlowCache(
   flows: FlowsRepository,
   options: PublishedFlowCacheOptions,
 ): FlowsRepository & { cacheUsage(): CacheUsage } {
-  const bounds = {
-    maxEntries: options.maxEntries,
-    maxBytes: options.maxBytes ?? DEFAULT_FLOW_CACHE_MAX_BYTES,
-  };
+  const bounds = { maxEntries: options.maxEntries, maxBytes: options.maxBytes };
   const cache = boundedCache<Found>(bounds, {
     ttl: options.ttlMs,
     // With a clock of the caller's, read it at every lookup (lru-cache otherwise reuses a reading for 1 ms).

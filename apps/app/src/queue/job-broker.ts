@@ -3,11 +3,11 @@ import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
 import { ErrorCode, Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
+import { isRedisConnectionError } from '../redis/redis-outage.ts';
+import { REDIS_FAILOVER_MS, retryRedis } from '../redis/redis-retry.ts';
 import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
-import { isRedisConnectionError } from './redis-outage.ts';
-import { REDIS_FAILOVER_MS, retryRedis } from './redis-retry.ts';
 import { type PollClaim, WaitingPolls } from './waiting-polls.ts';
 
 const LOCK_DURATION_MS = 30_000;

@@ -1,6 +1,6 @@
 import type { Logger } from '@flowbox/node-kit';
-import { RedisOutage } from '../queue/redis-outage.ts';
 import { createRedisClient, isCluster, type RedisClient } from './redis-clients.ts';
+import { RedisOutage } from './redis-outage.ts';
 
 /**
  * The app's three Redis connections, each shaped for its use, and the one outage watch over

@@ -1,9 +1,9 @@
 import type { Logger } from '@flowbox/node-kit';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
-import { isRedisConnectionError } from '../queue/redis-outage.ts';
-import { REDIS_FAILOVER_MS, retryRedis } from '../queue/redis-retry.ts';
 import type { RedisClient } from '../redis/redis-clients.ts';
+import { isRedisConnectionError } from '../redis/redis-outage.ts';
+import { REDIS_FAILOVER_MS, retryRedis } from '../redis/redis-retry.ts';
 
 /** The wait between tries to publish an answer for another app while Redis cannot take it. */
 const PUBLISH_RETRY_STEP_MS = 250;

@@ -1,5 +1,5 @@
 import type { Logger } from '@flowbox/node-kit';
-import type { RedisClient } from '../redis/redis-clients.ts';
+import type { RedisClient } from './redis-clients.ts';
 
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
