@@ -1,11 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createIpcAppClient, type EngineIpcChannel, type HttpClient, uploadRunLog } from '@flowbox/engine';
+import {
+  buildRunLog,
+  createIpcAppClient,
+  type EngineIpcChannel,
+  type HttpClient,
+  persistRunLog,
+} from '@flowbox/engine';
 import {
   type DispatchedJob,
-  FlowboxError,
   type FlowResponse,
   type JobResult,
-  type RunLog,
   type RunOutcome,
   runStatusOf,
   type StepResult,
@@ -57,27 +61,8 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
     status = runStatusOf(error.code);
   }
   const runMs = performance.now() - received;
-  const log: RunLog = {
-    version: 1,
-    runId: job.runId,
-    flowId: job.flowId,
-    flowVersionId: job.flowVersionId,
-    status,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    steps,
-    ...(error === undefined ? {} : { error }),
-  };
-  let logKey: string | null = job.logUpload.key;
-  let logError: RunOutcome['logError'];
-  const logStarted = performance.now();
-  try {
-    await uploadRunLog(options.http, job.logUpload, log, timeoutMs);
-  } catch (caught) {
-    logKey = null;
-    logError = serializeError(caught instanceof FlowboxError ? caught : caught, 'LOG_UPLOAD_FAILED');
-  }
-  const logPersistMs = performance.now() - logStarted;
+  const log = buildRunLog(job, { status, startedAt, steps, error });
+  const { logKey, logError, logPersistMs } = await persistRunLog(options.http, job.logUpload, log, timeoutMs);
   return {
     version: 1,
     type: 'job-result',

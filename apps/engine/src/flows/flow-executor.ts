@@ -16,7 +16,6 @@ import {
   type FlowResponse,
   forUsers,
   type PreloadRequest,
-  type RunLog,
   type RunOutcome,
   runStatusOf,
   type SerializedError,
@@ -29,7 +28,6 @@ import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import { type AppClient, type AppClientOptions, createAppClient } from '../host/app-client.ts';
 import type { HttpClient } from '../host/http-client.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
-import { uploadRunLog } from '../host/log-uploader.ts';
 import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createRunPieces } from '../pieces/run-pieces.ts';
@@ -37,6 +35,7 @@ import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostStepRunner, type StepRunnerDeps } from './host-step-runner.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
+import { buildRunLog, persistRunLog } from './run-log.ts';
 import { startRunTrace } from './run-trace.ts';
 
 export interface FlowExecutorDeps {
@@ -179,33 +178,20 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         isolated?.close();
       }
 
-      const runLog: RunLog = {
-        version: 1,
-        runId: job.runId,
-        flowId: job.flowId,
-        flowVersionId: job.flowVersionId,
-        status,
-        startedAt: startedAt.toISOString(),
-        finishedAt: new Date().toISOString(),
-        steps: results,
-      };
-      if (error !== undefined) runLog.error = error;
-
-      const uploadStarted = performance.now();
-      let logKey: string | null = job.logUpload.key;
-      let logError: SerializedError | undefined;
+      const runLog = buildRunLog(job, { status, startedAt, steps: results, error });
       const uploadSpan = trace?.start('log.upload');
-      try {
-        // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
-        const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
-        await uploadRunLog(deps.http, job.logUpload, runLog, Math.max(1, Math.min(timeoutMs, left)));
-      } catch (uploadError) {
-        logKey = null;
-        logError = serializeError(uploadError, 'LOG_UPLOAD_FAILED');
+      // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
+      const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
+      const { logKey, logError, logPersistMs } = await persistRunLog(
+        deps.http,
+        job.logUpload,
+        runLog,
+        Math.max(1, Math.min(timeoutMs, left)),
+      );
+      if (logError !== undefined) {
         deps.log('error', 'run log upload failed', { runId: job.runId, error: logError });
       }
       uploadSpan?.end(logError);
-      const logPersistMs = performance.now() - uploadStarted;
 
       // The run's end goes to the worker, whose job result records it: no callback repeats it.
       const runMs = Math.max(0, performance.now() - started - logPersistMs);

@@ -1,0 +1,58 @@
+import type { LogUpload, RunLog, RunOutcome, SerializedError, StepResult } from '@flowbox/protocol';
+import { serializeError } from '@flowbox/protocol';
+import type { HttpClient } from '../host/http-client.ts';
+import { uploadRunLog } from '../host/log-uploader.ts';
+
+/** What a run's log says of its end. */
+export interface RunEnd {
+  status: RunOutcome['status'];
+  startedAt: Date;
+  steps: StepResult[];
+  error?: SerializedError | undefined;
+}
+
+/** The run log (RunLogSchema) a run's end uploads: built here for the engine and the fleet simulator. */
+export function buildRunLog(
+  job: { runId: string; flowId: string; flowVersionId: string },
+  end: RunEnd,
+): RunLog {
+  const log: RunLog = {
+    version: 1,
+    runId: job.runId,
+    flowId: job.flowId,
+    flowVersionId: job.flowVersionId,
+    status: end.status,
+    startedAt: end.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    steps: end.steps,
+  };
+  if (end.error !== undefined) log.error = end.error;
+  return log;
+}
+
+/** Where a run's log went: its key, or null with the upload's error (LOG_UPLOAD_FAILED). */
+export interface PersistedLog {
+  logKey: string | null;
+  logError?: SerializedError;
+  logPersistMs: number;
+}
+
+/** Uploads `log` through the job's presigned POST; a failed upload costs the log, not the run. */
+export async function persistRunLog(
+  http: HttpClient,
+  upload: LogUpload,
+  log: RunLog,
+  timeoutMs: number,
+): Promise<PersistedLog> {
+  const started = performance.now();
+  try {
+    await uploadRunLog(http, upload, log, timeoutMs);
+    return { logKey: upload.key, logPersistMs: performance.now() - started };
+  } catch (error) {
+    return {
+      logKey: null,
+      logError: serializeError(error, 'LOG_UPLOAD_FAILED'),
+      logPersistMs: performance.now() - started,
+    };
+  }
+}
