@@ -90,12 +90,18 @@ describe('limits of a run in its own isolate', () => {
       'FLOW_TIMEOUT',
       /time ran out/,
     ],
-  ])('%s ends the run with its code, and the next run answers', async (_name, flow, errorCode, message) => {
-    const outcome = await run(flow);
-    expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
-    expect(outcome.error?.message).toMatch(message);
-    await nextRunAnswers();
-  });
+  ])(
+    '%s ends the run with its code, and the next run answers in a fresh isolate',
+    async (_name, flow, errorCode, message) => {
+      const outcome = await run(flow);
+      expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
+      expect(outcome.error?.message).toMatch(message);
+      h.runIsolation.prepareNext();
+      await nextRunAnswers();
+      // The isolate that met the limit served no later run.
+      expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+    },
+  );
 
   it.each([
     ['WebAssembly (a Memory grown to 512 MiB)', 'wasm', /WebAssembly is not defined/],
@@ -109,6 +115,8 @@ describe('limits of a run in its own isolate', () => {
       expect(outcome.error).toMatchObject({ step: 'step_1' });
       expect(outcome.error?.message).toMatch(message);
       await nextRunAnswers();
+      // A step that failed without meeting a limit leaves its isolate to the next run.
+      expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 2 });
     },
   );
 
