@@ -71,7 +71,7 @@ export const WorkerEnvSchema = z.object({
       'The built engine file, installed into the cache once and forked from there; unset: `@flowbox/engine/bundle` (apps/engine/dist/engine.mjs, made by `pnpm build`).',
     ),
   RUN_ISOLATION: RunIsolationSchema.optional().describe(
-    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 isolate started from a snapshot of its pieces (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` and `CODE_STEP_TIMEOUT_MS` then bound the whole run's heap and CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
+    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 context made from a snapshot of its pieces, in an isolate that serves `ISOLATE_MAX_RUNS` runs (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` then bounds the isolate's heap and `CODE_STEP_TIMEOUT_MS` the whole run's CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
   ),
   REUSE_SANDBOX: z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -188,7 +188,7 @@ export const WorkerEnvSchema = z.object({
 
 /**
  * How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts).
- * `isolate`: the reused engine runs each job in a fresh isolate (RUN_ISOLATION=isolate).
+ * `isolate`: the reused engine runs each job in a fresh context (RUN_ISOLATION=isolate).
  */
 export type SandboxConfig =
   | { reuse: true; maxJobs: number; maxRssBytes: number; isolate?: boolean }

@@ -120,6 +120,20 @@ describe('limits of a run in its own isolate', () => {
     },
   );
 
+  it("a run that leaves its isolate's heap above half its limit gives the next run a fresh isolate", async () => {
+    // About 20 MB of the 32 MB limit, still held when the run ends (garbage once its context goes).
+    const hoarder = flowOf(
+      code(
+        'step_1',
+        'globalThis.kept = Array.from({ length: 40 }, () => new Array(65536).fill(1.5)); return 1;',
+      ),
+    );
+    expect((await run(hoarder)).status).toBe('SUCCEEDED');
+    h.runIsolation.prepareNext();
+    await nextRunAnswers();
+    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+  });
+
   it('a piece keeps fixed-size buffers and transfer to a fixed length', async () => {
     const outcome = await run(flowOf(pieceStep('step_1', 'hog', 'kept')));
     expect(outcome.error).toBeUndefined();

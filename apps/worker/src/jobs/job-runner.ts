@@ -36,7 +36,7 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
-  /** RUN_ISOLATION=isolate: each job runs in a fresh isolate inside its (reused) engine. */
+  /** RUN_ISOLATION=isolate: each job runs in a fresh context inside its (reused) engine. */
   runInIsolate?: boolean;
   /** ISOLATE_MAX_RUNS: the runs one isolate of the engine serves, each in a fresh context. */
   isolateMaxRuns?: number;
