@@ -65,6 +65,9 @@ export const DEFAULT_ISOLATE_MAX_RUNS = 100;
  */
 const HEAP_RECYCLE_SHARE = 0.5;
 
+/** Why an isolate is recycled (the engine's `recycled a run isolate` log line). */
+type RecycleReason = 'max-runs' | 'limit' | 'heap' | 'pieces-or-limit' | 'spare-failed';
+
 /** An isolate from one snapshot with one heap limit, which runs take contexts of, one at a time. */
 interface ReusedIsolate {
   isolate: Isolate;
@@ -99,9 +102,11 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
   let last: { ivm: IsolatedVm; snapshot: IsolateSnapshot; memoryMb: number; maxRuns: number } | undefined;
   let spare: { home: ReusedIsolate; blank: Promise<BlankContext> } | undefined;
 
-  const recycle = (home: ReusedIsolate): void => {
+  /** Disposes of an isolate no later run takes; logged with why, unless the engine is closing. */
+  const recycle = (home: ReusedIsolate, reason?: RecycleReason): void => {
     if (reused === home) reused = undefined;
     if (!home.isolate.isDisposed) home.isolate.dispose();
+    if (reason !== undefined) options.log('info', 'recycled a run isolate', { reason, runs: home.runs });
   };
   const dropSpare = (): void => {
     spare?.blank.then(
@@ -121,7 +126,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
     if (home !== undefined) {
       const fits = home.key === snapshot.key && home.memoryMb === memoryMb;
       if (fits && home.runs < maxRuns && !home.isolate.isDisposed) return home;
-      recycle(home);
+      recycle(home, fits ? 'max-runs' : 'pieces-or-limit');
     }
     const isolate = createSnapshotIsolate(ivm, snapshot, memoryMb, options.onCatastrophicError);
     counts.isolates += 1;
@@ -142,7 +147,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         return { home, blank: await taken.blank };
       } catch {
         // A spare that failed to start is no reason to fail the run: a fresh isolate makes one.
-        recycle(home);
+        recycle(home, 'spare-failed');
         home = homeFor(ivm, snapshot, memoryMb, maxRuns);
       }
     } else {
@@ -155,13 +160,17 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
   };
   /** After a run: the isolate serves the next one only if the run left it whole and roomy. */
   const afterRun = (home: ReusedIsolate, reusable: boolean, maxRuns: number): void => {
-    if (!reusable || home.runs >= maxRuns || home.isolate.isDisposed) {
-      recycle(home);
+    if (!reusable || home.isolate.isDisposed) {
+      recycle(home, 'limit');
+      return;
+    }
+    if (home.runs >= maxRuns) {
+      recycle(home, 'max-runs');
       return;
     }
     const heap = home.isolate.getHeapStatisticsSync();
     const usedMb = (heap.used_heap_size + heap.externally_allocated_size) / 1024 / 1024;
-    if (usedMb > home.memoryMb * HEAP_RECYCLE_SHARE) recycle(home);
+    if (usedMb > home.memoryMb * HEAP_RECYCLE_SHARE) recycle(home, 'heap');
   };
 
   return {
