@@ -120,6 +120,21 @@ describe('limits of a run in its own isolate', () => {
     },
   );
 
+  it("a run's CPU time is its own: runs of one isolate that together pass the limit each succeed", async () => {
+    // Each run spins 600 ms of wall time (up to as much CPU) under a 1,000 ms limit: four of them
+    // pass it together, so a limit counted over the isolate's life would stop the second or third.
+    const spinner = flowOf(
+      code('step_1', 'const end = Date.now() + 600; while (Date.now() < end) {} return 1;'),
+    );
+    const limits = { ...LIMITS, codeStepTimeoutMs: 1_000, flowTimeoutMs: 10_000 };
+    for (let i = 0; i < 4; i += 1) {
+      const outcome = await run(spinner, { limits });
+      expect(outcome.error).toBeUndefined();
+      h.runIsolation.prepareNext();
+    }
+    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 4 });
+  });
+
   it("a run that leaves its isolate's heap above half its limit gives the next run a fresh isolate", async () => {
     // About 20 MB of the 32 MB limit, still held when the run ends (garbage once its context goes).
     const hoarder = flowOf(
