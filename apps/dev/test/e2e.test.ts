@@ -83,7 +83,7 @@ async function startTestStack(
 }
 
 // The main path in each isolation level (issue 29): `isolate` runs every run of the one worker
-// in a fresh isolate of its reused engine.
+// in a fresh context of its reused engine (in an isolate that serves ISOLATE_MAX_RUNS runs).
 describe.each<{ name: string; env: Record<string, string> }>([
   { name: 'shared', env: {} },
   { name: 'isolate', env: { RUN_ISOLATION: 'isolate' } },

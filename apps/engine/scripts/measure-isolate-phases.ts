@@ -1,12 +1,13 @@
 /**
- * CPU (the whole process) and wall time of each phase of a run in its own isolate, outside the
- * executor: the blank isolate (made between jobs), handing it to the run, each of the seeded
- * flow's calls, disposal. Medians over the runs (the first tenth left out). `--profile` adds the
- * isolates' own CPU profile, self time per function. The floor comes last: an isolate with nothing
- * in it, made, called once and disposed the same way, which no run in an isolate costs less than.
- * Needs `pnpm build`.
+ * CPU (the whole process) and wall time of each phase of a run in its own context, outside the
+ * executor: the blank context (made between jobs, with a fresh isolate from the snapshot every
+ * `--max-runs` runs; 1: a fresh isolate for every run), handing it to the run, each of the seeded
+ * flow's calls, its release. Medians over the runs (the first tenth left out), and the means of
+ * the phases made between jobs (a fresh isolate is one run in `--max-runs` of them). `--profile`
+ * adds the isolates' own CPU profile, self time per function. The floor comes last: an isolate
+ * with nothing in it, made, called once and disposed the same way. Needs `pnpm build`.
  *
- *   node apps/engine/scripts/measure-isolate-phases.ts [--runs 300] [--profile]
+ *   node apps/engine/scripts/measure-isolate-phases.ts [--runs 300] [--max-runs 100] [--profile]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,14 +17,20 @@ import { wrapCodeStep } from '@flowbox/protocol';
 import { createIsolatedVmRunner } from '../src/code-steps/isolated-vm-runner.ts';
 import { loadIsolateFramework } from '../src/isolate/isolate-framework.ts';
 import { createIsolateHost } from '../src/isolate/isolate-host.ts';
-import { createBlankIsolate, openRunIsolate } from '../src/isolate/isolate-run.ts';
+import { createBlankContext, createSnapshotIsolate, openRunIsolate } from '../src/isolate/isolate-run.ts';
 import { createIsolateSnapshots } from '../src/isolate/isolate-snapshots.ts';
+import { DEFAULT_ISOLATE_MAX_RUNS } from '../src/isolate/run-isolation.ts';
 import { unpackBuiltPieces } from '../test/support/artifacts.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '300' }, profile: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '300' },
+    'max-runs': { type: 'string', default: String(DEFAULT_ISOLATE_MAX_RUNS) },
+    profile: { type: 'boolean', default: false },
+  },
 });
 const runs = Number(values.runs);
+const maxRuns = Number(values['max-runs']);
 const dir = await mkdtemp(join(tmpdir(), 'flowbox-phases-'));
 const isolated = createIsolatedVmRunner({ onCatastrophicError: () => {} });
 try {
@@ -65,10 +72,15 @@ try {
     samples.set(name, entry);
     restart();
   };
+  let isolate = createSnapshotIsolate(ivm, snapshot, 128, () => {});
   for (let i = 0; i < runs; i += 1) {
     restart();
-    const blank = await createBlankIsolate(ivm, snapshot, 128, () => {});
-    mark('blank isolate (between jobs)');
+    if (i > 0 && i % maxRuns === 0) {
+      isolate.dispose();
+      isolate = createSnapshotIsolate(ivm, snapshot, 128, () => {});
+    }
+    const blank = await createBlankContext(ivm, isolate);
+    mark('blank context (between jobs)');
     if (values.profile) blank.isolate.startCpuProfiler('run');
     const host = createIsolateHost({ runId: 'run-1', respond: async () => {}, log: () => {} });
     const run = openRunIsolate({
@@ -113,17 +125,19 @@ try {
       restart();
     }
     run.close();
-    mark('dispose');
+    mark('release');
   }
+  isolate.dispose();
   const median = (list: number[]) => {
     const sorted = list.slice(Math.floor(list.length / 10)).sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] ?? 0;
   };
+  const mean = (list: number[]) => list.reduce((sum, value) => sum + value, 0) / Math.max(1, list.length);
   const phaseLine = (name: string, { cpu, wall }: { cpu: number[]; wall: number[] }) =>
-    `${name.padEnd(30)} cpu ${median(cpu).toFixed(3)} ms  wall ${median(wall).toFixed(3)} ms\n`;
+    `${name.padEnd(30)} cpu ${median(cpu).toFixed(3)} ms  wall ${median(wall).toFixed(3)} ms  mean cpu ${mean(cpu).toFixed(3)} ms\n`;
   let onPath = 0;
   for (const [name, phase] of samples) {
-    if (!name.includes('between') && name !== 'dispose') onPath += median(phase.cpu);
+    if (!name.includes('between') && name !== 'release') onPath += median(phase.cpu);
     process.stdout.write(phaseLine(name, phase));
   }
   process.stdout.write(`on the run's path (open to response), cpu ${onPath.toFixed(3)} ms\n`);

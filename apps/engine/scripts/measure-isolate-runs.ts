@@ -1,15 +1,35 @@
 /**
  * Engine CPU per run of the seeded flow, in the engine's realm (warm, `shared`) and each run in a
- * fresh isolate (`isolate`), in-process against a sink app, and the heap and RSS after a forced
- * GC once warm and at the end (flat = no leak per run). Needs `pnpm build` (the isolate framework).
+ * fresh context of an isolate that serves `--max-runs` runs (`isolate`; 1: a fresh isolate per
+ * run; a list compares several), in-process against a sink app, and the heap and RSS after a
+ * forced GC once warm and at the end (flat = no leak per run). `--rounds` repeats the whole
+ * list, alternating, so a change in the machine's load falls on every setting alike. Needs
+ * `pnpm build` (the isolate framework).
  *
- *   node apps/engine/scripts/measure-isolate-runs.ts [--runs 2000]
+ *   node apps/engine/scripts/measure-isolate-runs.ts [--runs 2000] [--max-runs 1,100] [--rounds 1]
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { DEFAULT_ISOLATE_MAX_RUNS } from '../src/isolate/run-isolation.ts';
 import { soakRuns } from '../test/support/run-soak.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '2000' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '2000' },
+    'max-runs': { type: 'string', default: String(DEFAULT_ISOLATE_MAX_RUNS) },
+    rounds: { type: 'string', default: '1' },
+  },
+});
 const runs = Number(values.runs);
-for (const isolation of ['shared', 'isolate'] as const) {
-  process.stdout.write(`${JSON.stringify(await soakRuns({ runs, isolation }))}\n`);
+const maxRuns = values['max-runs'].split(',').map(Number);
+for (let round = 1; round <= Number(values.rounds); round += 1) {
+  const reports = [await soakRuns({ runs, isolation: 'shared' })];
+  for (const maxRunsPerIsolate of maxRuns) {
+    reports.push(await soakRuns({ runs, isolation: 'isolate', maxRunsPerIsolate }));
+  }
+  for (const report of reports) {
+    process.stdout.write(
+      `${JSON.stringify({ round, loadavg: loadavg().map((n) => n.toFixed(2)), ...report })}\n`,
+    );
+  }
 }

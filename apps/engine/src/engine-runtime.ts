@@ -85,7 +85,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     executor,
     afterJob: () => {
       flushCompileCache();
-      // RUN_ISOLATION=isolate: the next run's isolate starts now, off its path (a no-op otherwise).
+      // RUN_ISOLATION=isolate: the next run's context is made now, off its path (a no-op otherwise).
       runIsolation.prepareNext();
     },
   });

@@ -104,6 +104,12 @@ describe('worker config', () => {
     });
   });
 
+  it('reads ISOLATE_MAX_RUNS (100 by default), a positive whole number', () => {
+    expect(loadConfig(required).isolateMaxRuns).toBe(100);
+    expect(loadConfig({ ...required, ISOLATE_MAX_RUNS: '1' }).isolateMaxRuns).toBe(1);
+    expect(() => loadConfig({ ...required, ISOLATE_MAX_RUNS: '0' })).toThrow(/ISOLATE_MAX_RUNS/);
+  });
+
   it('reads RUN_ISOLATION, and REUSE_SANDBOX as its alias (true: shared, false: process)', () => {
     const warm = { reuse: true, maxJobs: 10_000, maxRssBytes: 512 * 1024 * 1024 };
     expect(loadConfig({ ...required, RUN_ISOLATION: 'shared' }).sandbox).toStrictEqual(warm);

@@ -71,7 +71,7 @@ export const WorkerEnvSchema = z.object({
       'The built engine file, installed into the cache once and forked from there; unset: `@flowbox/engine/bundle` (apps/engine/dist/engine.mjs, made by `pnpm build`).',
     ),
   RUN_ISOLATION: RunIsolationSchema.optional().describe(
-    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 isolate started from a snapshot of its pieces (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` and `CODE_STEP_TIMEOUT_MS` then bound the whole run's heap and CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
+    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 context made from a snapshot of its pieces, in an isolate that serves `ISOLATE_MAX_RUNS` runs (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` then bounds the isolate's heap and `CODE_STEP_TIMEOUT_MS` the whole run's CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
   ),
   REUSE_SANDBOX: z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -94,6 +94,11 @@ export const WorkerEnvSchema = z.object({
     .positiveInt(512)
     .describe(
       '`shared` and `isolate`: an engine is recycled after a job that leaves its resident memory above this.',
+    ),
+  ISOLATE_MAX_RUNS: envFields
+    .positiveInt(100)
+    .describe(
+      "`isolate`: each run gets a fresh V8 context made from its pieces' snapshot, in an isolate of the engine that serves this many runs one after another; then (or sooner: after a run that broke a limit, when the isolate's heap holds more than half of `CODE_STEP_MEMORY_MB` after a run, when the pieces or the limit change) the next run gets a fresh isolate. 1: a fresh isolate for every run (about 5 ms more of engine CPU per run, docs/performance.md). The runs an isolate serves share its heap limit and garbage collector (docs/guarantees.md).",
     ),
   ENGINE_MEMORY_LIMIT_MB: envFields
     .positiveInt(1024)
@@ -183,7 +188,7 @@ export const WorkerEnvSchema = z.object({
 
 /**
  * How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts).
- * `isolate`: the reused engine runs each job in a fresh isolate (RUN_ISOLATION=isolate).
+ * `isolate`: the reused engine runs each job in a fresh context (RUN_ISOLATION=isolate).
  */
 export type SandboxConfig =
   | { reuse: true; maxJobs: number; maxRssBytes: number; isolate?: boolean }
@@ -208,6 +213,8 @@ export interface WorkerConfig {
   /** ENGINE_MEMORY_LIMIT_MB in bytes: an engine past it during a job is killed. */
   engineMemoryLimitBytes: number;
   executionMode: ExecutionMode;
+  /** ISOLATE_MAX_RUNS: with RUN_ISOLATION=isolate, the runs one isolate of an engine serves. */
+  isolateMaxRuns: number;
   /** Which hosts code steps and pieces may call (parsed EGRESS, or its alias CODE_STEP_EGRESS). */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
@@ -275,6 +282,7 @@ export function loadConfig(source: Record<string, string | undefined>): WorkerCo
     sandbox: sandboxOf(env),
     engineMemoryLimitBytes: env.ENGINE_MEMORY_LIMIT_MB * 1024 * 1024,
     executionMode: env.EXECUTION_MODE,
+    isolateMaxRuns: env.ISOLATE_MAX_RUNS,
     egress: parseEgressPolicy(env.EGRESS ?? env.CODE_STEP_EGRESS ?? DEFAULT_EGRESS_POLICY_TEXT),
     fetchLimits: {
       maxInFlight: env.CODE_STEP_FETCH_MAX_IN_FLIGHT,

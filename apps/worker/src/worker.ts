@@ -149,6 +149,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     workerId: config.workerId,
     executionMode: config.executionMode,
     runInIsolate: config.sandbox.reuse && config.sandbox.isolate === true,
+    isolateMaxRuns: config.isolateMaxRuns,
     egress: config.egress,
     fetchLimits: config.fetchLimits,
     logger,

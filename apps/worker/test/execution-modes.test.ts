@@ -2,6 +2,7 @@ import { SEEDED_FLOW } from '@flowbox/engine/testing';
 import type { ExecutionMode, FlowDefinition } from '@flowbox/protocol';
 import { FlowResponseReportSchema } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordingLogger } from '../src/test-helpers.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 /**
@@ -111,5 +112,31 @@ describe('EXECUTION_MODE=SANDBOXED with cold engines', () => {
     const pids = harness.booted.map((engine) => engine.pid);
     expect(new Set(pids).size).toBe(pids.length);
     expect(pids.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('RUN_ISOLATION=isolate with ISOLATE_MAX_RUNS=2', () => {
+  it('the engine gives every third run a fresh isolate, and says so', async () => {
+    const { logger, lines } = recordingLogger();
+    const harness = await startWorkerHarness({
+      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024, isolate: true },
+      isolateMaxRuns: 2,
+      logger,
+    });
+    try {
+      for (const runId of ['run-a', 'run-b', 'run-c', 'run-d', 'run-e']) {
+        const result = await harness.runner.run(await harness.job(runId));
+        expect(result.outcome.status).toBe('SUCCEEDED');
+      }
+      // Recycled after runs 2 and 4 (then a fresh one made between jobs), by the one engine.
+      const recycled = lines.filter((line) => line.msg === 'recycled a run isolate');
+      expect(recycled.map((line) => [line.reason, line.runs])).toEqual([
+        ['max-runs', 2],
+        ['max-runs', 2],
+      ]);
+      expect(harness.booted).toHaveLength(1);
+    } finally {
+      await harness.close();
+    }
   });
 });

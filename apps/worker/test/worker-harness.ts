@@ -69,6 +69,8 @@ export interface HarnessOptions {
   readRss?: (pid: number) => Promise<number | undefined>;
   /** Traces the jobs that carry a traceparent; none by default. */
   tracer?: Tracer;
+  /** ISOLATE_MAX_RUNS, with `sandbox.isolate`; the engine's default if absent. */
+  isolateMaxRuns?: number;
 }
 
 export async function startWorkerHarness(options: HarnessOptions): Promise<WorkerHarness> {
@@ -113,6 +115,7 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     workerId: 'worker-test',
     executionMode: options.executionMode ?? 'SANDBOX_CODE_ONLY',
     runInIsolate: sandbox.reuse && sandbox.isolate === true,
+    ...(options.isolateMaxRuns === undefined ? {} : { isolateMaxRuns: options.isolateMaxRuns }),
     egress: options.egress ?? { allowPublic: true, named: [] },
     fetchLimits: DEFAULT_FETCH_LIMITS,
     logger,

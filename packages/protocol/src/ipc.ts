@@ -31,7 +31,8 @@ export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
 /**
  * How runs are separated from each other (the worker's RUN_ISOLATION). `shared`: one engine
  * process runs job after job in its own realm; `process`: a fresh engine process per run;
- * `isolate`: one engine process, each run entirely inside a fresh V8 isolate of its own.
+ * `isolate`: one engine process, each run entirely inside a fresh V8 context made from a
+ * snapshot, in an isolate that serves a bounded number of runs.
  */
 export const RunIsolationSchema = z.enum(['shared', 'isolate', 'process']);
 export type RunIsolation = z.infer<typeof RunIsolationSchema>;
@@ -45,8 +46,13 @@ export const EngineJobSchema = z.object({
   /** Unpacked, verified piece archives in the worker's cache: `<dir>/manifest.json`, `<dir>/index.mjs`. */
   pieces: z.array(PieceRefSchema.extend({ dir: z.string() })),
   executionMode: ExecutionModeSchema,
-  /** `isolate`: the run executes in a fresh isolate of its own; absent or otherwise, in the engine's realm. */
+  /** `isolate`: the run executes in a fresh context from its pieces' snapshot; absent or otherwise, in the engine's realm. */
   isolation: RunIsolationSchema.optional(),
+  /**
+   * `isolate`: how many runs one isolate of the engine serves, each in a fresh context, before a
+   * run gets a fresh isolate (the worker's ISOLATE_MAX_RUNS); absent, the engine's default.
+   */
+  isolateMaxRuns: z.number().int().positive().optional(),
   trigger: TriggerPayloadSchema,
   /** The run's connections, as dispatched (memory only); absent when the flow uses none. */
   connections: ResolvedConnectionsSchema.optional(),

@@ -54,7 +54,7 @@ export interface FlowExecutorDeps {
    * `@flowbox/egress`, real DNS).
    */
   egressFetch?: (policy: EgressPolicy, budget: FetchBudget) => EgressFetch;
-  /** Runs in their own isolate (a job with `isolation: 'isolate'`); without it such a job fails. */
+  /** Runs in their own context (a job with `isolation: 'isolate'`); without it such a job fails. */
   runIsolation?: RunIsolation;
   /**
    * How a run's callbacks reach the app: over the IPC channel and the worker's socket in a
@@ -174,7 +174,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         error = forUsers(serialized);
         status = runStatusOf(error.code);
       } finally {
-        // The run's isolate, its timers and whatever it left pending end with the run.
+        // The run's context, its timers and whatever it left pending end with the run.
         isolated?.close();
       }
 
@@ -280,7 +280,7 @@ function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
   };
 }
 
-/** A job with `isolation: 'isolate'` gets its own isolate; others run in the engine (undefined). */
+/** A job with `isolation: 'isolate'` gets its own context; others run in the engine (undefined). */
 async function openIsolatedRun(
   deps: FlowExecutorDeps,
   job: EngineJob,

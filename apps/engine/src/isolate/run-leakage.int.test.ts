@@ -17,7 +17,7 @@ beforeAll(async () => {
   });
 });
 
-/** A first run that leaves everything behind that the issue lists. */
+/** A first run that leaves everything behind that a run's context separates. */
 const LEAVER = flowOf(
   pieceStep('step_1', 'counter', 'count'),
   code(
@@ -25,26 +25,60 @@ const LEAVER = flowOf(
     `globalThis.leaked = 'run one';
 Object.prototype.polluted = 'run one';
 Array.prototype.map = function () { return ['patched by run one']; };
-setInterval(() => { globalThis.ticks = (globalThis.ticks ?? 0) + 1; }, 1);
-globalThis.pending = new Promise(() => {});
+const { stringify } = JSON;
+JSON.stringify = function (...args) {
+  globalThis.captured = [...(globalThis.captured ?? []), args[0]];
+  console.log('run one captured', stringify(args[0]));
+  return stringify.apply(this, args);
+};
+setInterval(() => {
+  globalThis.ticks = (globalThis.ticks ?? 0) + 1;
+  console.log('run one timer');
+}, 1);
+globalThis.pending = new Promise((resolve) => { globalThis.resolvePending = resolve; });
+globalThis.pending.then(() => console.log('run one promise'));
+new Promise((resolve) => setTimeout(resolve, 5)).then(() => console.log('run one promise'));
+Promise.resolve().then(function again() { globalThis.microtasks = (globalThis.microtasks ?? 0) + 1; });
 return { left: true };`,
   ),
 );
 
-/** What a later run can see of it. */
+/**
+ * What a later run can see of it, after giving a timer left running time to fire (a 1 ms
+ * interval fires many times in 50 ms; none may reach this run).
+ */
 const OBSERVER = flowOf(
   pieceStep('step_1', 'counter', 'count'),
   code(
     'step_2',
-    `return {
+    `await new Promise((resolve) => setTimeout(resolve, 50));
+globalThis.resolvePending?.();
+const secret = JSON.stringify({ token: 'run two secret' });
+return {
   leaked: typeof globalThis.leaked,
   polluted: typeof ({}).polluted,
   map: [1, 2].map((n) => n * 2),
+  stringify: String(JSON.stringify).includes('[native code]'),
+  secret,
+  captured: typeof globalThis.captured,
   ticks: typeof globalThis.ticks,
   pending: typeof globalThis.pending,
+  microtasks: typeof globalThis.microtasks,
 };`,
   ),
 );
+
+const SEES_NOTHING = {
+  leaked: 'undefined',
+  polluted: 'undefined',
+  map: [2, 4],
+  stringify: true,
+  secret: '{"token":"run two secret"}',
+  captured: 'undefined',
+  ticks: 'undefined',
+  pending: 'undefined',
+  microtasks: 'undefined',
+};
 
 async function run(flow: FlowDefinition, overrides: Partial<EngineJob>, flowId = 'flow-1') {
   const artifacts = await prepareEngineArtifacts(h.dir, flow, { flowId });
@@ -57,27 +91,35 @@ async function run(flow: FlowDefinition, overrides: Partial<EngineJob>, flowId =
 }
 
 describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
-  it('a second run of the same flow, and a run of another, see nothing the first left', async () => {
+  it('a second run of the same flow, and a run of another, in the same isolate, see nothing the first left', async () => {
     const first = await run(LEAVER, { isolation: 'isolate' });
     expect(first.outcome.status).toBe('SUCCEEDED');
     expect(first.outcome.steps[1]?.output).toEqual({ calls: 1 });
+    // As the engine does once a result is sent: the next run's context is made now.
+    h.runIsolation.prepareNext();
 
-    const seesNothing = {
-      leaked: 'undefined',
-      polluted: 'undefined',
-      map: [2, 4],
-      ticks: 'undefined',
-      pending: 'undefined',
-    };
     const again = await run(OBSERVER, { isolation: 'isolate' });
-    expect(again.outcome.status).toBe('SUCCEEDED');
-    expect(again.outcome.steps[1]?.output).toEqual({ calls: 1 });
-    expect(again.outcome.steps[2]?.output).toEqual(seesNothing);
-
+    h.runIsolation.prepareNext();
     const other = await run(OBSERVER, { isolation: 'isolate' }, 'flow-2');
-    expect(other.outcome.status).toBe('SUCCEEDED');
-    expect(other.outcome.steps[1]?.output).toEqual({ calls: 1 });
-    expect(other.outcome.steps[2]?.output).toEqual(seesNothing);
+    for (const later of [again, other]) {
+      expect(later.outcome.status).toBe('SUCCEEDED');
+      // The piece's module was evaluated afresh for the run's context.
+      expect(later.outcome.steps[1]?.output).toEqual({ calls: 1 });
+      expect(later.outcome.steps[2]?.output).toEqual(SEES_NOTHING);
+      // Nothing of run one's timers, promises or patched JSON.stringify reached a later run's logs.
+      expect(JSON.stringify(later.outcome.steps)).not.toContain('run one');
+    }
+    // The three runs took contexts of one isolate: the separation above is the context's.
+    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 3 });
+  });
+
+  it('an isolate recycled after ISOLATE_MAX_RUNS runs gives the next run a fresh one', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      const { outcome } = await run(OBSERVER, { isolation: 'isolate', isolateMaxRuns: 2 });
+      expect(outcome.steps[2]?.output).toEqual(SEES_NOTHING);
+      h.runIsolation.prepareNext();
+    }
+    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 3 });
   });
 
   it("a run starts from nothing of the snapshot's warm-up: no step of it in the run's scope", async () => {

@@ -90,12 +90,18 @@ describe('limits of a run in its own isolate', () => {
       'FLOW_TIMEOUT',
       /time ran out/,
     ],
-  ])('%s ends the run with its code, and the next run answers', async (_name, flow, errorCode, message) => {
-    const outcome = await run(flow);
-    expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
-    expect(outcome.error?.message).toMatch(message);
-    await nextRunAnswers();
-  });
+  ])(
+    '%s ends the run with its code, and the next run answers in a fresh isolate',
+    async (_name, flow, errorCode, message) => {
+      const outcome = await run(flow);
+      expect(outcome.error).toMatchObject({ code: errorCode, step: 'step_1' });
+      expect(outcome.error?.message).toMatch(message);
+      h.runIsolation.prepareNext();
+      await nextRunAnswers();
+      // The isolate that met the limit served no later run.
+      expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+    },
+  );
 
   it.each([
     ['WebAssembly (a Memory grown to 512 MiB)', 'wasm', /WebAssembly is not defined/],
@@ -109,8 +115,39 @@ describe('limits of a run in its own isolate', () => {
       expect(outcome.error).toMatchObject({ step: 'step_1' });
       expect(outcome.error?.message).toMatch(message);
       await nextRunAnswers();
+      // A step that failed without meeting a limit leaves its isolate to the next run.
+      expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 2 });
     },
   );
+
+  it("a run's CPU time is its own: runs of one isolate that together pass the limit each succeed", async () => {
+    // Each run spins 600 ms of wall time (up to as much CPU) under a 1,000 ms limit: four of them
+    // pass it together, so a limit counted over the isolate's life would stop the second or third.
+    const spinner = flowOf(
+      code('step_1', 'const end = Date.now() + 600; while (Date.now() < end) {} return 1;'),
+    );
+    const limits = { ...LIMITS, codeStepTimeoutMs: 1_000, flowTimeoutMs: 10_000 };
+    for (let i = 0; i < 4; i += 1) {
+      const outcome = await run(spinner, { limits });
+      expect(outcome.error).toBeUndefined();
+      h.runIsolation.prepareNext();
+    }
+    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 4 });
+  });
+
+  it("a run that leaves its isolate's heap above half its limit gives the next run a fresh isolate", async () => {
+    // About 20 MB of the 32 MB limit, still held when the run ends (garbage once its context goes).
+    const hoarder = flowOf(
+      code(
+        'step_1',
+        'globalThis.kept = Array.from({ length: 40 }, () => new Array(65536).fill(1.5)); return 1;',
+      ),
+    );
+    expect((await run(hoarder)).status).toBe('SUCCEEDED');
+    h.runIsolation.prepareNext();
+    await nextRunAnswers();
+    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+  });
 
   it('a piece keeps fixed-size buffers and transfer to a fixed length', async () => {
     const outcome = await run(flowOf(pieceStep('step_1', 'hog', 'kept')));

@@ -15,7 +15,7 @@ import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
 import { createFlowExecutor, type FlowExecutor } from '../../src/flows/flow-executor.ts';
 import { createHttpClient, type HttpClient } from '../../src/host/http-client.ts';
-import { createRunIsolation } from '../../src/isolate/run-isolation.ts';
+import { createRunIsolation, type RunIsolation } from '../../src/isolate/run-isolation.ts';
 import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
 import {
   type FakeAppServer,
@@ -36,6 +36,7 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
   let http: HttpClient;
   let codeRunners: CodeRunners;
   let executor: FlowExecutor;
+  let runIsolation: RunIsolation;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-test-'));
@@ -48,21 +49,23 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
     http = createHttpClient();
     const isolated = createIsolatedVmRunner({ onCatastrophicError: () => {} });
     codeRunners = { SANDBOX_CODE_ONLY: isolated, SANDBOXED: isolated, UNSANDBOXED: createNodeVmRunner() };
+    runIsolation = createRunIsolation({
+      library: isolated.library,
+      log: () => {},
+      onCatastrophicError: () => {},
+    });
     executor = createFlowExecutor({
       bundles: createFlowBundleLoader(),
       pieces: createPieceLoader(),
       codeRunners,
       http,
       log: () => {},
-      runIsolation: createRunIsolation({
-        library: isolated.library,
-        log: () => {},
-        onCatastrophicError: () => {},
-      }),
+      runIsolation,
       ...options,
     });
   });
   afterEach(async () => {
+    runIsolation.close();
     for (const runner of Object.values(codeRunners)) runner.close();
     http.close();
     await app.close();
@@ -80,6 +83,10 @@ export function useExecutorHarness(options: { progressIntervalMs?: number } = {}
     },
     get executor() {
       return executor;
+    },
+    /** RUN_ISOLATION=isolate's isolates; the engine calls `prepareNext` after each job. */
+    get runIsolation() {
+      return runIsolation;
     },
     /** A job for `flow`, with its bundle written and the built pieces unpacked, as a worker would. */
     async job(flow: FlowDefinition = SEEDED_FLOW, overrides: Partial<EngineJob> = {}): Promise<EngineJob> {

@@ -12,7 +12,7 @@ import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
 import { createFlowExecutor } from '../../src/flows/flow-executor.ts';
 import { createHttpClient } from '../../src/host/http-client.ts';
-import { createRunIsolation } from '../../src/isolate/run-isolation.ts';
+import { createRunIsolation, DEFAULT_ISOLATE_MAX_RUNS } from '../../src/isolate/run-isolation.ts';
 import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
 import { prepareEngineArtifacts } from './artifacts.ts';
 import { makeEngineJob, SEEDED_FLOW } from './fixtures.ts';
@@ -21,6 +21,9 @@ import { makeEngineJob, SEEDED_FLOW } from './fixtures.ts';
 export interface RunSoakReport {
   isolation: 'shared' | 'isolate';
   runs: number;
+  /** `isolate`: the runs one isolate served (ISOLATE_MAX_RUNS), and the isolates made. */
+  maxRunsPerIsolate?: number;
+  isolates?: number;
   failed: number;
   /** Process CPU per run (the engine with its callbacks' sink server, which is the same for both). */
   cpuMsPerRun: number;
@@ -39,6 +42,8 @@ export interface RunSoakReport {
 export async function soakRuns(options: {
   runs: number;
   isolation: 'shared' | 'isolate';
+  /** ISOLATE_MAX_RUNS for the engine's isolates; the engine's default if absent. */
+  maxRunsPerIsolate?: number;
 }): Promise<RunSoakReport> {
   const gc = exposeGc();
   const dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-soak-'));
@@ -58,6 +63,7 @@ export async function soakRuns(options: {
     library: isolated.library,
     log: () => {},
     onCatastrophicError: () => {},
+    ...(options.maxRunsPerIsolate === undefined ? {} : { maxRunsPerIsolate: options.maxRunsPerIsolate }),
   });
   try {
     const executor = createFlowExecutor({
@@ -95,6 +101,12 @@ export async function soakRuns(options: {
     return {
       isolation: options.isolation,
       runs: options.runs,
+      ...(options.isolation === 'isolate'
+        ? {
+            maxRunsPerIsolate: options.maxRunsPerIsolate ?? DEFAULT_ISOLATE_MAX_RUNS,
+            isolates: runIsolation.counts().isolates,
+          }
+        : {}),
       failed,
       cpuMsPerRun: round((used.user + used.system) / 1000 / Math.max(1, measured)),
       medianRunMs: round(measuredWalls[Math.floor(measuredWalls.length / 2)] ?? 0),

@@ -36,8 +36,10 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
-  /** RUN_ISOLATION=isolate: each job runs in a fresh isolate inside its (reused) engine. */
+  /** RUN_ISOLATION=isolate: each job runs in a fresh context inside its (reused) engine. */
   runInIsolate?: boolean;
+  /** ISOLATE_MAX_RUNS: the runs one isolate of the engine serves, each in a fresh context. */
+  isolateMaxRuns?: number;
   /** Which hosts code steps and pieces may call (EGRESS), handed to the engine with each job. */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
@@ -95,6 +97,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     pieces: provisioned.pieces,
     executionMode: options.executionMode,
     ...(options.runInIsolate === true ? { isolation: 'isolate' as const } : {}),
+    ...(options.runInIsolate === true && options.isolateMaxRuns !== undefined
+      ? { isolateMaxRuns: options.isolateMaxRuns }
+      : {}),
     trigger: job.trigger,
     appUrl: options.appUrl,
     engineToken: job.engineToken,

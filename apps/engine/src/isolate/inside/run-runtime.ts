@@ -16,8 +16,9 @@ import { createStepGlobals } from './step-globals.ts';
  * Runs inside a run's isolate: the pieces of the snapshot and the run's steps. The engine
  * (isolate-run.ts) calls these through `globalThis.__flowbox`; every argument and answer is
  * JSON text. The run's scope (the outputs templates read) lives here, so templates are
- * rendered over user data inside the isolate too. Module state is the isolate's own: each run
- * starts from the snapshot and is disposed with its isolate.
+ * rendered over user data inside the isolate too. Module state is the context's own: V8
+ * deserializes the snapshot's modules into each run's fresh context, and the context is released
+ * with the run.
  */
 
 /** The modules a piece archive leaves out (scripts/build/piece-archive.ts), as in shared-piece-modules.ts. */
@@ -73,8 +74,8 @@ function describePieces(): string {
 }
 
 /**
- * When the engine prepares a blank isolate, before any run has it (isolate-run.ts): the host's
- * references, which call whichever run takes the isolate. Runs no piece or user code.
+ * When the engine prepares a blank context, before any run has it (isolate-run.ts): the host's
+ * references, which call whichever run takes the context. Runs no piece or user code.
  */
 function connect(references: HostReferences): void {
   // A run's context has SharedArrayBuffer (the snapshot's had not): a growable one would take
