@@ -80,7 +80,9 @@ describe('limits of a run in its own isolate', () => {
     ['a code step looping', flowOf(code('step_1', 'for (;;) {}')), 'CODE_STEP_TIMEOUT', /500 ms/],
     [
       'a code step hoarding',
-      flowOf(code('step_1', 'const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length));')),
+      // Chunks of 16 MB or more: the heap limit is met in two allocations, long before the
+      // step's 500 ms (wall clock as well as CPU), however loaded the machine.
+      flowOf(code('step_1', 'const kept = []; for (;;) kept.push(new Array(4_000_000).fill(kept.length));')),
       'CODE_STEP_MEMORY_LIMIT',
       /32 MB/,
     ],
