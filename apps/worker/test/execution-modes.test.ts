@@ -20,7 +20,12 @@ describe.each<[ExecutionMode, boolean]>([
 
   beforeAll(async () => {
     harness = await startWorkerHarness({
-      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024, isolate },
+      sandbox: {
+        reuse: true,
+        maxJobs: 1000,
+        maxRssBytes: 512 * 1024 * 1024,
+        ...(isolate ? { isolate: { prewarm: false } } : {}),
+      },
       executionMode,
       // 127.0.0.1 (the fake app) by name; everything else refused.
       egress: { allowPublic: false, named: [{ host: '127.0.0.1', port: null }] },

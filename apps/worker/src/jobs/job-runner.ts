@@ -11,6 +11,7 @@ import {
   type JobProvisioning,
   type JobResult,
   type JobTimings,
+  type RunIsolation,
   type RunOutcome,
   type SerializedError,
   type SpanRecord,
@@ -22,6 +23,7 @@ import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
 import type { Provisioned, Provisioner } from '../engines/provisioner.ts';
 import { type ForwardCallback, forwardingFor } from './callback-forwarding.ts';
 import { type JobTrace, startJobTrace } from './job-trace.ts';
+import { runIsolationFor } from './run-isolation.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
 export interface JobRunner {
@@ -36,8 +38,13 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
-  /** RUN_ISOLATION=isolate: each job runs in a fresh isolate inside its (reused) engine. */
-  runInIsolate?: boolean;
+  /**
+   * RUN_ISOLATION. `isolate`: each job runs in a fresh isolate inside its (reused) engine, except
+   * a job whose flow needs Node (run-isolation.ts), which gets an engine from `freshEngines`.
+   */
+  isolation: RunIsolation;
+  /** RUN_ISOLATION=isolate: engines that never ran another job, one per job whose flow needs Node. */
+  freshEngines?: EngineSupply | undefined;
   /** Which hosts code steps and pieces may call (EGRESS), handed to the engine with each job. */
   egress: EgressPolicy;
   /** How much one run's `fetch` calls may hold (CODE_STEP_FETCH_*). */
@@ -63,6 +70,7 @@ interface Execution {
 }
 
 interface Attempt {
+  isolation: RunIsolation;
   execution: Execution;
   provisioned?: Provisioned;
   acquired?: AcquiredEngine;
@@ -84,8 +92,19 @@ const notRun = (error: SerializedError): Execution => ({
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { engines, provisioner } = options;
   let busy = false;
+  // The supply of the job in progress (or the last one), for enginePid.
+  let holding: EngineSupply = engines;
 
-  const toEngineJob = (job: DispatchedJob, provisioned: Provisioned): EngineJob => ({
+  /** Where a job of this isolation gets its engine: a fresh one when an isolate worker falls back. */
+  const supplyFor = (isolation: RunIsolation): EngineSupply => {
+    if (isolation !== 'process' || options.isolation !== 'isolate') return engines;
+    if (options.freshEngines === undefined) {
+      throw new FlowboxError('INTERNAL', 'RUN_ISOLATION=isolate needs a supply of fresh engines');
+    }
+    return options.freshEngines;
+  };
+
+  const toEngineJob = (job: DispatchedJob, provisioned: Provisioned, isolation: RunIsolation): EngineJob => ({
     runId: job.runId,
     // Memory only: passed on over IPC, never written to the cache or logged.
     ...(job.connections === undefined ? {} : { connections: job.connections }),
@@ -94,7 +113,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     bundlePath: provisioned.bundlePath,
     pieces: provisioned.pieces,
     executionMode: options.executionMode,
-    ...(options.runInIsolate === true ? { isolation: 'isolate' as const } : {}),
+    ...(isolation === 'isolate' ? { isolation } : {}),
     trigger: job.trigger,
     appUrl: options.appUrl,
     engineToken: job.engineToken,
@@ -134,6 +153,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Provision, acquire, execute, release: each stage runs only if the one before succeeded. */
   const attempt = async (job: DispatchedJob, trace: JobTrace | null): Promise<Attempt> => {
+    const isolation = runIsolationFor(options.isolation, job);
     let provisioned: Provisioned;
     const provisionStarted = performance.now();
     const provisionSpan = trace?.child('provision');
@@ -145,6 +165,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       provisionSpan?.fail(failure);
       provisionSpan?.end();
       return {
+        isolation,
         execution: notRun(failure),
         failedProvisionMs: performance.now() - provisionStarted,
       };
@@ -154,8 +175,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     provisionSpan?.end();
     let acquired: AcquiredEngine;
     const acquireStartedMs = trace === null ? 0 : epochMs();
+    let supply: EngineSupply;
     try {
-      acquired = await engines.acquire({
+      supply = supplyFor(isolation);
+      holding = supply;
+      acquired = await supply.acquire({
         pieces: provisioned.pieces,
         codeStepMemoryMb: job.limits.codeStepMemoryMb,
         appUrl: options.appUrl,
@@ -165,27 +189,27 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });
       boot?.fail(failure);
       boot?.end();
-      return { execution: notRun(failure), provisioned };
+      return { isolation, execution: notRun(failure), provisioned };
     }
     // A boot the job waited for (none when the engine was reused or booted ahead).
     if (trace !== null && acquired.bootMs > 0) {
       const now = epochMs();
       trace.child('engine.boot', { startMs: now - acquired.bootMs }).end(now);
     }
-    const engineJob = toEngineJob(job, provisioned);
+    const engineJob = toEngineJob(job, provisioned, isolation);
     if (trace !== null) engineJob.traceparent = trace.traceparent;
     const forward = forwardingFor(job, options.forwardCallback);
     const execution = await execute(acquired.engine, engineJob, forward);
-    await engines.release(acquired.engine, { reusable: execution.reusable });
+    await supply.release(acquired.engine, { reusable: execution.reusable });
     trace?.engineSpans(execution.spans);
-    return { execution, provisioned, acquired };
+    return { isolation, execution, provisioned, acquired };
   };
 
   const runJob = async (job: DispatchedJob): Promise<JobResult> => {
     const received = performance.now();
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
     const trace = startJobTrace(options.tracer ?? null, job, options.workerId, options.logger);
-    const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
+    const { isolation, execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
     const { outcome, runMs, logPersistMs } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
@@ -206,6 +230,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       runId: job.runId,
       outcome,
       timings,
+      isolation,
     };
     if (provisioned !== undefined && acquired !== undefined) {
       result.provisioning = describeProvisioning(provisioned, acquired);
@@ -223,6 +248,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         errorCode: outcome.error?.code,
         timings,
         provisioning: result.provisioning,
+        isolation,
       },
       'job finished',
     );
@@ -240,9 +266,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       }
     },
     get enginePid() {
-      return engines.currentPid;
+      return holding.currentPid;
     },
-    close: () => engines.close(),
+    async close() {
+      await Promise.all([engines.close(), options.freshEngines?.close()]);
+    },
   };
 }
 
