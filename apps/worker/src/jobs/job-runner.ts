@@ -173,6 +173,27 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     provisionSpan?.setAttribute('flowbox.bundle', provisioned.bundle);
     provisionSpan?.setAttribute('flowbox.piece_misses', provisioned.pieceMisses);
     provisionSpan?.end();
+    const first = await runIn(job, provisioned, isolation, trace);
+    if (!refusedByIsolate(isolation, first.execution) || options.freshEngines === undefined) {
+      return { isolation, provisioned, ...first };
+    }
+    // A piece the registry did not see as needing Node (its module's form) and the isolate
+    // refused before any step ran: nothing reached the app, so the job runs again, once, in a
+    // fresh engine process.
+    options.logger.info(
+      { runId: job.runId, reason: first.execution.outcome.error?.message },
+      "the run's isolate refused a piece; running the job in a fresh engine process",
+    );
+    return { isolation: 'process', provisioned, ...(await runIn(job, provisioned, 'process', trace)) };
+  };
+
+  /** Acquire an engine for the isolation, execute, release. */
+  const runIn = async (
+    job: DispatchedJob,
+    provisioned: Provisioned,
+    isolation: RunIsolation,
+    trace: JobTrace | null,
+  ): Promise<{ execution: Execution; acquired?: AcquiredEngine }> => {
     let acquired: AcquiredEngine;
     const acquireStartedMs = trace === null ? 0 : epochMs();
     let supply: EngineSupply;
@@ -189,7 +210,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });
       boot?.fail(failure);
       boot?.end();
-      return { isolation, execution: notRun(failure), provisioned };
+      return { execution: notRun(failure) };
     }
     // A boot the job waited for (none when the engine was reused or booted ahead).
     if (trace !== null && acquired.bootMs > 0) {
@@ -202,7 +223,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const execution = await execute(acquired.engine, engineJob, forward);
     await supply.release(acquired.engine, { reusable: execution.reusable });
     trace?.engineSpans(execution.spans);
-    return { isolation, execution, provisioned, acquired };
+    return { execution, acquired };
   };
 
   const runJob = async (job: DispatchedJob): Promise<JobResult> => {
@@ -272,6 +293,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       await Promise.all([engines.close(), options.freshEngines?.close()]);
     },
   };
+}
+
+/** The isolate refused one of the run's pieces before any step ran (PIECE_NOT_ISOLATABLE). */
+function refusedByIsolate(isolation: RunIsolation, execution: Execution): boolean {
+  const { outcome } = execution;
+  return (
+    isolation === 'isolate' && outcome.error?.code === 'PIECE_NOT_ISOLATABLE' && outcome.steps.length === 0
+  );
 }
 
 function describeProvisioning(provisioned: Provisioned, acquired: AcquiredEngine): JobProvisioning {
