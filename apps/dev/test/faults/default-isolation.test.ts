@@ -4,6 +4,7 @@
 // the warm engine's realm instead. Each run records which it got. Real app, worker and engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manage } from '../../../app/test/app-harness.ts';
+import { goodPiece } from '../../../app/test/piece-archives.ts';
 import {
   codeFlow,
   type FaultStack,
@@ -70,6 +71,45 @@ describe('the default isolation', () => {
     const after = await run(fault, 'where');
     expect(after.run).toMatchObject({ status: 'SUCCEEDED', isolation: 'isolate' });
     expect(after.run.provisioning?.engine.jobsServed).toBeGreaterThan(1);
+  });
+
+  it('runs a flow the isolate refuses for its module form in a fresh process, its answer intact', async () => {
+    // `export default createPiece(…)`: no Node import, so the registry calls it isolatable, but a
+    // run's isolate takes only the `export { … }` list the piece build writes.
+    const piece = { name: 'handmade', version: '1.0.0' };
+    const published = await manage(fault.url, 'POST', '/v1/pieces', goodPiece(piece), fault.stack.apiKey);
+    expect(published.status, await published.clone().text()).toBe(201);
+    const greet = {
+      trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+      steps: [
+        {
+          type: 'piece',
+          name: 'greet',
+          piece: 'handmade',
+          action: 'greet',
+          input: { who: '{{trigger.who}}' },
+        },
+        {
+          type: 'piece',
+          name: 'respond',
+          piece: 'webhook',
+          action: 'return_response',
+          input: { status: 200, headers: {}, body: '{{greet}}' },
+        },
+      ],
+    };
+    const created = await manage(
+      fault.url,
+      'POST',
+      '/v1/flows',
+      { id: 'handmade', name: 'handmade', definition: greet, publish: true },
+      fault.stack.apiKey,
+    );
+    expect(created.status, await created.clone().text()).toBe(201);
+    const { body, run: record } = await run(fault, 'handmade', { who: 'ada' });
+    expect(body).toEqual({ text: 'hello ada' });
+    expect(record).toMatchObject({ status: 'SUCCEEDED', isolation: 'process', attempts: 1 });
+    expect(record.steps.map((step) => step.name)).toEqual(['trigger', 'greet', 'respond']);
   });
 });
 
