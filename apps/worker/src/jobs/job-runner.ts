@@ -222,6 +222,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const forward = forwardingFor(job, options.forwardCallback);
     const execution = await execute(acquired.engine, engineJob, forward);
     await supply.release(acquired.engine, { reusable: execution.reusable });
+    // A fresh engine is gone with its job: the one kept is the reused one.
+    holding = engines;
     trace?.engineSpans(execution.spans);
     return { execution, acquired };
   };
