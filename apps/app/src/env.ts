@@ -3,6 +3,7 @@ import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
+import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
 import { isRedisUrl } from './redis/redis-target.ts';
 
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
@@ -254,6 +255,20 @@ export const AppEnvSchema = z.object({
     .default('SANDBOXED')
     .describe(
       "Where `POST /v1/pieces` imports a piece's module to check it. `SANDBOXED`: a bubblewrap sandbox (no network, its own PID namespace, read-only files but a private /tmp, no child processes, bounded memory and CPU; it needs `bwrap`, `prlimit` and user namespaces, as `EXECUTION_MODE=SANDBOXED` workers do: docs/operations.md). An app that cannot make the sandbox still starts, logs why, and answers every publish 503 `PIECE_CHECK_UNAVAILABLE` naming the reason; its built-in pieces, which are its own code, are checked without it. `UNSANDBOXED`: a plain child process with an empty environment and Node's permission model, which leaves it the network and the app's processes within its reach: only where every piece publisher is trusted.",
+    ),
+  TRUSTED_PIECES: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseTrustedPieces(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe(
+      "Pieces that import Node built-ins and may still run in a worker's reused engine, comma-separated: a name (every version) or `name@version`. A flow version whose pieces all run in a V8 isolate runs in one on `RUN_ISOLATION=isolate` workers (the default); one with a piece that imports a Node built-in runs in a fresh engine process of its own, unless every such piece is listed here: then in the reused engine's realm, where it can reach other runs (docs/guarantees.md). Read when a flow version is first dispatched by this app. Unset: none.",
     ),
   PIECE_ARCHIVE_MAX_BYTES: envFields
     .positiveInt(10 * 1024 * 1024)

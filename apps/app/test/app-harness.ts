@@ -68,7 +68,14 @@ export interface RunView {
   workerId: string | null;
   attempts: number;
   timings: Record<string, number> | null;
-  provisioning: Record<string, unknown> | null;
+  provisioning: {
+    bundle: string;
+    pieceHits: number;
+    pieceMisses: number;
+    engine: { pid: number; jobsServed: number; preBooted: boolean };
+  } | null;
+  /** `isolate`, `process` or `shared`; null until a worker reported the run. */
+  isolation: string | null;
   rerunOf: string | null;
   reruns: string[];
   createdAt: string;

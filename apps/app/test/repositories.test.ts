@@ -48,6 +48,7 @@ describe.each([
       '0008_piece_registry.sql',
       '0009_connections.sql',
       '0010_piece_yanks.sql',
+      '0011_run_isolation.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -197,7 +198,8 @@ describe.each([
       engine: { pid: 123, jobsServed: 7, preBooted: true },
     };
     const timings = { queueMs: 1, provisionMs: 0, bootMs: 0, runMs: 3, logPersistMs: 1, workerBusyMs: 5 };
-    // The whole record in one statement: status, steps, log, timings and provisioning.
+    expect((await runs.get(id))?.isolation).toBeNull();
+    // The whole record in one statement: status, steps, log, timings, provisioning and isolation.
     const finished = await runs.finish(id, {
       outcome: {
         status: 'SUCCEEDED',
@@ -206,6 +208,7 @@ describe.each([
       },
       timings,
       provisioning,
+      isolation: 'process',
     });
     expect(finished.finalised).toBe(true);
     // A late verdict does not overwrite the first: neither its status nor its steps.
@@ -234,6 +237,7 @@ describe.each([
     // What the metrics observe is what the row holds.
     expect(finished.totalMs).toBe(run?.timings?.totalMs);
     expect(run?.provisioning).toEqual(provisioning);
+    expect(run?.isolation).toBe('process');
     expect(run?.finishedAt).toBeInstanceOf(Date);
   });
 

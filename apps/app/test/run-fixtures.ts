@@ -32,7 +32,7 @@ export function runJobData(flowId: string): RunJobData {
 export function jobResult(
   job: { jobId: string; runId: string },
   outcome: Record<string, unknown> = { status: 'SUCCEEDED', steps: [], logKey: null },
-  extra: { wantsNext?: boolean } = {},
+  extra: { wantsNext?: boolean; isolation?: string } = {},
 ) {
   return {
     version: 1,

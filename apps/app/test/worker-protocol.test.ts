@@ -71,6 +71,8 @@ describe('worker and engine protocols', () => {
     expect(bundle.definition).toEqual(BENCHMARK_FLOW);
     expect(bundle.code).toEqual({ step_2: wrapCodeStep('return { result: Number(inputs.sum) + 1 };') });
     expect(job.pieces.map((p) => p.name)).toEqual(['math-helper', 'webhook']);
+    // Neither imports a Node built-in: the flow may run in an isolate.
+    expect(job.isolation).toBe('isolate');
     for (const piece of job.pieces) {
       const archive = Buffer.from(await (await fetch(piece.url)).arrayBuffer());
       expect(createHash('sha256').update(archive).digest('hex')).toBe(piece.sha256);
@@ -132,7 +134,11 @@ describe('worker and engine protocols', () => {
       .timeout(5_000)
       .emitWithAck(
         'job-result',
-        jobResult(job, { status: 'SUCCEEDED', steps: log.steps, logKey: job.logUpload.key }),
+        jobResult(
+          job,
+          { status: 'SUCCEEDED', steps: log.steps, logKey: job.logUpload.key },
+          { isolation: 'isolate' },
+        ),
       );
     expect(ack).toEqual({ version: 1, type: 'ok' });
     // Once the run has ended its engine token is good for nothing.
@@ -146,7 +152,12 @@ describe('worker and engine protocols', () => {
     }
 
     const run = await getRun(h.url, job.runId);
-    expect(run).toMatchObject({ status: 'SUCCEEDED', logKey: job.logUpload.key, workerId: 'w1' });
+    expect(run).toMatchObject({
+      status: 'SUCCEEDED',
+      logKey: job.logUpload.key,
+      workerId: 'w1',
+      isolation: 'isolate',
+    });
     expect(run.steps).toEqual(
       log.steps.map((s) => expect.objectContaining({ name: s.name, output: s.output })),
     );

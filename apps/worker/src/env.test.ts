@@ -18,7 +18,12 @@ describe('worker config', () => {
       workerToken: 'secret',
       logLevel: 'info',
       engineBundle: path.resolve('dist/engine.mjs'),
-      sandbox: { reuse: true, maxJobs: 10_000, maxRssBytes: 512 * 1024 * 1024 },
+      sandbox: {
+        reuse: true,
+        maxJobs: 10_000,
+        maxRssBytes: 512 * 1024 * 1024,
+        isolate: { prewarm: true },
+      },
       executionMode: 'SANDBOX_CODE_ONLY',
       fetchLimits: { maxInFlight: 8, maxBufferedBytes: 32 * 1024 * 1024 },
     });
@@ -93,6 +98,7 @@ describe('worker config', () => {
       reuse: true,
       maxJobs: 2,
       maxRssBytes: 64 * 1024 * 1024,
+      isolate: { prewarm: true },
     });
     expect(
       loadConfig({ ...required, CODE_STEP_FETCH_MAX_IN_FLIGHT: '2', CODE_STEP_FETCH_MAX_BUFFERED_MB: '11' })
@@ -110,12 +116,15 @@ describe('worker config', () => {
     expect(() => loadConfig({ ...required, ISOLATE_MAX_RUNS: '0' })).toThrow(/ISOLATE_MAX_RUNS/);
   });
 
-  it('reads RUN_ISOLATION, and REUSE_SANDBOX as its alias (true: shared, false: process)', () => {
+  it('reads RUN_ISOLATION (isolate when unset), and REUSE_SANDBOX as its alias (true: shared, false: process)', () => {
     const warm = { reuse: true, maxJobs: 10_000, maxRssBytes: 512 * 1024 * 1024 };
+    const isolate = { ...warm, isolate: { prewarm: true } };
+    expect(loadConfig(required).sandbox).toStrictEqual(isolate);
     expect(loadConfig({ ...required, RUN_ISOLATION: 'shared' }).sandbox).toStrictEqual(warm);
-    expect(loadConfig({ ...required, RUN_ISOLATION: 'isolate' }).sandbox).toStrictEqual({
+    expect(loadConfig({ ...required, RUN_ISOLATION: 'isolate' }).sandbox).toStrictEqual(isolate);
+    expect(loadConfig({ ...required, RUN_ISOLATION: 'isolate', PREWARM: 'false' }).sandbox).toStrictEqual({
       ...warm,
-      isolate: true,
+      isolate: { prewarm: false },
     });
     expect(loadConfig({ ...required, RUN_ISOLATION: 'process' }).sandbox).toStrictEqual({
       reuse: false,
@@ -126,9 +135,7 @@ describe('worker config', () => {
     // Both set, agreeing: accepted; disagreeing: refused, naming the alias.
     expect(
       loadConfig({ ...required, RUN_ISOLATION: 'isolate', REUSE_SANDBOX: 'true' }).sandbox,
-    ).toMatchObject({
-      isolate: true,
-    });
+    ).toStrictEqual(isolate);
     expect(() => loadConfig({ ...required, RUN_ISOLATION: 'isolate', REUSE_SANDBOX: 'false' })).toThrow(
       /REUSE_SANDBOX: must agree with RUN_ISOLATION/,
     );

@@ -71,7 +71,7 @@ export const WorkerEnvSchema = z.object({
       'The built engine file, installed into the cache once and forked from there; unset: `@flowbox/engine/bundle` (apps/engine/dist/engine.mjs, made by `pnpm build`).',
     ),
   RUN_ISOLATION: RunIsolationSchema.optional().describe(
-    "How runs are kept apart. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `isolate`: one engine process serves job after job, and each run executes entirely in a fresh V8 context made from a snapshot of its pieces, in an isolate that serves `ISOLATE_MAX_RUNS` runs (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` then bounds the isolate's heap and `CODE_STEP_TIMEOUT_MS` the whole run's CPU time; a piece that imports a Node built-in fails `PIECE_NOT_ISOLATABLE`). `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `shared`.",
+    "How runs are kept apart. `isolate` (the default): one engine process serves job after job, and each run executes entirely in a fresh V8 context made from a snapshot of its pieces, in an isolate that serves `ISOLATE_MAX_RUNS` runs (nothing a run leaves behind reaches the next; `CODE_STEP_MEMORY_MB` then bounds the isolate's heap and `CODE_STEP_TIMEOUT_MS` the whole run's CPU time). A job whose flow uses a piece that imports a Node built-in (the app says so in the job) runs instead in a fresh engine process that never ran another job, under the worker's `EXECUTION_MODE`, unless the app's `TRUSTED_PIECES` lists every such piece: then in the reused engine's own realm. A job the isolate refuses before any step ran (`PIECE_NOT_ISOLATABLE`, e.g. a module not in the piece build's form) runs once more in such a fresh process. `shared` (warm): one engine process serves job after job, its runs in the engine's own realm. `process` (cold): a fresh engine process for every job. Unset: from `REUSE_SANDBOX`, else `isolate`.",
   ),
   REUSE_SANDBOX: z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -108,7 +108,7 @@ export const WorkerEnvSchema = z.object({
   PREWARM: envFields
     .boolean(true)
     .describe(
-      '`process` only: boot the next fresh engine ahead of its job, while the current job runs (ignored otherwise).',
+      '`process`: boot the next fresh engine ahead of its job, while the current job runs. `isolate`: the same for the fresh engines of jobs whose flow needs Node, once the first such job came (ignored in `shared`).',
     ),
   ENGINE_SNAPSHOT: envFields
     .boolean(true)
@@ -188,10 +188,11 @@ export const WorkerEnvSchema = z.object({
 
 /**
  * How engines are supplied to jobs (see warm-engine-supply.ts and cold-engine-supply.ts).
- * `isolate`: the reused engine runs each job in a fresh context (RUN_ISOLATION=isolate).
+ * `isolate`: the reused engine runs each job in a fresh context (RUN_ISOLATION=isolate), and
+ * jobs whose flow needs Node get fresh engines, booted ahead when `prewarm` (run-isolation.ts).
  */
 export type SandboxConfig =
-  | { reuse: true; maxJobs: number; maxRssBytes: number; isolate?: boolean }
+  | { reuse: true; maxJobs: number; maxRssBytes: number; isolate?: { prewarm: boolean } }
   | { reuse: false; prewarm: boolean };
 
 export interface WorkerConfig {
@@ -314,10 +315,17 @@ function readTokenFile(file: string): string {
   return token;
 }
 
-/** RUN_ISOLATION, else its alias REUSE_SANDBOX (true: shared, false: process), else shared. */
+/** RUN_ISOLATION, else its alias REUSE_SANDBOX (true: shared, false: process), else isolate. */
 function runIsolationOf(env: Pick<WorkerEnv, 'RUN_ISOLATION' | 'REUSE_SANDBOX'>): RunIsolation {
   if (env.RUN_ISOLATION !== undefined) return env.RUN_ISOLATION;
-  return env.REUSE_SANDBOX === false ? 'process' : 'shared';
+  if (env.REUSE_SANDBOX === undefined) return 'isolate';
+  return env.REUSE_SANDBOX ? 'shared' : 'process';
+}
+
+/** The RUN_ISOLATION a sandbox config was made from. */
+export function runIsolationOfSandbox(sandbox: SandboxConfig): RunIsolation {
+  if (!sandbox.reuse) return 'process';
+  return sandbox.isolate === undefined ? 'shared' : 'isolate';
 }
 
 function sandboxOf(env: WorkerEnv): SandboxConfig {
@@ -328,7 +336,7 @@ function sandboxOf(env: WorkerEnv): SandboxConfig {
     maxJobs: env.ENGINE_MAX_JOBS,
     maxRssBytes: env.ENGINE_MAX_RSS_MB * 1024 * 1024,
   } as const;
-  return isolation === 'isolate' ? { ...reused, isolate: true } : reused;
+  return isolation === 'isolate' ? { ...reused, isolate: { prewarm: env.PREWARM } } : reused;
 }
 
 /**

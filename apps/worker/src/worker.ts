@@ -12,7 +12,7 @@ import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
 import { createEngineRssReader } from './engines/process-rss.ts';
 import { createProvisioner, type Provisioner } from './engines/provisioner.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
-import type { SandboxConfig, WorkerConfig } from './env.ts';
+import { runIsolationOfSandbox, type SandboxConfig, type WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.ts';
 import { WorkerMetrics } from './metrics/worker-metrics.ts';
@@ -135,20 +135,23 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
       ? { hiddenFiles: config.workerTokenFile === null ? [] : [config.workerTokenFile] }
       : null,
   );
-  const engines = createEngineSupply(
-    config.sandbox,
-    async (options) => {
-      const engine = await startEngine(options);
-      metrics.engineBooted(engine.bootMs);
-      return engine;
-    },
-    logger,
-  );
+  const countedStart: StartEngine = async (options) => {
+    const engine = await startEngine(options);
+    metrics.engineBooted(engine.bootMs);
+    return engine;
+  };
+  const engines = createEngineSupply(config.sandbox, countedStart, logger);
+  // Not started: a spare boots only once a job whose flow needs Node has come.
+  const freshEngines =
+    config.sandbox.reuse && config.sandbox.isolate !== undefined
+      ? createColdEngineSupply({ start: countedStart, logger, prewarm: config.sandbox.isolate.prewarm })
+      : undefined;
   const runner: JobRunner = createJobRunner({
     appUrl: config.appUrl,
     workerId: config.workerId,
     executionMode: config.executionMode,
-    runInIsolate: config.sandbox.reuse && config.sandbox.isolate === true,
+    isolation: runIsolationOfSandbox(config.sandbox),
+    freshEngines,
     isolateMaxRuns: config.isolateMaxRuns,
     egress: config.egress,
     fetchLimits: config.fetchLimits,

@@ -21,7 +21,12 @@ describe.each<[ExecutionMode, boolean]>([
 
   beforeAll(async () => {
     harness = await startWorkerHarness({
-      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024, isolate },
+      sandbox: {
+        reuse: true,
+        maxJobs: 1000,
+        maxRssBytes: 512 * 1024 * 1024,
+        ...(isolate ? { isolate: { prewarm: false } } : {}),
+      },
       executionMode,
       // 127.0.0.1 (the fake app) by name; everything else refused.
       egress: { allowPublic: false, named: [{ host: '127.0.0.1', port: null }] },
@@ -119,7 +124,7 @@ describe('RUN_ISOLATION=isolate with ISOLATE_MAX_RUNS=2', () => {
   it('the engine gives every third run a fresh isolate, and says so', async () => {
     const { logger, lines } = recordingLogger();
     const harness = await startWorkerHarness({
-      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024, isolate: true },
+      sandbox: { reuse: true, maxJobs: 1000, maxRssBytes: 512 * 1024 * 1024, isolate: { prewarm: false } },
       isolateMaxRuns: 2,
       logger,
     });

@@ -22,7 +22,7 @@ import type { EngineProcess } from '../src/engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from '../src/engines/engine-supply.ts';
 import { createProvisioner, type Provisioner } from '../src/engines/provisioner.ts';
 import { createWarmEngineSupply } from '../src/engines/warm-engine-supply.ts';
-import { defaultEngineBundle, type SandboxConfig } from '../src/env.ts';
+import { defaultEngineBundle, runIsolationOfSandbox, type SandboxConfig } from '../src/env.ts';
 import { createJobRunner, type JobRunner } from '../src/jobs/job-runner.ts';
 import { processExists, silentLogger } from '../src/test-helpers.ts';
 import { engineStarter } from '../src/worker.ts';
@@ -110,11 +110,16 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
         readRss: options.readRss,
       })
     : createColdEngineSupply({ start: recordingStart, logger, prewarm: sandbox.prewarm });
+  const freshEngines =
+    sandbox.reuse && sandbox.isolate !== undefined
+      ? createColdEngineSupply({ start: recordingStart, logger, prewarm: sandbox.isolate.prewarm })
+      : undefined;
   const runner = createJobRunner({
     appUrl: app.url,
     workerId: 'worker-test',
     executionMode: options.executionMode ?? 'SANDBOX_CODE_ONLY',
-    runInIsolate: sandbox.reuse && sandbox.isolate === true,
+    isolation: runIsolationOfSandbox(sandbox),
+    freshEngines,
     ...(options.isolateMaxRuns === undefined ? {} : { isolateMaxRuns: options.isolateMaxRuns }),
     egress: options.egress ?? { allowPublic: true, named: [] },
     fetchLimits: DEFAULT_FETCH_LIMITS,

@@ -4,6 +4,7 @@ import { EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
+import { RunIsolationSchema } from './ipc.ts';
 import { RunOutcomeSchema } from './run.ts';
 import { TraceparentSchema } from './trace.ts';
 
@@ -69,6 +70,15 @@ export const DispatchedJobSchema = z.object({
   acceptedAt: z.number().int(),
   /** The app's dispatch span, when the run is traced (trace.ts). */
   traceparent: TraceparentSchema.optional(),
+  /**
+   * The isolation the flow version's pieces allow, decided by the app from the registry
+   * (flow-isolation.ts): `isolate` when every piece can run in an isolate; `process` when one
+   * imports a Node built-in and is not trusted (TRUSTED_PIECES); `shared` when every such piece
+   * is trusted. A worker in `isolate` mode runs a `process` job in a fresh engine process and a
+   * `shared` job in its engine's realm; workers in the other modes run every job their own way.
+   * Absent: `isolate`.
+   */
+  isolation: RunIsolationSchema.optional(),
 });
 export type DispatchedJob = z.infer<typeof DispatchedJobSchema>;
 
@@ -140,6 +150,8 @@ export const JobResultSchema = z.object({
   timings: JobTimingsSchema,
   /** Absent when the job failed before provisioning finished. */
   provisioning: JobProvisioningSchema.optional(),
+  /** How the worker kept this run apart from others (its RUN_ISOLATION, or the job's fallback). */
+  isolation: RunIsolationSchema.optional(),
   /**
    * The worker takes another job at once: the app may answer with the next waiting job, taken
    * in the same Redis call that completes this one, instead of waiting for a poll.

@@ -63,6 +63,7 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
     pieceMisses: 0,
     engine: { pid: 4242, jobsServed: 7, preBooted: true },
   },
+  isolation: 'isolate',
   workerId: 'worker-1',
   attempts: 1,
   createdAt: AT,

@@ -4,6 +4,7 @@ import {
   type PieceDownload,
   type PieceRef,
   type ResolvedConnections,
+  type RunIsolation,
   type RunOutcome,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
@@ -17,6 +18,7 @@ import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '..
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
 import type { TokenService } from '../tokens.ts';
+import { flowIsolation } from './flow-isolation.ts';
 import type { LeasedJob } from './leased-job.ts';
 
 /** Seconds an engine token and presigned URLs outlive the flow timeout, for the final callbacks. */
@@ -123,7 +125,7 @@ export class Dispatcher {
 
   async #dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
-    const { bundle, connections: names } = await this.#bundle(data.flowVersionId);
+    const { bundle, connections: names, isolation } = await this.#bundle(data.flowVersionId);
     // Opened now, for this attempt only: the values go to the worker in this answer and nowhere
     // else (not the job in Redis, not a log). Settled here so a refusal below leaves no rejection.
     const connections =
@@ -178,6 +180,7 @@ export class Dispatcher {
         codeStepMemoryMb: this.#config.CODE_STEP_MEMORY_MB,
       },
       acceptedAt: data.acceptedAt,
+      isolation,
     };
   }
 
@@ -243,12 +246,16 @@ export class Dispatcher {
         `flow version ${flowVersionId} has no published bundle`,
       );
     }
-    const published = { bundle: version.bundle, connections: version.connections };
+    const { bundle } = version;
+    // Once per flow version: every job of it then reads the answer from this entry.
+    const pieces = await Promise.all(bundle.pieces.map((ref) => this.#pieceRecord(ref)));
+    const isolation = flowIsolation(pieces, this.#config.TRUSTED_PIECES);
+    const published = { bundle, connections: version.connections, isolation };
     this.#bundles.set(flowVersionId, published);
     return published;
   }
 
-  async #pieceDownload(ref: PieceRef, ttlSeconds: number): Promise<PieceDownload> {
+  async #pieceRecord(ref: PieceRef): Promise<PieceRecord> {
     const id = `${ref.name}@${ref.version}`;
     let record = this.#pieceArchives.get(id);
     if (record === undefined) {
@@ -256,6 +263,11 @@ export class Dispatcher {
       if (record !== undefined) this.#pieceArchives.set(id, record);
     }
     if (record === undefined) throw new FlowboxError('PROVISION_FAILED', `piece ${id} is not published`);
+    return record;
+  }
+
+  async #pieceDownload(ref: PieceRef, ttlSeconds: number): Promise<PieceDownload> {
+    const record = await this.#pieceRecord(ref);
     return {
       name: record.name,
       version: record.version,
@@ -269,6 +281,8 @@ export class Dispatcher {
 interface PublishedVersion {
   bundle: FlowBundleRecord;
   connections: string[];
+  /** What the version's pieces allow (flow-isolation.ts), with this app's TRUSTED_PIECES. */
+  isolation: RunIsolation;
 }
 
 export interface ConcludeOptions {

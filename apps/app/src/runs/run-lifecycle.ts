@@ -5,6 +5,7 @@ import {
   isRetryable,
   type JobProvisioning,
   type JobTimings,
+  type RunIsolation,
   type RunOutcome,
   runStatusOf,
   type SerializedError,
@@ -24,6 +25,8 @@ export interface RunConclusion {
   outcome: RunOutcome;
   timings?: JobTimings | undefined;
   provisioning?: JobProvisioning | undefined;
+  /** How the worker kept the run apart from others. */
+  isolation?: RunIsolation | undefined;
 }
 
 /** Which run an attempt belongs to. */

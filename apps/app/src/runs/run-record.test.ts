@@ -31,6 +31,7 @@ const row = () => ({
     pieceMisses: 0,
     engine: { pid: 1, jobsServed: 3, preBooted: true },
   },
+  isolation: 'isolate',
   worker_id: 'worker-1',
   attempts: 1,
   created_at: new Date('2026-11-25T10:00:00.000Z'),
@@ -48,6 +49,7 @@ describe('run rows', () => {
       status: 'SUCCEEDED',
       logKey: `runs/${ID}.json`,
       timings: { totalMs: 7 },
+      isolation: 'isolate',
       workerId: 'worker-1',
     });
     expect(record.steps.map((step) => step.name)).toEqual(['trigger']);
@@ -69,6 +71,7 @@ describe('run rows', () => {
       ['timings missing a part', { timings: { queueMs: 1, totalMs: 2 } }, /timings\.provisionMs/],
       ['provisioning of another shape', { provisioning: { bundle: 'maybe' } }, /provisioning\.bundle/],
       ['a status Postgres would refuse', { status: 'DONE' }, /status/],
+      ['an isolation no worker reports', { isolation: 'vm' }, /isolation/],
       ['a timestamp that is not a Date', { created_at: '2026-11-25' }, /created_at/],
     ];
     for (const [why, change, column] of malformed) {

@@ -5,6 +5,8 @@ import {
   JobProvisioningSchema,
   type JobTimings,
   JobTimingsSchema,
+  type RunIsolation,
+  RunIsolationSchema,
   type RunStatus,
   RunStatusSchema,
   type SerializedError,
@@ -31,6 +33,7 @@ const RunRowSchema = z.object({
   log_error: SerializedErrorSchema.nullable(),
   timings: JobTimingsSchema.extend({ totalMs: z.number() }).nullable(),
   provisioning: JobProvisioningSchema.nullable(),
+  isolation: RunIsolationSchema.nullable(),
   worker_id: z.string().nullable(),
   attempts: z.number().int(),
   created_at: z.date(),
@@ -54,6 +57,8 @@ export interface RunRecord {
   logError: SerializedError | null;
   timings: (JobTimings & { totalMs: number }) | null;
   provisioning: JobProvisioning | null;
+  /** How the worker kept the run apart from others; null until a worker reported it. */
+  isolation: RunIsolation | null;
   workerId: string | null;
   /** How many times the run was started (more than 1 after a retry). */
   attempts: number;
@@ -87,6 +92,7 @@ export function toRunRecord(row: unknown): RunRecord {
     logError: r.log_error,
     timings: r.timings,
     provisioning: r.provisioning,
+    isolation: r.isolation,
     workerId: r.worker_id,
     attempts: r.attempts,
     createdAt: r.created_at,

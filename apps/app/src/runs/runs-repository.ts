@@ -2,6 +2,7 @@ import {
   FlowboxError,
   type JobProvisioning,
   type JobTimings,
+  type RunIsolation,
   type RunOutcome,
   runStatusOf,
   type SerializedError,
@@ -34,6 +35,7 @@ export interface FinishRunInput {
   outcome: Omit<RunOutcome, 'steps' | 'logKey'> & Partial<Pick<RunOutcome, 'steps' | 'logKey'>>;
   timings?: JobTimings | undefined;
   provisioning?: JobProvisioning | undefined;
+  isolation?: RunIsolation | undefined;
 }
 
 /** What the final write did: whether it finalised the run, and the run's totalMs when it has one. */
@@ -121,7 +123,7 @@ export interface RunsRepository {
   /**
    * Records a run's end in one statement. The first final state wins: when the run was final
    * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
-   * and only the timings and provisioning are added.
+   * and only the timings, provisioning and isolation are added.
    */
   finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
   get(runId: string): Promise<RunRecord | null>;
@@ -277,7 +279,7 @@ export function createRunsRepository(
       return result.rowCount === 1;
     },
 
-    async finish(runId, { outcome, timings, provisioning }) {
+    async finish(runId, { outcome, timings, provisioning, isolation }) {
       const { status, error, steps, logKey, logError } = outcome;
       // `before` locks the row and says whether it was final already; totalMs is measured on the
       // database's clock, like created_at, so the parts add up against it.
@@ -292,7 +294,8 @@ export function createRunsRepository(
            finished_at = CASE WHEN before.open THEN now() ELSE r.finished_at END,
            timings = CASE WHEN $7::jsonb IS NULL THEN r.timings ELSE $7::jsonb || jsonb_build_object('totalMs',
              round(extract(epoch FROM (clock_timestamp() - r.created_at)) * 1000)) END,
-           provisioning = coalesce($8::jsonb, r.provisioning)
+           provisioning = coalesce($8::jsonb, r.provisioning),
+           isolation = coalesce($9, r.isolation)
          FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
          WHERE r.id = before.id
          RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`,
@@ -305,6 +308,7 @@ export function createRunsRepository(
           jsonb(logError),
           jsonb(timings),
           jsonb(provisioning),
+          isolation ?? null,
         ],
       });
       const row = rows[0];

@@ -7,6 +7,7 @@ import type { EngineProcess } from './engine-process.ts';
  *   recycled after a job count, above a memory threshold, and always after a crash or a timeout;
  * - cold (cold-engine-supply.ts, `process`): every job gets a process that never ran another job,
  *   optionally booted ahead while the worker is idle (prewarm).
+ * `isolate` holds one of each: warm for its jobs, cold for jobs whose flow needs Node.
  */
 export interface EngineSupply {
   /** Begins background work (a cold supply's first prewarm); acquire works without it. */

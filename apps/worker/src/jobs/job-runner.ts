@@ -11,6 +11,7 @@ import {
   type JobProvisioning,
   type JobResult,
   type JobTimings,
+  type RunIsolation,
   type RunOutcome,
   type SerializedError,
   type SpanRecord,
@@ -22,6 +23,7 @@ import type { AcquiredEngine, EngineSupply } from '../engines/engine-supply.ts';
 import type { Provisioned, Provisioner } from '../engines/provisioner.ts';
 import { type ForwardCallback, forwardingFor } from './callback-forwarding.ts';
 import { type JobTrace, startJobTrace } from './job-trace.ts';
+import { runIsolationFor } from './run-isolation.ts';
 
 /** Runs dispatched jobs one at a time: provision, get an engine, execute under the flow timeout. */
 export interface JobRunner {
@@ -36,8 +38,13 @@ export interface JobRunnerOptions {
   appUrl: string;
   workerId: string;
   executionMode: ExecutionMode;
-  /** RUN_ISOLATION=isolate: each job runs in a fresh context inside its (reused) engine. */
-  runInIsolate?: boolean;
+  /**
+   * RUN_ISOLATION. `isolate`: each job runs in a fresh context inside its (reused) engine, except
+   * a job whose flow needs Node (run-isolation.ts), which gets an engine from `freshEngines`.
+   */
+  isolation: RunIsolation;
+  /** RUN_ISOLATION=isolate: engines that never ran another job, one per job whose flow needs Node. */
+  freshEngines?: EngineSupply | undefined;
   /** ISOLATE_MAX_RUNS: the runs one isolate of the engine serves, each in a fresh context. */
   isolateMaxRuns?: number;
   /** Which hosts code steps and pieces may call (EGRESS), handed to the engine with each job. */
@@ -65,6 +72,7 @@ interface Execution {
 }
 
 interface Attempt {
+  isolation: RunIsolation;
   execution: Execution;
   provisioned?: Provisioned;
   acquired?: AcquiredEngine;
@@ -86,8 +94,19 @@ const notRun = (error: SerializedError): Execution => ({
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { engines, provisioner } = options;
   let busy = false;
+  // The supply of the job in progress (or the last one), for enginePid.
+  let holding: EngineSupply = engines;
 
-  const toEngineJob = (job: DispatchedJob, provisioned: Provisioned): EngineJob => ({
+  /** Where a job of this isolation gets its engine: a fresh one when an isolate worker falls back. */
+  const supplyFor = (isolation: RunIsolation): EngineSupply => {
+    if (isolation !== 'process' || options.isolation !== 'isolate') return engines;
+    if (options.freshEngines === undefined) {
+      throw new FlowboxError('INTERNAL', 'RUN_ISOLATION=isolate needs a supply of fresh engines');
+    }
+    return options.freshEngines;
+  };
+
+  const toEngineJob = (job: DispatchedJob, provisioned: Provisioned, isolation: RunIsolation): EngineJob => ({
     runId: job.runId,
     // Memory only: passed on over IPC, never written to the cache or logged.
     ...(job.connections === undefined ? {} : { connections: job.connections }),
@@ -96,8 +115,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     bundlePath: provisioned.bundlePath,
     pieces: provisioned.pieces,
     executionMode: options.executionMode,
-    ...(options.runInIsolate === true ? { isolation: 'isolate' as const } : {}),
-    ...(options.runInIsolate === true && options.isolateMaxRuns !== undefined
+    ...(isolation === 'isolate' ? { isolation } : {}),
+    ...(isolation === 'isolate' && options.isolateMaxRuns !== undefined
       ? { isolateMaxRuns: options.isolateMaxRuns }
       : {}),
     trigger: job.trigger,
@@ -139,6 +158,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Provision, acquire, execute, release: each stage runs only if the one before succeeded. */
   const attempt = async (job: DispatchedJob, trace: JobTrace | null): Promise<Attempt> => {
+    const isolation = runIsolationFor(options.isolation, job);
     let provisioned: Provisioned;
     const provisionStarted = performance.now();
     const provisionSpan = trace?.child('provision');
@@ -150,6 +170,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       provisionSpan?.fail(failure);
       provisionSpan?.end();
       return {
+        isolation,
         execution: notRun(failure),
         failedProvisionMs: performance.now() - provisionStarted,
       };
@@ -157,10 +178,34 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     provisionSpan?.setAttribute('flowbox.bundle', provisioned.bundle);
     provisionSpan?.setAttribute('flowbox.piece_misses', provisioned.pieceMisses);
     provisionSpan?.end();
+    const first = await runIn(job, provisioned, isolation, trace);
+    if (!refusedByIsolate(isolation, first.execution) || options.freshEngines === undefined) {
+      return { isolation, provisioned, ...first };
+    }
+    // A piece the registry did not see as needing Node (its module's form) and the isolate
+    // refused before any step ran: nothing reached the app, so the job runs again, once, in a
+    // fresh engine process.
+    options.logger.info(
+      { runId: job.runId, reason: first.execution.outcome.error?.message },
+      "the run's isolate refused a piece; running the job in a fresh engine process",
+    );
+    return { isolation: 'process', provisioned, ...(await runIn(job, provisioned, 'process', trace)) };
+  };
+
+  /** Acquire an engine for the isolation, execute, release. */
+  const runIn = async (
+    job: DispatchedJob,
+    provisioned: Provisioned,
+    isolation: RunIsolation,
+    trace: JobTrace | null,
+  ): Promise<{ execution: Execution; acquired?: AcquiredEngine }> => {
     let acquired: AcquiredEngine;
     const acquireStartedMs = trace === null ? 0 : epochMs();
+    let supply: EngineSupply;
     try {
-      acquired = await engines.acquire({
+      supply = supplyFor(isolation);
+      holding = supply;
+      acquired = await supply.acquire({
         pieces: provisioned.pieces,
         codeStepMemoryMb: job.limits.codeStepMemoryMb,
         appUrl: options.appUrl,
@@ -170,27 +215,29 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const boot = trace?.child('engine.boot', { startMs: acquireStartedMs });
       boot?.fail(failure);
       boot?.end();
-      return { execution: notRun(failure), provisioned };
+      return { execution: notRun(failure) };
     }
     // A boot the job waited for (none when the engine was reused or booted ahead).
     if (trace !== null && acquired.bootMs > 0) {
       const now = epochMs();
       trace.child('engine.boot', { startMs: now - acquired.bootMs }).end(now);
     }
-    const engineJob = toEngineJob(job, provisioned);
+    const engineJob = toEngineJob(job, provisioned, isolation);
     if (trace !== null) engineJob.traceparent = trace.traceparent;
     const forward = forwardingFor(job, options.forwardCallback);
     const execution = await execute(acquired.engine, engineJob, forward);
-    await engines.release(acquired.engine, { reusable: execution.reusable });
+    await supply.release(acquired.engine, { reusable: execution.reusable });
+    // A fresh engine is gone with its job: the one kept is the reused one.
+    holding = engines;
     trace?.engineSpans(execution.spans);
-    return { execution, provisioned, acquired };
+    return { execution, acquired };
   };
 
   const runJob = async (job: DispatchedJob): Promise<JobResult> => {
     const received = performance.now();
     const queueMs = Math.max(0, Date.now() - job.acceptedAt);
     const trace = startJobTrace(options.tracer ?? null, job, options.workerId, options.logger);
-    const { execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
+    const { isolation, execution, provisioned, acquired, failedProvisionMs } = await attempt(job, trace);
     const { outcome, runMs, logPersistMs } = execution;
     const parts = provisioned?.timings;
     const timings: JobTimings = {
@@ -211,6 +258,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       runId: job.runId,
       outcome,
       timings,
+      isolation,
     };
     if (provisioned !== undefined && acquired !== undefined) {
       result.provisioning = describeProvisioning(provisioned, acquired);
@@ -228,6 +276,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         errorCode: outcome.error?.code,
         timings,
         provisioning: result.provisioning,
+        isolation,
       },
       'job finished',
     );
@@ -245,10 +294,20 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       }
     },
     get enginePid() {
-      return engines.currentPid;
+      return holding.currentPid;
     },
-    close: () => engines.close(),
+    async close() {
+      await Promise.all([engines.close(), options.freshEngines?.close()]);
+    },
   };
+}
+
+/** The isolate refused one of the run's pieces before any step ran (PIECE_NOT_ISOLATABLE). */
+function refusedByIsolate(isolation: RunIsolation, execution: Execution): boolean {
+  const { outcome } = execution;
+  return (
+    isolation === 'isolate' && outcome.error?.code === 'PIECE_NOT_ISOLATABLE' && outcome.steps.length === 0
+  );
 }
 
 function describeProvisioning(provisioned: Provisioned, acquired: AcquiredEngine): JobProvisioning {

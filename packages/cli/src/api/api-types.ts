@@ -699,6 +699,8 @@ export interface components {
             flowVersionId: string;
             /** Format: uuid */
             id: string;
+            /** @description How the worker kept the run apart from others: `isolate` (a V8 isolate of its own in a reused engine), `process` (a fresh engine process, as for a flow whose piece needs Node on an isolate worker), `shared` (a reused engine's realm). Null until a worker reported the run. */
+            isolation: ("shared" | "isolate" | "process") | null;
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
@@ -841,6 +843,8 @@ export interface components {
             flowVersionId: string;
             /** Format: uuid */
             id: string;
+            /** @description How the worker kept the run apart from others: `isolate` (a V8 isolate of its own in a reused engine), `process` (a fresh engine process, as for a flow whose piece needs Node on an isolate worker), `shared` (a reused engine's realm). Null until a worker reported the run. */
+            isolation: ("shared" | "isolate" | "process") | null;
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
@@ -2552,6 +2556,7 @@ export interface operations {
                      *               "preBooted": true
                      *             }
                      *           },
+                     *           "isolation": "isolate",
                      *           "workerId": "worker-1",
                      *           "attempts": 1,
                      *           "createdAt": "2026-11-25T18:00:00.000Z",
@@ -2641,6 +2646,7 @@ export interface operations {
                      *           "preBooted": true
                      *         }
                      *       },
+                     *       "isolation": "isolate",
                      *       "workerId": "worker-1",
                      *       "attempts": 1,
                      *       "createdAt": "2026-11-25T18:00:00.000Z",

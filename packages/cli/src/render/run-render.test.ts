@@ -10,6 +10,7 @@ const RUN: RunDetail = {
   createdAt: '2026-11-25T18:00:00.000Z',
   attempts: 1,
   workerId: 'worker-0',
+  isolation: 'process',
   logUrl: null,
   error: { code: 'STEP_FAILED', message: 'boom', step: 'greet' },
   timings: {
@@ -46,6 +47,7 @@ describe('runs show', () => {
   it('names the error and its step, each phase with a bar scaled to the total, and each step', () => {
     const text = renderRun(RUN);
     expect(text).toContain('error    STEP_FAILED at greet: boom');
+    expect(text).toMatch(/isolation\s+process\n/);
     expect(text).toMatch(/provision\s+50 ms\s+#{20}\n/);
     expect(text).toMatch(/run\s+40 ms\s+#{16}\n/);
     expect(text).toMatch(/total\s+100 ms/);

@@ -14,6 +14,8 @@ export interface RunDetail extends RunSummary {
   flowVersionId: string;
   attempts: number;
   workerId: string | null;
+  /** How the worker kept the run apart (`isolate`, `process`, `shared`); null until reported. */
+  isolation: string | null;
   logUrl: string | null;
   timings: {
     queueMs: number;
@@ -115,6 +117,7 @@ export function renderRun(run: RunDetail): string {
       ['  created', run.createdAt],
       ['  attempts', String(run.attempts)],
       ['  worker', run.workerId ?? '-'],
+      ['  isolation', run.isolation ?? '-'],
     ]),
   ];
   if (run.error !== null) {

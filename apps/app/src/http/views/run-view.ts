@@ -1,6 +1,7 @@
 import {
   JobProvisioningSchema,
   JobTimingsSchema,
+  RunIsolationSchema,
   RunStatusSchema,
   SerializedErrorSchema,
   StepResultSchema,
@@ -21,6 +22,9 @@ export const RunSummaryView = z
     logError: SerializedErrorSchema.nullable().describe('Why the run log could not be stored.'),
     timings: JobTimingsSchema.extend({ totalMs: z.number() }).nullable(),
     provisioning: JobProvisioningSchema.nullable(),
+    isolation: RunIsolationSchema.nullable().describe(
+      "How the worker kept the run apart from others: `isolate` (a V8 isolate of its own in a reused engine), `process` (a fresh engine process, as for a flow whose piece needs Node on an isolate worker), `shared` (a reused engine's realm). Null until a worker reported the run.",
+    ),
     workerId: z.string().nullable(),
     attempts: z.number().int().min(0),
     createdAt: DateTime,
