@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { StackEntries } from '@flowbox/dev';
 
 /** Another commit of flowbox, installed and built beside this one, for `pnpm bench --baseline`. */
 export interface BaselineCheckout {
@@ -10,7 +11,7 @@ export interface BaselineCheckout {
   sha: string;
   root: string;
   /** The app and worker entry files `startStack` runs instead of this checkout's. */
-  entries: { app: string; worker: string };
+  entries: StackEntries;
 }
 
 /** What the measured side is: this working tree, at its HEAD, with or without local changes. */
@@ -48,6 +49,7 @@ export async function prepareBaseline(
     await mkdir(join(root, '.data'), { recursive: true });
     await run('touch', [done], root, deps.signal);
   }
+  const workerEnv = readFileSync(join(root, 'apps', 'worker', 'src', 'env.ts'), 'utf8');
   return {
     ref,
     sha,
@@ -55,6 +57,8 @@ export async function prepareBaseline(
     entries: {
       app: join(root, 'apps', 'app', 'src', 'main.ts'),
       worker: join(root, 'apps', 'worker', 'src', 'main.ts'),
+      // A worker from before WORKER_TOKEN_FILE reads its token from the environment only.
+      workerTokenInEnv: !workerEnv.includes('WORKER_TOKEN_FILE'),
     },
   };
 }

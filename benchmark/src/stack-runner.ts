@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type LogLine, type RunningStack, startStack } from '@flowbox/dev';
+import { type LogLine, type RunningStack, type StackEntries, startStack } from '@flowbox/dev';
 import { describeExit, type ManagedProcess } from '@flowbox/local-services';
 import type { ExecutionMode } from '@flowbox/protocol';
 import { createLogTally, type LogTallySnapshot } from './log-tally.ts';
@@ -39,7 +39,7 @@ export async function startScenarioStack(options: {
   /** Profile the app, worker and engine processes into `<cpuProfDir>/<kind>` (--cpu-prof). */
   cpuProfDir?: string | undefined;
   /** Another checkout's app and worker (`--baseline`); default this one's. */
-  entries?: { app: string; worker: string } | undefined;
+  entries?: StackEntries | undefined;
   /** `--hops`: the OTLP/HTTP endpoint the apps and workers export their spans to. */
   tracingEndpoint?: string | undefined;
   signal: AbortSignal;

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StackEntries } from '@flowbox/dev';
 import { startOtlpReceiver } from '@flowbox/local-services';
 import { summarizeScenario } from './aggregate.ts';
 import type { TreeSide } from './args.ts';
@@ -160,7 +161,7 @@ async function runOneStack(
     root: string;
     settings: RunSettings;
     env: { baseEnv: Record<string, string | undefined>; cpuProfDir?: string | undefined };
-    entries: { app: string; worker: string } | undefined;
+    entries: StackEntries | undefined;
     tracingEndpoint?: string | undefined;
     deps: SuiteDeps;
     ticksPerSecond: number;

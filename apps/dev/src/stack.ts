@@ -51,7 +51,15 @@ export interface StackOptions {
    */
   supervise?: SupervisionOptions | undefined;
   /** The app and worker entry files; default this checkout's (`pnpm bench --baseline` runs another's). */
-  entries?: { app: string; worker: string } | undefined;
+  entries?: StackEntries | undefined;
+}
+
+/** Another checkout's app and worker (`pnpm bench --baseline`). */
+export interface StackEntries {
+  app: string;
+  worker: string;
+  /** Its worker takes WORKER_TOKEN only (it predates WORKER_TOKEN_FILE). */
+  workerTokenInEnv?: boolean;
 }
 
 export interface SupervisionOptions {
@@ -206,10 +214,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         throw new Error(`worker ${index} targets app ${target}, which does not exist`);
       // In a file the worker reads (WORKER_TOKEN_FILE): in no process's environment, and out of
       // its engines' reach.
+      const workerToken = tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600);
       const workerTokenFile = join(options.dataDir, `worker-${index}.token`);
-      await writeFile(workerTokenFile, tokens.signWorkerToken(`worker-${index}`, 7 * 24 * 3600), {
-        mode: 0o600,
-      });
+      await writeFile(workerTokenFile, workerToken, { mode: 0o600 });
+      const tokenEnv: Record<string, string> =
+        options.entries?.workerTokenInEnv === true
+          ? { WORKER_TOKEN: workerToken }
+          : { WORKER_TOKEN_FILE: workerTokenFile };
       run(
         `worker-${index}`,
         workerEntry,
@@ -218,7 +229,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           LOG_LEVEL: options.logLevel,
           APP_URL: appUrl,
           WORKER_ID: `worker-${index}`,
-          WORKER_TOKEN_FILE: workerTokenFile,
+          ...tokenEnv,
           // In the stack's data directory: two stacks on one host both have a `worker-0`, and the
           // worker's default (`<tmpdir>/flowbox-worker-<id>`) would be one cache for both.
           CACHE_DIR: workerCacheDir(options.dataDir, index),
