@@ -18,3 +18,30 @@ export const ANSWERS_THEN_WORKS: FlowDefinition = {
     { type: 'code', name: 'step_3', code: 'while (true) {}', input: {} },
   ],
 };
+
+/**
+ * A flow that calls a piece's `greet` action with the trigger's `who` and answers with its
+ * output: the shape the piece-registry tests publish their test pieces under.
+ */
+export function greetingFlow(piece: string, version?: string): FlowDefinition {
+  return {
+    trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+    steps: [
+      {
+        type: 'piece',
+        name: 'greet',
+        piece,
+        ...(version === undefined ? {} : { version }),
+        action: 'greet',
+        input: { who: '{{trigger.who}}' },
+      },
+      {
+        type: 'piece',
+        name: 'respond',
+        piece: 'webhook',
+        action: 'return_response',
+        input: { status: 200, headers: {}, body: '{{greet}}' },
+      },
+    ],
+  };
+}

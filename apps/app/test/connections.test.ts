@@ -1,4 +1,4 @@
-// Issue 25, items 1 and 3, on a real Postgres, Redis and S3 (no worker): the connections API,
+// On a real Postgres, Redis and S3 (no worker): the connections API,
 // values sealed at rest, publish refusing unknown names, DELETE refusing a used connection, key
 // rotation, and signed webhooks refused before any run exists.
 import { createHmac, randomBytes } from 'node:crypto';

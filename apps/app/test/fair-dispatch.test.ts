@@ -13,7 +13,7 @@ const logger = createLogger({ name: 'test', level: 'silent' });
 const job = runJobData;
 
 // The queue and the broker on real Redis: jobs leave by their run's rank within its flow, so a
-// flow's backlog does not hold back another flow's run (issue 26, item 3).
+// flow's backlog does not hold back another flow's run.
 describe('fair dispatch', () => {
   let producer: Redis;
   let brokerRedis: Redis;

@@ -24,7 +24,7 @@ const flowOfShard = Array.from({ length: SHARDS }, (_, shard) => {
 });
 
 // The run queue in QUEUE_SHARDS=4 shards and the sync channels on a real three-primary Redis
-// Cluster (issue 28, item 4).
+// Cluster.
 let cluster: RedisCluster;
 
 beforeAll(async () => {

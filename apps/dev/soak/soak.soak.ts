@@ -1,6 +1,5 @@
 // The soak (`pnpm test:soak`, not run by CI): 10,000 runs on a warm engine and 500 on cold ones,
-// through real app, worker and engine processes (issue 6 asks for 5,000 warm, issue 5's memory
-// target for 10,000). Memory (RSS) of the worker and the engine stays flat (samples at 5,000 and
+// through real app, worker and engine processes. Memory (RSS) of the worker and the engine stays flat (samples at 5,000 and
 // 10,000 runs), the engine's threads, file descriptors and
 // sockets do not grow (no leaked isolates or connections), every run is final, and nothing is
 // left running once the stack is closed.

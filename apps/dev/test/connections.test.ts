@@ -1,4 +1,4 @@
-// Issue 25, items 1 and 3, on a real stack (Postgres, a private Redis, S3, an app and a worker):
+// On a real stack (Postgres, a private Redis, S3, an app and a worker):
 // a connection's value reaches the service the flow calls and nothing else: not the run's JSON,
 // its S3 log, the app's or worker's logs, or any Redis key after the run, in any spelling the
 // http piece gives it (URL, query, form, JSON) when a service echoes it back. A failed run re-runs

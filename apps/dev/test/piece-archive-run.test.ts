@@ -2,6 +2,7 @@
 // second index.mjs inside another entry's data, published and run on a stack (app, worker,
 // engine). The registry records what the hidden module imports, and the run answers with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { greetingFlow } from '../../../test/flows.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { manifestOf, paxRecord, pieceSource, tarGz } from '../../app/test/piece-archives.ts';
 import { type FaultStack, postWebhook, startFaultStack } from './faults/fault-harness.ts';
@@ -57,25 +58,7 @@ describe('a piece archive with an entry hidden by a pax size record', () => {
         id: 'pax-trick',
         name: 'pax-trick',
         publish: true,
-        definition: {
-          trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-          steps: [
-            {
-              type: 'piece',
-              name: 'greet',
-              piece: PIECE.name,
-              action: 'greet',
-              input: { who: '{{trigger.who}}' },
-            },
-            {
-              type: 'piece',
-              name: 'respond',
-              piece: 'webhook',
-              action: 'return_response',
-              input: { status: 200, headers: {}, body: '{{greet}}' },
-            },
-          ],
-        },
+        definition: greetingFlow(PIECE.name),
       },
       fault.stack.apiKey,
     );

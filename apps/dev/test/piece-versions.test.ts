@@ -1,10 +1,11 @@
-// Issue 24: two versions of one piece, published through the registry, used by two flows at
+// Two versions of one piece, published through the registry, used by two flows at
 // once in one worker: both runs succeed and the worker's cache holds both versions side by
 // side. Also measures a new version's first run on a warm worker (piece cache miss) against
 // its second (hit).
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { greetingFlow } from '../../../test/flows.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { goodPiece } from '../../app/test/piece-archives.ts';
 import {
@@ -15,26 +16,7 @@ import {
   waitForFinal,
 } from './faults/fault-harness.ts';
 
-const flowUsing = (version: string) => ({
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    {
-      type: 'piece',
-      name: 'greet',
-      piece: 'greeter',
-      version,
-      action: 'greet',
-      input: { who: '{{trigger.who}}' },
-    },
-    {
-      type: 'piece',
-      name: 'respond',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{greet}}' },
-    },
-  ],
-});
+const flowUsing = (version: string) => greetingFlow('greeter', version);
 
 describe('two versions of one piece in one worker', () => {
   let fault: FaultStack;

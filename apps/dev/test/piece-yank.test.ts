@@ -1,30 +1,12 @@
 // Reserved piece names and yanked versions, on a running stack (app, worker, engine): a yanked
 // version keeps running for the flow pinned to it and is out of reach of everything new.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { greetingFlow } from '../../../test/flows.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { goodPiece } from '../../app/test/piece-archives.ts';
 import { type FaultStack, postWebhook, startFaultStack } from './faults/fault-harness.ts';
 
-const flowUsing = (version?: string) => ({
-  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-  steps: [
-    {
-      type: 'piece',
-      name: 'greet',
-      piece: 'greeter',
-      ...(version === undefined ? {} : { version }),
-      action: 'greet',
-      input: { who: '{{trigger.who}}' },
-    },
-    {
-      type: 'piece',
-      name: 'respond',
-      piece: 'webhook',
-      action: 'return_response',
-      input: { status: 200, headers: {}, body: '{{greet}}' },
-    },
-  ],
-});
+const flowUsing = (version?: string) => greetingFlow('greeter', version);
 
 describe('reserved names and yanked piece versions', () => {
   let fault: FaultStack;

@@ -1,4 +1,4 @@
-// Issue 25, item 4: a failed run re-run after what broke it is fixed, and a flow deleted on one
+// A failed run re-run after what broke it is fixed, and a flow deleted on one
 // app refused at once by another, on a real two-app stack (Postgres, Redis, S3, a worker).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

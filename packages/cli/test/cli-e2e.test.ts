@@ -43,7 +43,7 @@ export default defineFlow({
 `;
 }
 
-// Issue 24's end-to-end test: a piece scaffolded by the CLI outside the checkout, built,
+// End to end: a piece scaffolded by the CLI outside the checkout, built,
 // published, used by a TypeScript flow with the http piece (against a loopback server named in
 // EGRESS), its webhook called and its run read back, all through the `flowbox` command.
 describe('flowbox CLI end to end', () => {

@@ -1,4 +1,4 @@
-// Issue 6, fault-injection rows "isolate out of memory" (a code step allocating without bound
+// Fault-injection rows "isolate out of memory" (a code step allocating without bound
 // under a low memory limit: step FAILED with a memory error, worker and engine healthy or the
 // engine replaced, next run succeeds) and "code step hangs" (`while(true){}`, an awaited promise
 // that never settles: FAILED within the step timeout plus 2 s).
@@ -83,7 +83,7 @@ for (const mode of ['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] as const) {
       });
     }
 
-    // Issue 26 item 16: stacks users see (the caller's answer, the run, its log) show the flow's
+    // Stacks users see (the caller's answer, the run, its log) show the flow's
     // frames only, never the engine's or the worker's files under its cache.
     it("shows a failing step's flow-relative frames only, with no cache path, in the answer, the run and its log", async () => {
       const cacheDir = join(fault.dataDir, 'cache-0');

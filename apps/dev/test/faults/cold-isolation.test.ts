@@ -1,4 +1,4 @@
-// Issue 11: cold engines start from a V8 startup snapshot, and still nothing of one job reaches
+// Cold engines start from a V8 startup snapshot, and still nothing of one job reaches
 // the next. A piece leaves a value in its module scope and on the engine's global; the next
 // cold run, in real app, worker and engine processes, must find neither. The same flow on a
 // warm engine finds both: the probe does see state that survives.

@@ -3,6 +3,7 @@
 // process per run, which no earlier run touched; a piece the app's TRUSTED_PIECES lists runs in
 // the warm engine's realm instead. Each run records which it got. Real app, worker and engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { greetingFlow } from '../../../../test/flows.ts';
 import { manage } from '../../../app/test/app-harness.ts';
 import { goodPiece } from '../../../app/test/piece-archives.ts';
 import {
@@ -79,25 +80,7 @@ describe('the default isolation', () => {
     const piece = { name: 'handmade', version: '1.0.0' };
     const published = await manage(fault.url, 'POST', '/v1/pieces', goodPiece(piece), fault.stack.apiKey);
     expect(published.status, await published.clone().text()).toBe(201);
-    const greet = {
-      trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
-      steps: [
-        {
-          type: 'piece',
-          name: 'greet',
-          piece: 'handmade',
-          action: 'greet',
-          input: { who: '{{trigger.who}}' },
-        },
-        {
-          type: 'piece',
-          name: 'respond',
-          piece: 'webhook',
-          action: 'return_response',
-          input: { status: 200, headers: {}, body: '{{greet}}' },
-        },
-      ],
-    };
+    const greet = greetingFlow('handmade');
     const created = await manage(
       fault.url,
       'POST',

@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "engine SIGKILLed or crashing" (kill -9; process.exit from a
+// Fault-injection row "engine SIGKILLed or crashing" (kill -9; process.exit from a
 // piece): the run is FAILED with the reason, and the worker takes the next job with a fresh
 // engine. Also: an engine whose worker is SIGKILLed exits on its own (its IPC channel closed).
 // A crashed run may be started again (RUN_MAX_ATTEMPTS): the tests crash every attempt, so the

@@ -1,4 +1,4 @@
-// Issue 26 item 1: one run must not take the worker's memory, in any execution mode.
+// One run must not take the worker's memory, in any execution mode.
 // - A code step's allocations outside the V8 heap: the WebAssembly memory of the attack
 //   (1 GB under a 64 MB limit before), a 1 GB ArrayBuffer, many 10 MB ones, a resizable buffer
 //   grown: each ends inside the isolate (CODE_STEP_MEMORY_LIMIT, or CODE_STEP_FAILED where the
@@ -29,7 +29,7 @@ const CODE_STEP_MEMORY_MB = 64;
 /** Long enough that a run ended by a limit is never one that ran out of time. */
 const CODE_STEP_TIMEOUT_MS = 15_000;
 
-/** The attack of issue 26, as it was sent. */
+/** The attack, as an attacker sent it. */
 const WASM_GROWTH = `const m = new WebAssembly.Memory({initial: 1, maximum: 65536});
 for (let g = 0; g < 16; g++) { m.grow(1000); const u = new Uint8Array(m.buffer); for (let i = g * 1000 * 65536; i < u.length; i += 4096) u[i] = 1 }
 return m.buffer.byteLength;`;

@@ -1,4 +1,4 @@
-// Shared by the fault-injection suite (issue 6): a real stack per test file, the faults piece,
+// Shared by the fault-injection suite: a real stack per test file, the faults piece,
 // load generation and waiting for runs to be final.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Issue 26 item 2, fault row "fetch fan-out": a code step starts 300 `fetch` calls of 5 MiB at
+// Fault row "fetch fan-out": a code step starts 300 `fetch` calls of 5 MiB at
 // once against a loopback server the egress policy names. Without a bound, the worker (SANDBOXED:
 // its relay makes the requests) or the engine held every body at once, past 1 GB, and the step
 // ended ten seconds after its timeout. Must hold, in real app, worker and engine processes:

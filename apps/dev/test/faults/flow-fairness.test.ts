@@ -1,4 +1,4 @@
-// Issue 26 item 3, "one flow starves every other": ten callers of a flow whose code step loops
+// "One flow starves every other": ten callers of a flow whose code step loops
 // forever, then a call of the benchmark flow. Per-flow bounds (FLOW_MAX_CONCURRENT_RUNS,
 // FLOW_MAX_QUEUED_RUNS: 429 with retry-after past it, no run created), dispatch by rank within
 // each flow (round-robin over flows), and sync runs whose caller left before they started end

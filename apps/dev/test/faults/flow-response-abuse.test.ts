@@ -1,4 +1,4 @@
-// Issue 26, items 5, 6, 8 and 13: what a flow's response may put on the wire. A response step
+// What a flow's response may put on the wire. A response step
 // with an interim status (100, 101, 103) or a header that cannot be sent (CR/LF in its value, a
 // bad name) fails its run INVALID_RESPONSE, and the caller gets the usual 500 with the run id
 // instead of `101 Switching Protocols` or `500 OK {}`; headers that act on the app's origin

@@ -1,4 +1,4 @@
-// Issue 24 item 3: the built-in `http` piece's requests obey the worker's egress policy (EGRESS)
+// The built-in `http` piece's requests obey the worker's egress policy (EGRESS)
 // exactly as a code step's `fetch` does, in real app, worker and engine processes. Must hold:
 // - a request to a loopback server the policy names is made and its answer is the step's output
 //   (JSON in and out, a binary answer as base64);

@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "Postgres connection killed" (pg_terminate_backend under load):
+// Fault-injection row "Postgres connection killed" (pg_terminate_backend under load):
 // every run still reaches exactly one final state. Only this test's own database's sessions
 // are terminated (WHERE datname = ...), on the shared Postgres, as its superuser.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

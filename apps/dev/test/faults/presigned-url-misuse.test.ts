@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "presigned URL misuse": a URL used for another key, an expired
+// Fault-injection row "presigned URL misuse": a URL used for another key, an expired
 // URL, a run log far over RUN_LOG_MAX_BYTES. Must hold: rejected, and nothing stored. Against
 // the real versitygw of the global setup, through the app's own ObjectStorage.
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Issue 28 item 4: the run queue sharded over a real Redis Cluster (QUEUE_SHARDS=4, three
+// The run queue sharded over a real Redis Cluster (QUEUE_SHARDS=4, three
 // primaries with a replica each). The main path (sync and async webhooks, answers crossing apps
 // over sharded pub/sub), fairness between flows of different shards, and a primary killed under
 // load: its replica takes over, no accepted run is lost, every caller is answered.

@@ -1,4 +1,4 @@
-// Issue 30: Redis is the transport, not the truth. A Redis killed and started again empty (a
+// Redis is the transport, not the truth. A Redis killed and started again empty (a
 // restart without persistence, a failover that lost the last writes) loses the jobs of runs
 // Postgres has accepted; the reconciler enqueues them again from their rows. And a job deleted
 // behind a QUEUED run is enqueued again once, however many apps reconcile.
@@ -21,7 +21,7 @@ import {
 import { RedisWire } from './redis-wire.ts';
 
 const WEBHOOK_TIMEOUT_SECONDS = 30;
-/** Every accepted run is final within this after Redis is back (issue 30). */
+/** Every accepted run is final within this after Redis is back. */
 const FINAL_DEADLINE_MS = 60_000;
 
 const recoveries = (fault: FaultStack, runId?: string) =>

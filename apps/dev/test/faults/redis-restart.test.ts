@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "Redis restarted" (stop redis-server for 10 s under load, then start it):
+// Fault-injection row "Redis restarted" (stop redis-server for 10 s under load, then start it):
 // webhooks get a clear 503 while it is down, never a hang; workers resume on their own within
 // 30 s; no accepted run is lost. The stack has its own redis-server (append-only, as a
 // production Redis keeps its data across a restart); the shared one is never stopped.

@@ -1,4 +1,4 @@
-// Issue 30, item 6: a rolling restart drops nothing. SIGTERM to an app that serves keep-alive
+// A rolling restart drops nothing. SIGTERM to an app that serves keep-alive
 // callers under load: it reports not ready at once and goes on serving for
 // SHUTDOWN_DRAIN_SECONDS, answering with `connection: close`, while a load balancer (here the
 // test, probing /health/ready as one would) moves the callers to the other app; then it answers

@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "S3 down or slow" (stop the S3 server during runs): the run is
+// Fault-injection row "S3 down or slow" (stop the S3 server during runs): the run is
 // finalised with the log failure recorded, and nothing hangs past its timeout. The stack has
 // its own versitygw, which the test stops, freezes (SIGSTOP: connections accepted, nothing
 // answered) and starts again; the shared one is never touched.

@@ -1,9 +1,9 @@
-// Issue 12: a hostile piece in EXECUTION_MODE=SANDBOXED. Pieces run as engine code, outside
+// A hostile piece in EXECUTION_MODE=SANDBOXED. Pieces run as engine code, outside
 // isolated-vm, so the engine's sandbox (bubblewrap, the relay, the seccomp filter) is all that
 // stands between a piece and the worker. Each attempt runs in real app, worker and engine
 // processes; it must fail with a run that names why, reach nothing (no connection on a
 // loopback listener, nothing written on the host), and leave the worker serving the next run.
-// Issue 26 item 12: the engine sees its job's flow bundle and pieces only, not the cache's others.
+// The engine sees its job's flow bundle and pieces only, not the cache's others.
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "sandbox escape attempts": constructor-chain escapes, reaching
+// Fault-injection row "sandbox escape attempts": constructor-chain escapes, reaching
 // `process`, `require`, `import()`, timers abuse, network to 127.0.0.1 (refused by the default
 // egress policy), prototype pollution and
 // another run's inputs. Must hold: every attempt fails inside the isolate (the run FAILED with a
@@ -35,7 +35,7 @@ interface Attempt {
   errorCode?: string;
 }
 
-// The same attempts with RUN_ISOLATION=isolate (issue 29): the code step runs in its run's own
+// The same attempts with RUN_ISOLATION=isolate: the code step runs in its run's own
 // isolate, beside the run's pieces, and ends as it does in a shared engine.
 describe.each<{ name: string; env: Record<string, string> }>([
   { name: 'shared', env: { REUSE_SANDBOX: 'true' } },
@@ -291,8 +291,8 @@ return hit(f && f.constructor('return globalThis.process')(), 'caller chain');`,
       const hogs: Record<string, string> = {
         microtasks: 'for (;;) { await null; }',
         'atomics-wait': 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600_000); return 1;',
-        // A WebAssembly loop was here: code steps have no WebAssembly since issue 26 (its memory
-        // is outside the step's limit; engine-memory.test.ts).
+        // No WebAssembly loop: code steps have no WebAssembly (its memory is outside the step's
+        // limit; engine-memory.test.ts).
       };
       const pid = enginePid(await run('control', { a: 0, b: 0 }));
       for (const [name, code] of Object.entries(hogs)) {

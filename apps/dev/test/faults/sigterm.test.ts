@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "SIGTERM" (to the app and to the worker during runs): in-flight
+// Fault-injection row "SIGTERM" (to the app and to the worker during runs): in-flight
 // work drains or is re-queued within the grace period (SHUTDOWN_GRACE_SECONDS), and the
 // process exits 0. Re-queueing relies on the app starting a run again whose worker was lost
 // (RUN_MAX_ATTEMPTS, default 2).

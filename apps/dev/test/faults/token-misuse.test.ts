@@ -1,4 +1,4 @@
-// Issue 6, fault-injection row "token misuse": run A's engine token on run B, a token after its
+// Fault-injection row "token misuse": run A's engine token on run B, a token after its
 // run ended, tampered / expired / `alg: none` / wrong-audience tokens, and worker and engine
 // tokens swapped. Must hold: 401 or 403 every time, and nothing written. Each callback is tried
 // on both doors the app keeps for it: HTTP, and a worker's socket forwarding its engine's report

@@ -1,7 +1,7 @@
-// Issue 6, fault-injection row "webhook abuse": a 2 MiB body, a wrong content type, a slow
+// Fault-injection row "webhook abuse": a 2 MiB body, a wrong content type, a slow
 // client, a 500 req/s burst on one flow. Must hold: 413 / cut within a bound / 503 past
 // WEBHOOK_MAX_QUEUED_RUNS with retry-after, none hangs, and Redis memory bounded. Against a
-// real app process with no worker, the worst case: nothing drains the queue. Issue 26 adds a
+// real app process with no worker, the worst case: nothing drains the queue. Also a
 // body nested 10,000 deep (400 before any run), `__proto__` bodies (400 saying so), a traversal
 // under /inspector/ (404, no error log), nosniff on every answer and /metrics behind its token.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -238,7 +238,7 @@ describe('webhook abuse against a real app process (no worker)', () => {
   });
 
   it('answers 413 to a 2 MiB body, sized or chunked, whatever its content type, creating no run', async () => {
-    // Issue 25 (item 2): every content type is taken now (no 415), and all within the one limit.
+    // Every content type is taken (no 415), and all within the one limit.
     for (const type of [
       'application/json',
       'text/plain',
