@@ -1,4 +1,5 @@
 import type { EgressFetch } from '@flowbox/egress';
+import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
@@ -41,6 +42,8 @@ export interface RunIsolationOptions {
   onCatastrophicError(message: string): void;
   /** The framework script; the built one by default. */
   framework?: () => Promise<string>;
+  /** Checks pieces' inputs in the engine's realm (one per engine; a new one by default). */
+  inputs?: InputValidators;
 }
 
 /**
@@ -50,6 +53,7 @@ export interface RunIsolationOptions {
  * the CPU time it may use (each code step keeps its own wall-clock CODE_STEP_TIMEOUT_MS too).
  */
 export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
+  const inputs = options.inputs ?? createInputValidators();
   const snapshots = createIsolateSnapshots({
     library: options.library,
     framework: options.framework ?? loadIsolateFramework,
@@ -107,7 +111,10 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         host,
       });
       return {
-        steps: createIsolateStepRunner({ bundle, run, host, egressFetch }, job),
+        steps: createIsolateStepRunner(
+          { bundle, run, host, egressFetch, pieces: snapshot.pieces, inputs },
+          job,
+        ),
         cpuMs: run.cpuMs,
         close: run.close,
       };

@@ -1,0 +1,45 @@
+import type { FlowDefinition } from '@flowbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+
+const h = useExecutorHarness();
+
+/** `a` and `b` for math-helper, then the sum as the response with the webhook piece's defaults. */
+const flowOf = (a: unknown, b: unknown): FlowDefinition => ({
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    { type: 'piece', name: 'add', piece: 'math-helper', action: 'addition_math', input: { a, b, extra: 1 } },
+    { type: 'piece', name: 'reply', piece: 'webhook', action: 'return_response', input: { body: '{{add}}' } },
+  ],
+});
+
+// One check for every mode: the engine validates a piece's input in its own realm (ajv, from the
+// action's published JSON Schema), never inside the run's isolate.
+describe.each(['shared', 'isolate'] as const)(
+  "a piece step's input, checked by the engine (%s)",
+  (isolation) => {
+    it('is coerced and defaulted before the action runs; the step records it as resolved', async () => {
+      const { outcome } = await h.executor.execute(await h.job(flowOf('40', 2), { isolation }));
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.steps[1]).toMatchObject({ status: 'SUCCEEDED', input: { a: '40', b: 2, extra: 1 } });
+      expect(outcome.steps[1]?.output).toEqual({ result: 42 });
+      // Recorded as the templates resolved it; `run` got the defaults (status, headers) filled in.
+      expect(outcome.steps[2]?.input).toEqual({ body: { result: 42 } });
+      expect(outcome.steps[2]).toMatchObject({
+        status: 'SUCCEEDED',
+        output: { status: 200, headers: {}, body: { result: 42 } },
+      });
+    });
+
+    it('fails a field that does not fit with INVALID_STEP_INPUT naming it, and runs nothing after it', async () => {
+      const { outcome } = await h.executor.execute(await h.job(flowOf('two', 3), { isolation }));
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error).toMatchObject({ code: 'INVALID_STEP_INPUT', step: 'add' });
+      expect(outcome.error?.message).toMatch(/invalid input for addition_math: a: must be number/);
+      expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([
+        ['trigger', 'SUCCEEDED'],
+        ['add', 'FAILED'],
+      ]);
+    });
+  },
+);
