@@ -1,6 +1,7 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { pieceStep, flowOf as webhookFlowOf, writeTestPiece } from '../../test/support/isolate-harness.ts';
 
 const h = useExecutorHarness();
 
@@ -40,6 +41,23 @@ describe.each(['shared', 'isolate'] as const)(
         ['trigger', 'SUCCEEDED'],
         ['add', 'FAILED'],
       ]);
+    });
+
+    it('does not run a piece version that still declares its input with zod', async () => {
+      // As pieces were built before props: zod imported, `input:` a zod schema.
+      const legacy = await writeTestPiece(h.dir, {
+        name: 'legacy',
+        head: 'import{z}from"zod";',
+        actions: 'createAction({name:"greet",description:"",input:z.object({}),run:()=>({})})',
+      });
+      const job = await h.job(webhookFlowOf(pieceStep('greet', 'legacy', 'greet')), { isolation });
+      const { outcome } = await h.executor.execute({ ...job, pieces: [...job.pieces, legacy] });
+      expect(outcome.error).toMatchObject({
+        code: isolation === 'shared' ? 'PROVISION_FAILED' : 'PIECE_NOT_ISOLATABLE',
+        message: expect.stringMatching(
+          /'zod'.*declare them with Property builders and publish a new version/s,
+        ),
+      });
     });
   },
 );

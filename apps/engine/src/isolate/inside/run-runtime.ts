@@ -24,6 +24,9 @@ const SHARED_MODULES: Readonly<Record<string, object>> = {
   '@flowbox/pieces-framework': framework,
 };
 
+const LEGACY_ZOD =
+  'a piece built before inputs were props: declare them with Property builders and publish a new version (docs/pieces.md, "Inputs")';
+
 // Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
 const { parse, stringify } = JSON;
 const pieces = new Map<string, Piece>();
@@ -40,8 +43,12 @@ interface StepOutcome {
 
 function importShared(specifier: string): object {
   const shared = SHARED_MODULES[specifier];
-  if (shared === undefined)
-    throw new Error(`it imports '${specifier}', which a run's isolate does not provide`);
+  if (shared === undefined) {
+    // A piece's build leaves out only the framework; a bare 'zod' import is a piece built when
+    // inputs were zod schemas.
+    const upgrade = specifier === 'zod' ? `; ${LEGACY_ZOD}` : '';
+    throw new Error(`it imports '${specifier}', which a run's isolate does not provide${upgrade}`);
+  }
   return shared;
 }
 
