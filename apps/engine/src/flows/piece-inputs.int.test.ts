@@ -44,7 +44,7 @@ describe.each(['shared', 'isolate'] as const)(
     });
 
     it('does not run a piece version that still declares its input with zod', async () => {
-      // As pieces were built before props: zod imported, `input:` a zod schema.
+      // A piece whose input is a zod schema: zod imported, `input:` set.
       const legacy = await writeTestPiece(h.dir, {
         name: 'legacy',
         head: 'import{z}from"zod";',
@@ -55,7 +55,7 @@ describe.each(['shared', 'isolate'] as const)(
       expect(outcome.error).toMatchObject({
         code: isolation === 'shared' ? 'PROVISION_FAILED' : 'PIECE_NOT_ISOLATABLE',
         message: expect.stringMatching(
-          /'zod'.*declare them with Property builders and publish a new version/s,
+          /'zod'.*declare it as props with Property builders and publish a new version/s,
         ),
       });
     });

@@ -25,7 +25,7 @@ const SHARED_MODULES: Readonly<Record<string, object>> = {
 };
 
 const LEGACY_ZOD =
-  'a piece built before inputs were props: declare them with Property builders and publish a new version (docs/pieces.md, "Inputs")';
+  'the piece declares its input with zod: declare it as props with Property builders and publish a new version (docs/pieces.md, "Inputs")';
 
 // Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
 const { parse, stringify } = JSON;
@@ -44,8 +44,8 @@ interface StepOutcome {
 function importShared(specifier: string): object {
   const shared = SHARED_MODULES[specifier];
   if (shared === undefined) {
-    // A piece's build leaves out only the framework; a bare 'zod' import is a piece built when
-    // inputs were zod schemas.
+    // A piece's build leaves out only the framework: a bare 'zod' import is a piece whose input
+    // is a zod schema, which no engine validates.
     const upgrade = specifier === 'zod' ? `; ${LEGACY_ZOD}` : '';
     throw new Error(`it imports '${specifier}', which a run's isolate does not provide${upgrade}`);
   }
