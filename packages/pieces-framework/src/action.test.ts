@@ -62,7 +62,7 @@ describe('createAction', () => {
     expect(error.code).toBe('INVALID_STEP_INPUT');
     expect(error.step).toBe('step_1');
     expect(error.message).toMatch(/\bn:/);
-    expect(() => validators.validate('p@1', double, {}, 'step_1')).toThrow(/n: is required/);
+    expect(() => validators.validate('p@1', double, {}, 'step_1')).toThrow(/invalid input for double: n: /);
   });
 
   it('refuses an input that is not a Property, naming the field and what it is', () => {

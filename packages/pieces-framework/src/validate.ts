@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { formatIssues } from '@flowbox/protocol';
+import { z } from 'zod';
 import type { Action } from './action.ts';
 import { invalidInput } from './input-error.ts';
 import type { JsonSchema } from './property.ts';
@@ -6,42 +7,42 @@ import type { JsonSchema } from './property.ts';
 /**
  * Checks a step's input against its action's `inputSchema` in the engine's own realm (never in
  * the piece's): coerces text and numbers as templates need, fills defaults, drops unknown fields,
- * and fails with `INVALID_STEP_INPUT` naming each field. One validator per action, compiled on
- * first use; the engine keeps one `InputValidators` per process, keyed by piece version.
+ * and fails with `INVALID_STEP_INPUT` naming each field. The schema is read once per action of a
+ * piece version into a zod schema (the engine's zod, already loaded and jitless: a fresh engine
+ * compiles no code for it) and kept; the engine keeps one `InputValidators` per process.
  */
 export interface InputValidators {
-  /** The input `run` gets (a copy: the step's reported input stays as resolved). */
+  /** The input `run` gets (a new object: the step's reported input stays as resolved). */
   validate(
     key: string,
     action: Pick<Action, 'name' | 'inputSchema'>,
     input: unknown,
     stepName: string,
   ): unknown;
+  /** Reads the schema ahead of the action's first step (a prewarmed engine's preload). */
+  prepare(key: string, action: Pick<Action, 'name' | 'inputSchema'>): void;
 }
 
-const OPTIONS = {
-  coerceTypes: true,
-  useDefaults: true,
-  removeAdditional: true,
-  allErrors: true,
-  strict: true,
-};
-
 export function createInputValidators(): InputValidators {
-  const ajv = new Ajv(OPTIONS);
-  const compiled = new Map<string, ValidateFunction>();
+  const built = new Map<string, z.ZodType>();
+  const schemaOf = (key: string, action: Pick<Action, 'name' | 'inputSchema'>): z.ZodType => {
+    const id = `${key}/${action.name}`;
+    let schema = built.get(id);
+    if (schema === undefined) {
+      schema = zodOf(action.inputSchema);
+      built.set(id, schema);
+    }
+    return schema;
+  };
   return {
+    prepare(key, action) {
+      schemaOf(key, action);
+    },
     validate(key, action, input, stepName) {
-      const id = `${key}/${action.name}`;
-      let check = compiled.get(id);
-      if (check === undefined) {
-        check = ajv.compile(action.inputSchema);
-        compiled.set(id, check);
-      }
-      // Coercion and defaults write into the value: never into the step's recorded input.
-      const copy: unknown = input === undefined || input === null ? {} : structuredClone(input);
-      if (!check(copy)) throw invalidInput(action.name, stepName, describe(check.errors ?? []));
-      return copy;
+      const schema = schemaOf(key, action);
+      const parsed = schema.safeParse(input ?? {});
+      if (!parsed.success) throw invalidInput(action.name, stepName, formatIssues(parsed.error.issues));
+      return parsed.data;
     },
   };
 }
@@ -60,11 +61,12 @@ const FIELD_KEYWORDS = new Set([
   'additionalProperties',
 ]);
 const ACTION_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties']);
+const FIELD_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array']);
 
 /**
- * Checks an action's published input schema (the registry, at publish): an object of fields,
- * each in the keywords the builders write, and one the engine's validator compiles. Throws
- * naming the field and what is not supported; nothing else reaches an engine.
+ * Checks an action's published input schema (the registry, at publish): an object of fields, each
+ * in the keywords and types the builders write, with a default that fits its field. Throws naming
+ * the field and what is not supported; nothing else reaches an engine.
  */
 export function checkInputSchema(action: string, schema: unknown): void {
   const fail = (what: string): never => {
@@ -78,35 +80,91 @@ export function checkInputSchema(action: string, schema: unknown): void {
   if (top.type !== 'object' || typeof top.properties !== 'object' || top.properties === null) {
     fail('its input schema is not an object of props');
   }
-  for (const [field, fieldSchema] of Object.entries(top.properties as Record<string, unknown>)) {
-    if (typeof fieldSchema !== 'object' || fieldSchema === null) fail(`field ${field}: is not a schema`);
-    for (const keyword of Object.keys(fieldSchema as object)) {
+  if (
+    top.required !== undefined &&
+    !(Array.isArray(top.required) && top.required.every((n) => typeof n === 'string'))
+  ) {
+    fail("its input schema's 'required' is not a list of field names");
+  }
+  for (const [field, value] of Object.entries(top.properties as Record<string, unknown>)) {
+    if (typeof value !== 'object' || value === null) fail(`field ${field}: is not a schema`);
+    const fieldSchema = value as Record<string, unknown>;
+    for (const keyword of Object.keys(fieldSchema)) {
       if (!FIELD_KEYWORDS.has(keyword)) fail(`field ${field}: '${keyword}' is not supported`);
     }
-    const values = (fieldSchema as { additionalProperties?: unknown }).additionalProperties;
+    const { type } = fieldSchema;
+    if (type !== undefined && !(typeof type === 'string' && FIELD_TYPES.has(type))) {
+      fail(`field ${field}: type ${JSON.stringify(type)} is not supported`);
+    }
+    if (fieldSchema.enum !== undefined) {
+      const values = fieldSchema.enum;
+      if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
+        fail(`field ${field}: 'enum' must list text values`);
+      }
+    }
+    for (const bound of ['minimum', 'maximum', 'minLength', 'maxLength']) {
+      if (fieldSchema[bound] !== undefined && typeof fieldSchema[bound] !== 'number') {
+        fail(`field ${field}: '${bound}' must be a number`);
+      }
+    }
+    const values = fieldSchema.additionalProperties;
     if (values !== undefined && JSON.stringify(values) !== '{"type":"string"}') {
       fail(`field ${field}: only objects of text values are supported`);
     }
-  }
-  try {
-    new Ajv(OPTIONS).compile(schema as JsonSchema);
-  } catch (error) {
-    fail(`its input schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    if (fieldSchema.default !== undefined) {
+      const { default: fallback, ...rest } = fieldSchema;
+      const fits = fieldOf(rest as JsonSchema).safeParse(fallback);
+      if (!fits.success) fail(`field ${field}: its default does not fit: ${formatIssues(fits.error.issues)}`);
+    }
   }
 }
 
-/** `a: must be number; name: is required`, as zod's issues read (protocol's formatIssues). */
-function describe(errors: readonly ErrorObject[]): string {
-  return errors
-    .map((error) => {
-      const path = error.instancePath.split('/').slice(1).join('.');
-      if (error.keyword === 'required') {
-        const missing = String((error.params as { missingProperty?: unknown }).missingProperty);
-        return `${path === '' ? missing : `${path}.${missing}`}: is required`;
-      }
-      const allowed = (error.params as { allowedValues?: unknown }).allowedValues;
-      const detail = Array.isArray(allowed) ? ` (${allowed.join(', ')})` : '';
-      return `${path === '' ? '(root)' : path}: ${error.message ?? 'is invalid'}${detail}`;
-    })
-    .join('; ');
+/** The builders' schema of an action's input as a zod schema (checkInputSchema's keywords only). */
+function zodOf(schema: JsonSchema): z.ZodType {
+  const required = new Set(schema.required ?? []);
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(schema.properties ?? {})) {
+    const base = fieldOf(field);
+    const fallback = field.default;
+    // A copy per run: an action that changes its default object cannot change the next run's.
+    shape[name] =
+      fallback !== undefined
+        ? base.optional().transform((value) => (value === undefined ? structuredClone(fallback) : value))
+        : required.has(name)
+          ? base
+          : base.optional();
+  }
+  return z.object(shape);
+}
+
+/** Text as templates give it: a number or a boolean is taken as its text. */
+const asText = (value: unknown) =>
+  typeof value === 'number' || typeof value === 'boolean' ? String(value) : value;
+const asBoolean = (value: unknown) => (value === 'true' ? true : value === 'false' ? false : value);
+
+function fieldOf(field: JsonSchema): z.ZodType {
+  if (Array.isArray(field.enum)) return z.enum(field.enum as [string, ...string[]]);
+  switch (field.type) {
+    case 'string': {
+      let text = z.string();
+      if (field.minLength !== undefined) text = text.min(field.minLength);
+      if (field.maxLength !== undefined) text = text.max(field.maxLength);
+      return z.preprocess(asText, text);
+    }
+    case 'number':
+    case 'integer': {
+      let number = field.type === 'integer' ? z.coerce.number().int() : z.coerce.number();
+      if (field.minimum !== undefined) number = number.min(field.minimum);
+      if (field.maximum !== undefined) number = number.max(field.maximum);
+      return number;
+    }
+    case 'boolean':
+      return z.preprocess(asBoolean, z.boolean());
+    case 'object':
+      return z.record(z.string(), z.preprocess(asText, z.string()));
+    case 'array':
+      return z.array(z.unknown());
+    default:
+      return z.unknown();
+  }
 }

@@ -91,7 +91,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       for (const outcome of settled) {
         if (outcome.status === 'rejected') {
           deps.log('warn', 'could not preload a piece', { error: serializeError(outcome.reason) });
+          continue;
         }
+        // Each action's input check read ahead too, off the first run's path.
+        const piece = outcome.value;
+        for (const action of piece.actions.values()) inputs.prepare(`${piece.name}@${piece.version}`, action);
       }
       if (codeStepMemoryMb !== undefined) await primeCodeRunner(deps, codeStepMemoryMb);
       if (appUrl !== undefined) await primeAppConnection(deps, appUrl);

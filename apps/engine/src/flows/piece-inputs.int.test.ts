@@ -14,7 +14,7 @@ const flowOf = (a: unknown, b: unknown): FlowDefinition => ({
   ],
 });
 
-// One check for every mode: the engine validates a piece's input in its own realm (ajv, from the
+// One check for every mode: the engine validates a piece's input in its own realm (zod, built from the
 // action's published JSON Schema), never inside the run's isolate.
 describe.each(['shared', 'isolate'] as const)(
   "a piece step's input, checked by the engine (%s)",
@@ -36,7 +36,9 @@ describe.each(['shared', 'isolate'] as const)(
       const { outcome } = await h.executor.execute(await h.job(flowOf('two', 3), { isolation }));
       expect(outcome.status).toBe('FAILED');
       expect(outcome.error).toMatchObject({ code: 'INVALID_STEP_INPUT', step: 'add' });
-      expect(outcome.error?.message).toMatch(/invalid input for addition_math: a: must be number/);
+      expect(outcome.error?.message).toMatch(
+        /invalid input for addition_math: a: Invalid input: expected number/,
+      );
       expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([
         ['trigger', 'SUCCEEDED'],
         ['add', 'FAILED'],

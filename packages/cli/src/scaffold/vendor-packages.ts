@@ -33,8 +33,8 @@ export const VENDORED_PACKAGES: readonly VendoredPackage[] = [
   {
     dir: 'pieces-framework',
     name: '@flowbox/pieces-framework',
-    // zod for the protocol's types in the declarations; ajv for `./validate` (the engine's check).
-    dependencies: ['ajv', 'zod'],
+    // zod for `./validate` (the engine's check) and the protocol's types in the declarations.
+    dependencies: ['zod'],
     entry: moduleFile('@flowbox/pieces-framework'),
     subpaths: { validate: moduleFile('@flowbox/pieces-framework/validate') },
     inlined: ['@flowbox/protocol'],
