@@ -273,7 +273,7 @@ export const AppEnvSchema = z.object({
   PIECE_ARCHIVE_MAX_BYTES: envFields
     .positiveInt(10 * 1024 * 1024)
     .describe(
-      'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out zod and the pieces framework (the engine has them), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
+      'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out the pieces framework (the engine has it), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
     ),
   PIECE_UNPACKED_MAX_BYTES: envFields
     .positiveInt(64 * 1024 * 1024)

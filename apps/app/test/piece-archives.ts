@@ -64,14 +64,13 @@ export function manifestOf(piece: TestPiece) {
 /** A piece module with one action `greet` ({ who } → `<greeting> <who>`), plus optional code before it. */
 export function pieceSource(piece: TestPiece, options: { greeting?: string; prelude?: string } = {}): string {
   return [
-    "import { z } from 'zod';",
-    "import { createAction, createPiece } from '@flowbox/pieces-framework';",
+    "import { createAction, createPiece, Property } from '@flowbox/pieces-framework';",
     options.prelude ?? '',
     'export default createPiece({',
     `  name: ${JSON.stringify(piece.name)}, version: ${JSON.stringify(piece.version)},`,
     '  actions: [createAction({',
     "    name: 'greet', description: 'Greets someone.',",
-    '    input: z.object({ who: z.string().min(1) }),',
+    "    props: { who: Property.ShortText({ displayName: 'Who', required: true, minLength: 1 }) },",
     `    run: (input) => ({ text: ${JSON.stringify(options.greeting ?? 'hello')} + ' ' + input.who }),`,
     '  })],',
     '});',

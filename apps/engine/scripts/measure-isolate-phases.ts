@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import { wrapCodeStep } from '@flowbox/protocol';
 import { createIsolatedVmRunner } from '../src/code-steps/isolated-vm-runner.ts';
 import { loadIsolateFramework } from '../src/isolate/isolate-framework.ts';
@@ -56,6 +57,21 @@ try {
     input: { status: 200, headers: {}, body: '{{step_2}}' },
   };
   const noSession = { log: () => {}, sleep: async () => {}, fetch: async () => '{}' };
+  const inputs = createInputValidators();
+  /** A piece step as isolate-step-runner.ts runs it: resolved inside, validated here, run inside. */
+  const runAction = async (
+    run: ReturnType<typeof openRunIsolate>,
+    step: { name: string; piece: string; action: string; input: unknown },
+  ) => {
+    const resolved = JSON.parse(await run.call('resolveInput', JSON.stringify({ input: step.input }))) as {
+      input: unknown;
+    };
+    const piece = snapshot.pieces.get(step.piece);
+    const inputSchema = piece?.inputs[step.action];
+    if (piece === undefined || inputSchema === undefined) throw new Error(`no ${step.piece}/${step.action}`);
+    const input = inputs.validate(piece.key, { name: step.action, inputSchema }, resolved.input, step.name);
+    await run.call('runAction', JSON.stringify({ ...step, input }));
+  };
   const samples = new Map<string, { cpu: number[]; wall: number[] }>();
   const selfTime = new Map<string, number>();
   let cpu = process.cpuUsage();
@@ -95,7 +111,7 @@ try {
     mark('open (the run takes it)');
     await run.call('runTrigger', JSON.stringify(trigger));
     mark('trigger');
-    await run.call('runAction', JSON.stringify(math));
+    await runAction(run, math);
     mark('piece action');
     const resolved = JSON.parse(
       await run.call('resolveInput', JSON.stringify({ input: { sum: '{{step_1.result}}' } })),
@@ -111,7 +127,7 @@ try {
     mark('code step: code');
     await run.remember('step_2', JSON.stringify(output));
     mark('code step: output');
-    await run.call('runAction', JSON.stringify(respond));
+    await runAction(run, respond);
     mark('response action');
     if (values.profile) {
       for (const { profile } of await blank.isolate.stopCpuProfiler('run')) {

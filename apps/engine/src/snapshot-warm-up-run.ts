@@ -1,4 +1,4 @@
-import { createAction, createPiece, createTrigger } from '@flowbox/pieces-framework';
+import { createAction, createPiece, createTrigger, Property } from '@flowbox/pieces-framework';
 import {
   type EngineJob,
   type EngineToWorker,
@@ -6,7 +6,6 @@ import {
   FlowBundleSchema,
   type WorkerToEngine,
 } from '@flowbox/protocol';
-import { z } from 'zod';
 import type { CodeRunner } from './code-steps/code-runner.ts';
 import { createIsolatedVmRunner } from './code-steps/isolated-vm-runner.ts';
 import { createEngine } from './engine.ts';
@@ -117,11 +116,11 @@ const WARM_UP_PIECES = [
       createAction({
         name: 'return_response',
         description: 'warm-up',
-        input: z.object({
-          status: z.coerce.number().int().default(200),
-          headers: z.record(z.string(), z.string()).default({}),
-          body: z.unknown(),
-        }),
+        props: {
+          status: Property.Number({ displayName: 'Status', integer: true, defaultValue: 200 }),
+          headers: Property.Object({ displayName: 'Headers', defaultValue: {} }),
+          body: Property.Json({ displayName: 'Body' }),
+        },
         async run(input, ctx) {
           const response = { status: input.status, headers: input.headers, body: input.body };
           await ctx.respond(response);
@@ -137,7 +136,10 @@ const WARM_UP_PIECES = [
       createAction({
         name: 'addition_math',
         description: 'warm-up',
-        input: z.object({ a: z.coerce.number(), b: z.coerce.number() }),
+        props: {
+          a: Property.Number({ displayName: 'A', required: true }),
+          b: Property.Number({ displayName: 'B', required: true }),
+        },
         run: (input) => ({ result: input.a + input.b }),
       }),
     ],

@@ -1,9 +1,18 @@
 import type { ActionContext, PieceHttpRequest, PieceHttpResponse } from '@flowbox/pieces-framework';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import { describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import piece, { httpPiece } from './index.ts';
 
-const send = httpPiece.actions.get('send_request');
+const action = httpPiece.actions.get('send_request');
+const validators = createInputValidators();
+/** As the engine runs a step: the input validated, then the action. */
+const send = {
+  async execute(input: unknown, ctx: ActionContext) {
+    if (action === undefined) throw new Error('no send_request');
+    return action.execute(validators.validate('http', action, input, ctx.stepName), ctx);
+  },
+};
 
 /** A context whose `fetch` records the request and answers with `answer`. */
 function answering(answer: Partial<PieceHttpResponse>) {
@@ -28,7 +37,7 @@ describe('send_request', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"ok":true}',
     });
-    const output = await send?.execute(
+    const output = await send.execute(
       {
         method: 'POST',
         url: 'http://api.example.com/items?a=1',
@@ -58,7 +67,7 @@ describe('send_request', () => {
 
   it('sends a form and text bodies, keeping a content-type the flow set', async () => {
     const form = answering({ body: 'done' });
-    await send?.execute(
+    await send.execute(
       {
         method: 'POST',
         url: 'https://e.example/f',
@@ -73,7 +82,7 @@ describe('send_request', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     const text = answering({ body: 'done' });
-    const output = await send?.execute(
+    const output = await send.execute(
       {
         method: 'PUT',
         url: 'https://e.example/t',
@@ -90,7 +99,7 @@ describe('send_request', () => {
 
   it('asks for base64 and hands it back as it came; a GET has no body', async () => {
     const { ctx, requests } = answering({ body: 'AAEC/w==' });
-    const output = await send?.execute({ url: 'https://e.example/logo.png', responseType: 'base64' }, ctx);
+    const output = await send.execute({ url: 'https://e.example/logo.png', responseType: 'base64' }, ctx);
     expect(output).toMatchObject({ body: 'AAEC/w==' });
     expect(requests[0]).toMatchObject({ method: 'GET', responseEncoding: 'base64', timeoutMs: 30_000 });
     expect(requests[0]?.body).toBeUndefined();
@@ -98,7 +107,7 @@ describe('send_request', () => {
 
   it('answers any status, and an empty JSON answer is null', async () => {
     const { ctx } = answering({ status: 404, body: '' });
-    await expect(send?.execute({ url: 'https://e.example/' }, ctx)).resolves.toMatchObject({
+    await expect(send.execute({ url: 'https://e.example/' }, ctx)).resolves.toMatchObject({
       status: 404,
       body: null,
     });
@@ -106,7 +115,7 @@ describe('send_request', () => {
 
   it('fails a JSON answer that is not JSON, naming the response type to use', async () => {
     const { ctx } = answering({ body: '<html>' });
-    await expect(send?.execute({ url: 'https://e.example/' }, ctx)).rejects.toThrow(/not JSON.*responseType/);
+    await expect(send.execute({ url: 'https://e.example/' }, ctx)).rejects.toThrow(/not JSON.*responseType/);
   });
 
   it('refuses bad input before sending anything', async () => {
@@ -119,7 +128,7 @@ describe('send_request', () => {
       { url: 'https://e.example/', bodyType: 'form', body: 'a=1' },
       { url: 'https://e.example/', timeoutMs: 0 },
     ]) {
-      await expect(send?.execute(input, ctx), JSON.stringify(input)).rejects.toMatchObject({
+      await expect(send.execute(input, ctx), JSON.stringify(input)).rejects.toMatchObject({
         code: 'INVALID_STEP_INPUT',
       });
     }

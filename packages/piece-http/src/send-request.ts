@@ -1,44 +1,71 @@
-import { createAction } from '@flowbox/pieces-framework';
-import { z } from 'zod';
+import { createAction, invalidInput, Property, type PropsValue } from '@flowbox/pieces-framework';
 
-/** Header and query values come from templates as text or numbers; both are sent as text. */
-const TextRecord = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String));
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
-const FormFields = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+const props = {
+  method: Property.StaticDropdown({ displayName: 'Method', options: METHODS, defaultValue: 'GET' }),
+  url: Property.ShortText({ displayName: 'URL', description: 'An http or https URL.', required: true }),
+  headers: Property.Object({ displayName: 'Headers', defaultValue: {} }),
+  query: Property.Object({
+    displayName: 'Query',
+    description: "Added to the URL's own query.",
+    defaultValue: {},
+  }),
+  bodyType: Property.StaticDropdown({
+    displayName: 'Body type',
+    description:
+      '`json`: the body as JSON (any value); `text`: a string as it is; `form`: an object of fields, URL-encoded. Each sets its content-type unless `headers` has one.',
+    options: ['json', 'text', 'form'],
+    defaultValue: 'json',
+  }),
+  body: Property.Json({ displayName: 'Body' }),
+  timeoutMs: Property.Number({
+    displayName: 'Timeout (ms)',
+    integer: true,
+    min: 1,
+    max: 600_000,
+    defaultValue: 30_000,
+  }),
+  responseType: Property.StaticDropdown({
+    displayName: 'Response type',
+    description:
+      '`json`: the body parsed (empty: null); `text`: as UTF-8; `base64`: the bytes, for binary answers.',
+    options: ['json', 'text', 'base64'],
+    defaultValue: 'json',
+  }),
+};
 
-const SendRequestInputSchema = z
-  .object({
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).default('GET'),
-    url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }),
-    headers: TextRecord.default({}),
-    /** Added to the URL's own query. */
-    query: TextRecord.default({}),
-    /**
-     * `json`: the body as JSON (any value); `text`: a string as it is; `form`: an object of fields,
-     * URL-encoded. Each sets its content-type unless `headers` has one.
-     */
-    bodyType: z.enum(['json', 'text', 'form']).default('json'),
-    body: z.unknown().optional(),
-    // Coerced: a template inside a string yields text.
-    timeoutMs: z.coerce.number().int().min(1).max(600_000).default(30_000),
-    /** `json`: the body parsed (empty: null); `text`: as UTF-8; `base64`: the bytes, for binary answers. */
-    responseType: z.enum(['json', 'text', 'base64']).default('json'),
-  })
-  .superRefine((input, ctx) => {
-    // Checked with the input, so a wrong body fails as INVALID_STEP_INPUT before anything is sent.
-    if (input.body === undefined || input.body === null) return;
+type SendRequestInput = PropsValue<typeof props>;
+type FormFields = Record<string, string | number | boolean>;
+
+/**
+ * What the schema cannot say, checked before anything is sent so it fails as INVALID_STEP_INPUT
+ * too: the URL's scheme, and a body that does not fit its `bodyType`.
+ */
+function inputProblems(input: SendRequestInput): string[] {
+  const problems: string[] = [];
+  if (!URL.canParse(input.url) || !/^https?:$/.test(new URL(input.url).protocol)) {
+    problems.push('url: must be an http or https URL');
+  }
+  if (input.body !== undefined && input.body !== null) {
     if (input.bodyType === 'text' && typeof input.body !== 'string') {
-      ctx.addIssue({ code: 'custom', path: ['body'], message: 'a text body must be a string' });
+      problems.push('body: a text body must be a string');
     }
-    if (input.bodyType === 'form' && !FormFields.safeParse(input.body).success) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['body'],
-        message: 'a form body must be an object of text, number or boolean fields',
-      });
+    if (input.bodyType === 'form' && !isFormFields(input.body)) {
+      problems.push('body: a form body must be an object of text, number or boolean fields');
     }
-  });
-type SendRequestInput = z.infer<typeof SendRequestInputSchema>;
+  }
+  return problems;
+}
+
+function isFormFields(value: unknown): value is FormFields {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((field) => ['string', 'number', 'boolean'].includes(typeof field))
+  );
+}
 
 const CONTENT_TYPES = {
   json: 'application/json',
@@ -54,8 +81,10 @@ const CONTENT_TYPES = {
 export const sendRequest = createAction({
   name: 'send_request',
   description: 'Sends an HTTP request and returns its status, headers and body.',
-  input: SendRequestInputSchema,
+  props,
   async run(input, ctx) {
+    const problems = inputProblems(input);
+    if (problems.length > 0) throw invalidInput('send_request', ctx.stepName, problems.join('; '));
     const url = new URL(input.url);
     for (const [name, value] of Object.entries(input.query)) url.searchParams.append(name, value);
     const headers = { ...input.headers };
@@ -88,7 +117,7 @@ function encodeBody(input: SendRequestInput): string | undefined {
     case 'text':
       return String(input.body);
     case 'form': {
-      const fields = FormFields.parse(input.body);
+      const fields = isFormFields(input.body) ? input.body : {};
       return new URLSearchParams(
         Object.entries(fields).map(([name, value]): [string, string] => [name, String(value)]),
       ).toString();

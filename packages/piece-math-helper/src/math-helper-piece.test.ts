@@ -1,4 +1,5 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import { describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import piece, { mathHelperPiece } from './index.ts';
@@ -11,18 +12,24 @@ const ctx: ActionContext = {
   log: () => {},
 };
 const addition = mathHelperPiece.actions.get('addition_math');
+const validators = createInputValidators();
+/** As the engine runs a step: the input validated, then the action. */
+const run = async (input: unknown) => {
+  if (addition === undefined) throw new Error('no addition_math');
+  return addition.execute(validators.validate('math-helper', addition, input, ctx.stepName), ctx);
+};
 
 describe('addition_math', () => {
   it('adds numbers', async () => {
-    await expect(addition?.execute({ a: 2, b: 3 }, ctx)).resolves.toEqual({ result: 5 });
+    await expect(run({ a: 2, b: 3 })).resolves.toEqual({ result: 5 });
   });
 
   it('coerces numeric strings', async () => {
-    await expect(addition?.execute({ a: '2', b: '3.5' }, ctx)).resolves.toEqual({ result: 5.5 });
+    await expect(run({ a: '2', b: '3.5' })).resolves.toEqual({ result: 5.5 });
   });
 
   it('rejects a non-number naming the field', async () => {
-    await expect(addition?.execute({ a: 'two', b: 3 }, ctx)).rejects.toMatchObject({
+    await expect(run({ a: 'two', b: 3 })).rejects.toMatchObject({
       code: 'INVALID_STEP_INPUT',
       message: expect.stringMatching(/\ba:/),
     });

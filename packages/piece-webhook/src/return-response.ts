@@ -1,20 +1,17 @@
-import { createAction } from '@flowbox/pieces-framework';
+import { createAction, Property } from '@flowbox/pieces-framework';
 import { FlowboxError, flowResponseProblem } from '@flowbox/protocol';
-import { z } from 'zod';
-
-const ReturnResponseInputSchema = z.object({
-  // Coerced because a template inside a string (`"{{trigger.code}}"`) yields text. The range is
-  // checked in `run`, so a templated 101 fails as INVALID_RESPONSE like a bad header.
-  status: z.coerce.number().int().default(200),
-  headers: z.record(z.string(), z.string()).default({}),
-  body: z.unknown(),
-});
 
 /** Answers the sync webhook caller; the step's output is the response it sent. */
 export const returnResponse = createAction({
   name: 'return_response',
   description: 'Sends the HTTP response to the caller of a sync webhook.',
-  input: ReturnResponseInputSchema,
+  props: {
+    // A number, coerced from text: a template inside a string (`"{{trigger.code}}"`) yields text.
+    // The range is checked in `run`, so a templated 101 fails as INVALID_RESPONSE like a bad header.
+    status: Property.Number({ displayName: 'Status', integer: true, defaultValue: 200 }),
+    headers: Property.Object({ displayName: 'Headers', defaultValue: {} }),
+    body: Property.Json({ displayName: 'Body' }),
+  },
   async run(input, ctx) {
     const response = { status: input.status, headers: input.headers, body: input.body };
     const problem = flowResponseProblem(response);

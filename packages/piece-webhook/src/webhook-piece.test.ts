@@ -1,8 +1,19 @@
 import type { ActionContext } from '@flowbox/pieces-framework';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import type { TriggerPayload } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import piece, { webhookPiece } from './index.ts';
+
+const validators = createInputValidators();
+/** As the engine runs a step: the input validated, then the action. */
+const returnResponse = {
+  async execute(input: unknown, ctx: ActionContext) {
+    const action = webhookPiece.actions.get('return_response');
+    if (action === undefined) throw new Error('no return_response');
+    return action.execute(validators.validate('webhook', action, input, ctx.stepName), ctx);
+  },
+};
 
 describe('webhook piece', () => {
   it('catch_webhook outputs the whole request', async () => {
@@ -30,8 +41,7 @@ describe('webhook piece', () => {
       fetch: () => Promise.reject(new Error('no network in this test')),
       log: () => {},
     };
-    const action = webhookPiece.actions.get('return_response');
-    const output = await action?.execute({ body: { result: 6 } }, ctx);
+    const output = await returnResponse.execute({ body: { result: 6 } }, ctx);
     const expected = { status: 200, headers: {}, body: { result: 6 } };
     expect(sent).toEqual([expected]);
     expect(output).toEqual(expected);
@@ -40,9 +50,7 @@ describe('webhook piece', () => {
   it('return_response fails INVALID_RESPONSE, sending nothing, for an interim or impossible status', async () => {
     for (const status of [42, 100, 101, 103, 199, 600, '101']) {
       const { ctx, sent } = recordingContext();
-      await expect(
-        webhookPiece.actions.get('return_response')?.execute({ status, body: null }, ctx),
-      ).rejects.toMatchObject({
+      await expect(returnResponse.execute({ status, body: null }, ctx)).rejects.toMatchObject({
         code: 'INVALID_RESPONSE',
         step: 's',
         message: expect.stringContaining(`status ${Number(status)} is not a final HTTP status`),
@@ -62,7 +70,7 @@ describe('webhook piece', () => {
     for (const [name, value] of Object.entries(cases)) {
       const { ctx, sent } = recordingContext();
       const input = { headers: { ok: 'fine', [name]: value }, body: null };
-      await expect(webhookPiece.actions.get('return_response')?.execute(input, ctx)).rejects.toMatchObject({
+      await expect(returnResponse.execute(input, ctx)).rejects.toMatchObject({
         code: 'INVALID_RESPONSE',
         message: expect.stringContaining(JSON.stringify(name)),
       });

@@ -10,10 +10,11 @@ import { zodEnglishOnly } from './zod-english-only.ts';
 
 /**
  * What a piece archive leaves out: the engine resolves these imports to its own copies, which
- * it has loaded already, so loading a piece costs only the piece's own code (~40 ms of CPU per
- * fresh engine for two pieces that each bundled zod and the framework, with its protocol).
+ * it has loaded already, so loading a piece costs only the piece's own code. zod is not among
+ * them: pieces declare inputs with the framework's `Property` builders, and a piece that uses
+ * zod for itself carries it (a run's isolate provides only the framework).
  */
-export const SHARED_PIECE_MODULES = ['zod', '@flowbox/pieces-framework'];
+export const SHARED_PIECE_MODULES = ['@flowbox/pieces-framework'];
 
 interface PiecePackageJson {
   version: string;

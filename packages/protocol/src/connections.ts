@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import type { FlowDefinition } from './flow.ts';
-import { findTemplateReferences } from './templates.ts';
+import { CONNECTIONS_ROOT, findTemplateReferences } from './templates.ts';
 
 /**
  * Connections: named secrets (an API token, a webhook secret) the app keeps encrypted and lends
  * to the runs whose flow version references them. A step input names one as
  * `{{connections.<name>}}`, or a field of a JSON value as `{{connections.<name>.field}}`.
  */
-export const CONNECTIONS_ROOT = 'connections';
 
 /** Names are template segments, so identifiers, as step names are. */
 export const ConnectionNameSchema = z

@@ -126,12 +126,3 @@ export const RunLimitsSchema = z.object({
   codeStepMemoryMb: z.number().int().min(8),
 });
 export type RunLimits = z.infer<typeof RunLimitsSchema>;
-
-/**
- * The parts of the webhook request a template reaches on the trigger: `{{trigger.headers.x}}`,
- * `{{trigger.query.x}}`, `{{trigger.method}}`, `{{trigger.rawBody}}`, `{{trigger.body.x}}`. Any
- * other `{{trigger.x}}` reads the body's `x`, and `{{trigger}}` alone the body, so flows written
- * for a trigger that output the body keep working; a body field named like a part is
- * `{{trigger.body.<name>}}`.
- */
-export const TRIGGER_REQUEST_PARTS: ReadonlySet<string> = new Set(Object.keys(TriggerPayloadSchema.shape));

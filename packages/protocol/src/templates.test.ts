@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { findTemplateReferences } from './templates.ts';
+import { TriggerPayloadSchema } from './flow.ts';
+import { findTemplateReferences, TRIGGER_REQUEST_PARTS } from './templates.ts';
+
+describe('TRIGGER_REQUEST_PARTS', () => {
+  it("are the trigger payload schema's fields", () => {
+    expect([...TRIGGER_REQUEST_PARTS].sort()).toEqual(Object.keys(TriggerPayloadSchema.shape).sort());
+  });
+});
 
 describe('findTemplateReferences', () => {
   it('finds whole and embedded templates through arrays and objects, with their place', () => {

@@ -7,6 +7,26 @@
  */
 export const TEMPLATE_PATTERN = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
+/** `{{connections.<name>}}`: the root under which a run's templates read its connections (connections.ts). */
+export const CONNECTIONS_ROOT = 'connections';
+
+/**
+ * The parts of the webhook request a template reaches on the trigger: `{{trigger.headers.x}}`,
+ * `{{trigger.query.x}}`, `{{trigger.method}}`, `{{trigger.rawBody}}`, `{{trigger.body.x}}`. Any
+ * other `{{trigger.x}}` reads the body's `x`, and `{{trigger}}` alone the body, so flows written
+ * for a trigger that output the body keep working; a body field named like a part is
+ * `{{trigger.body.<name>}}`. The fields of flow.ts's TriggerPayloadSchema (templates.test.ts
+ * holds them equal), written out so a run's isolate needs no zod.
+ */
+export const TRIGGER_REQUEST_PARTS: ReadonlySet<string> = new Set([
+  'method',
+  'headers',
+  'query',
+  'body',
+  'rawBody',
+  'rawBodyEncoding',
+]);
+
 export interface TemplateReference {
   /** The expression between the braces, e.g. `step_1.result`. */
   expression: string;

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises'
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { checkInputSchema } from '@flowbox/pieces-framework/validate';
 import {
   FlowboxError,
   type PieceLoadReport,
@@ -73,6 +74,14 @@ export async function loadCheckPiece(
     }
     const report = await runChild(dir, path.join(dir, manifest.entry), seccompPath);
     if (report.type === 'refused') throw invalid(report.problem);
+    // What an engine validates with must be what the builders write: checked here, outside the piece.
+    for (const action of report.actions) {
+      try {
+        checkInputSchema(action.name, action.inputSchema);
+      } catch (error) {
+        throw invalid(error instanceof Error ? error.message : String(error));
+      }
+    }
     const builtins = new Set([...report.nodeBuiltins, ...scanBuiltinCalls(code.toString('utf8'))]);
     return { ...report, nodeBuiltins: [...builtins].sort() };
   } finally {

@@ -1,5 +1,7 @@
 // Entry file of the load-check child (piece-load-check.ts): imports one piece's module as the
-// engine does (require(), shared zod and framework), and prints one PieceLoadReport line.
+// engine does (require(), the shared framework), and prints one PieceLoadReport line. zod is
+// shared here too, though no engine shares it: a piece that still declares its input with zod
+// then loads far enough for the framework's createAction to refuse it, saying how to upgrade.
 // It runs with an empty environment, the permission model on and a deadline set by its parent,
 // in a bubblewrap sandbox unless PIECE_LOAD_CHECK=UNSANDBOXED.
 import dgram from 'node:dgram';
@@ -68,7 +70,7 @@ try {
 const piece = exported as {
   name?: unknown;
   version?: unknown;
-  actions?: ReadonlyMap<string, { name?: unknown; description?: unknown; input?: unknown }>;
+  actions?: ReadonlyMap<string, { name?: unknown; description?: unknown; inputSchema?: unknown }>;
   triggers?: ReadonlyMap<string, unknown>;
 } | null;
 if (
@@ -91,25 +93,16 @@ report({
     .map(([actionName, action]) => ({
       name: actionName,
       description: typeof action.description === 'string' ? action.description : '',
-      inputSchema: inputSchemaOf(action.input),
+      inputSchema: inputSchemaOf(action.inputSchema),
     })),
   triggers: [...triggers.keys()].sort(),
   nodeBuiltins: [...builtins].sort(),
 });
 
-/** JSON Schema of the action's input (as a caller writes it); `{}` when it has none or cannot be shown. */
-function inputSchemaOf(input: unknown): Record<string, unknown> {
-  if (!(input instanceof zod.ZodType)) return {};
-  try {
-    const { $schema: _drop, ...schema } = zod.toJSONSchema(input, {
-      target: 'draft-2020-12',
-      unrepresentable: 'any',
-      io: 'input',
-    });
-    return schema;
-  } catch {
-    return {};
-  }
+/** The action's input schema as `Property`'s builders wrote it; the parent checks it (piece-load-check.ts). */
+function inputSchemaOf(schema: unknown): Record<string, unknown> {
+  if (typeof schema !== 'object' || schema === null) return {};
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 }
 
 /**

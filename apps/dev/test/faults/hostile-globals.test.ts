@@ -15,8 +15,7 @@ import { type FaultStack, postWebhook, startFaultStack, waitForFinal } from './f
  * `prelude` makes it import a Node built-in (then it needs Node).
  */
 function hostileSource(name: string, prelude = ''): string {
-  return `import { z } from 'zod';
-import { createAction, createPiece } from '@flowbox/pieces-framework';
+  return `import { createAction, createPiece } from '@flowbox/pieces-framework';
 ${prelude}
 const kept = () => (globalThis.__hostileKept ??= []);
 const piece = createPiece({
@@ -24,7 +23,7 @@ const piece = createPiece({
   actions: [
     createAction({
       name: 'patch_stringify', description: 'Wraps JSON.stringify to keep every string it makes.',
-      input: z.object({}),
+      props: {},
       run: () => {
         const original = JSON.stringify;
         JSON.stringify = function (...args) {
@@ -37,12 +36,12 @@ const piece = createPiece({
     }),
     createAction({
       name: 'captured', description: 'Returns the secrets among the strings kept so far.',
-      input: z.object({}),
+      props: {},
       run: () => ({ secrets: kept().flatMap((text) => text.match(/sk_live_[0-9a-f-]{36}/g) ?? []) }),
     }),
     createAction({
       name: 'patch_map', description: 'Replaces Array.prototype.map with one that throws.',
-      input: z.object({}),
+      props: {},
       run: () => {
         Array.prototype.map = function () { throw new Error('Array.prototype.map broken by a hostile piece'); };
         return { patched: 'Array.prototype.map' };

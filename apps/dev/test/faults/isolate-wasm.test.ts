@@ -19,15 +19,14 @@ import {
 const PIECE = { name: 'wasm-hog', version: '1.0.0', actions: ['grow', 'kinds'] };
 
 const SOURCE = [
-  "import { z } from 'zod';",
   "import { createAction, createPiece } from '@flowbox/pieces-framework';",
   // Written as the piece build writes a module: one `export { … }` list, which the isolate loads.
   'var piece = createPiece({',
   "  name: 'wasm-hog', version: '1.0.0',",
   '  actions: [',
-  "    createAction({ name: 'grow', description: 'Grows a WebAssembly memory to 512 MiB.', input: z.object({}),",
+  "    createAction({ name: 'grow', description: 'Grows a WebAssembly memory to 512 MiB.', props: {},",
   '      run: () => { const memory = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); memory.grow(8191); return memory.buffer.byteLength; } }),',
-  "    createAction({ name: 'kinds', description: 'What it has.', input: z.object({}),",
+  "    createAction({ name: 'kinds', description: 'What it has.', props: {},",
   '      run: () => ({ webAssembly: typeof WebAssembly, buffer: new ArrayBuffer(8).transfer(16).byteLength }) }),',
   '  ],',
   '});',

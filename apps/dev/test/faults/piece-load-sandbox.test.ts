@@ -25,7 +25,6 @@ const REPO_ROOT = join(import.meta.dirname, '..', '..', '..', '..');
 function hostilePiece(name: string, attack: string) {
   const piece = { name, version: '1.0.0' };
   const source = [
-    "import { z } from 'zod';",
     "import { createAction, createPiece } from '@flowbox/pieces-framework';",
     "let probe = 'unset';",
     'const using = (name) => process.getBuiltinModule(name);',
@@ -33,7 +32,7 @@ function hostilePiece(name: string, attack: string) {
     attack,
     'export default createPiece({',
     `  name: ${JSON.stringify(name)}, version: '1.0.0',`,
-    '  actions: [createAction({ name: "greet", description: probe, input: z.object({}), run: () => ({}) })],',
+    '  actions: [createAction({ name: "greet", description: probe, props: {}, run: () => ({}) })],',
     '});',
   ].join('\n');
   return publishBody(piece, [{ name: 'index.mjs', data: source }], manifestOf(piece));

@@ -5,6 +5,7 @@ import {
   type EgressFetch,
   type FetchBudget,
 } from '@flowbox/egress';
+import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import {
   CONNECTIONS_ROOT,
   type EgressPolicy,
@@ -81,6 +82,8 @@ const UPLOAD_DEADLINE_MARGIN_MS = 1_000;
 
 export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
   const timeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  // Compiled once per piece version, for the engine's life.
+  const inputs = createInputValidators();
   return {
     async preload({ pieces, codeStepMemoryMb, appUrl }) {
       const started = performance.now();
@@ -88,7 +91,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       for (const outcome of settled) {
         if (outcome.status === 'rejected') {
           deps.log('warn', 'could not preload a piece', { error: serializeError(outcome.reason) });
+          continue;
         }
+        // Each action's input check read ahead too, off the first run's path.
+        const piece = outcome.value;
+        for (const action of piece.actions.values()) inputs.prepare(`${piece.name}@${piece.version}`, action);
       }
       if (codeStepMemoryMb !== undefined) await primeCodeRunner(deps, codeStepMemoryMb);
       if (appUrl !== undefined) await primeAppConnection(deps, appUrl);
@@ -121,7 +128,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
       try {
-        const run = await prepareRun(deps, job);
+        const run = await prepareRun(deps, job, inputs);
         const signatureHeader = run.bundle.definition.trigger.verify?.header;
         if (signatureHeader !== undefined) {
           redactor = createRedactor({ connections: job.connections, trigger: job.trigger, signatureHeader });
@@ -301,7 +308,11 @@ async function openIsolatedRun(
 }
 
 /** The run's flow bundle and pieces from the worker's cache, and the code runner of its mode. */
-async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepRunnerDeps> {
+async function prepareRun(
+  deps: FlowExecutorDeps,
+  job: EngineJob,
+  inputs: InputValidators,
+): Promise<StepRunnerDeps> {
   // In its own isolate a run loads its pieces there (isolate-snapshots.ts), never in the engine.
   const inEngine = job.isolation === 'isolate' ? [] : job.pieces;
   const [bundle, pieces] = await Promise.all([
@@ -329,6 +340,7 @@ async function prepareRun(deps: FlowExecutorDeps, job: EngineJob): Promise<StepR
     pieces: createRunPieces(pieces),
     codeRunner: deps.codeRunners[job.executionMode],
     egressFetch: lazyEgressFetch(deps, job),
+    inputs,
     log: deps.log,
   };
 }

@@ -1,5 +1,6 @@
 import type { EgressFetch } from '@flowbox/egress';
 import type { ActionContext } from '@flowbox/pieces-framework';
+import type { InputValidators } from '@flowbox/pieces-framework/validate';
 import {
   type EngineJob,
   type FlowBundle,
@@ -24,6 +25,8 @@ export interface StepRunnerDeps {
   codeRunner: CodeRunner;
   /** Code steps' `fetch` and pieces' `ctx.fetch`, under the job's egress policy. */
   egressFetch: EgressFetch;
+  /** Pieces' inputs, checked here before `execute` (the engine's one validator, all modes). */
+  inputs: InputValidators;
   log: EngineLog;
 }
 
@@ -79,6 +82,7 @@ export function createHostStepRunner(
       try {
         return await record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
           const action = deps.pieces.action(step.piece, step.action);
+          const checked = deps.inputs.validate(deps.pieces.key(step.piece), action, input, step.name);
           const ctx: ActionContext = {
             runId: job.runId,
             stepName: step.name,
@@ -86,7 +90,7 @@ export function createHostStepRunner(
             fetch: http.fetch,
             log: stepLog(step.name),
           };
-          return action.execute(input, ctx);
+          return action.execute(checked, ctx);
         });
       } finally {
         // A request the piece left running does not outlive its step.

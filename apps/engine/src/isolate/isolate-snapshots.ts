@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { JsonSchema } from '@flowbox/pieces-framework';
 import { FlowboxError } from '@flowbox/protocol';
 import type { ExternalCopy } from 'isolated-vm';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
@@ -13,6 +14,14 @@ export interface IsolateSnapshot {
   /** Sorted `name@version+sha256` of its pieces. */
   readonly key: string;
   readonly blob: ExternalCopy<ArrayBuffer>;
+  /** Each piece's `name@version` and its actions' input schemas, which the engine validates with. */
+  readonly pieces: ReadonlyMap<string, SnapshotPiece>;
+}
+
+export interface SnapshotPiece {
+  /** `name@version`: the key its compiled validators are kept by. */
+  readonly key: string;
+  readonly inputs: Readonly<Record<string, JsonSchema>>;
 }
 
 export interface IsolateSnapshots {
@@ -86,10 +95,10 @@ export function createIsolateSnapshots(options: IsolateSnapshotsOptions): Isolat
         { cause: error },
       );
     }
-    await checkPieces(ivm, blob, pieces);
+    const described = await checkPieces(ivm, blob, pieces);
     const ms = Math.round(performance.now() - started);
     options.log('info', 'built an isolate snapshot', { pieces: key, ms, bytes: blob.copy().byteLength });
-    return { key, blob };
+    return { key, blob, pieces: described };
   };
 
   return {
@@ -123,17 +132,24 @@ export function createIsolateSnapshots(options: IsolateSnapshotsOptions): Isolat
   };
 }
 
-/** The snapshot's pieces are the ones the job named, as the piece loader checks in shared mode. */
+/**
+ * The snapshot's pieces are the ones the job named, as the piece loader checks in shared mode;
+ * their actions' input schemas come back with them (read once per snapshot, as JSON).
+ */
 async function checkPieces(
   ivm: IsolatedVm,
   blob: ExternalCopy<ArrayBuffer>,
   pieces: readonly ProvisionedPiece[],
-): Promise<void> {
+): Promise<ReadonlyMap<string, SnapshotPiece>> {
   const isolate = new ivm.Isolate({ snapshot: blob, memoryLimit: 128 });
   try {
     const context = await isolate.createContext();
     const json: unknown = await context.eval('__flowbox.describePieces()', { copy: true });
-    const found = JSON.parse(String(json)) as { name: string; version: string }[];
+    const found = JSON.parse(String(json)) as {
+      name: string;
+      version: string;
+      inputs: Record<string, JsonSchema>;
+    }[];
     const have = found.map((piece) => `${piece.name}@${piece.version}`).sort();
     const want = pieces.map((piece) => `${piece.name}@${piece.version}`).sort();
     if (have.join(',') !== want.join(',')) {
@@ -142,6 +158,9 @@ async function checkPieces(
         `the pieces in the cache are ${have.join(', ')}, not ${want.join(', ')}`,
       );
     }
+    return new Map(
+      found.map((piece) => [piece.name, { key: `${piece.name}@${piece.version}`, inputs: piece.inputs }]),
+    );
   } finally {
     isolate.dispose();
   }

@@ -1,4 +1,5 @@
 import type { EgressFetch } from '@flowbox/egress';
+import type { InputValidators } from '@flowbox/pieces-framework/validate';
 import {
   type EngineJob,
   type FlowBundle,
@@ -14,6 +15,7 @@ import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { StepRunner } from '../steps/step-runner.ts';
 import type { IsolateHost, IsolateStepSessions } from './isolate-host.ts';
 import type { RunIsolate, RuntimeCall } from './isolate-run.ts';
+import type { SnapshotPiece } from './isolate-snapshots.ts';
 
 /** What the isolate answers for a step (inside/run-runtime.ts). */
 interface StepOutcome {
@@ -27,6 +29,9 @@ export interface IsolateStepRunnerDeps {
   run: RunIsolate;
   host: IsolateHost;
   egressFetch: EgressFetch;
+  /** The snapshot's pieces by name, with their actions' input schemas. */
+  pieces: ReadonlyMap<string, SnapshotPiece>;
+  inputs: InputValidators;
 }
 
 /**
@@ -75,6 +80,17 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
     return result;
   };
 
+  /** The input `run` gets, as host-step-runner.ts checks it in the other modes. */
+  const validated = (pieceName: string, actionName: string, input: unknown, stepName: string): unknown => {
+    const piece = deps.pieces.get(pieceName);
+    if (piece === undefined) throw new FlowboxError('STEP_FAILED', `unknown piece '${pieceName}'`);
+    const inputSchema = piece.inputs[actionName];
+    if (inputSchema === undefined) {
+      throw new FlowboxError('STEP_FAILED', `piece '${pieceName}' has no action '${actionName}'`);
+    }
+    return deps.inputs.validate(piece.key, { name: actionName, inputSchema }, input, stepName);
+  };
+
   const call = async (name: RuntimeCall, payload: unknown): Promise<StepOutcome> =>
     JSON.parse(await run.call(name, JSON.stringify(payload))) as StepOutcome;
 
@@ -87,7 +103,19 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
     },
     runStep(step) {
       if (step.type === 'piece') {
-        return inStep(step.name, `${step.piece}/${step.action}`, step.input, () => call('runAction', step));
+        return inStep(step.name, `${step.piece}/${step.action}`, step.input, async () => {
+          // Resolved inside (the outputs live there), validated here, run inside: no parser in the run's realm.
+          const resolved = await call('resolveInput', { input: step.input });
+          if (resolved.error !== undefined) return resolved;
+          let input: unknown;
+          try {
+            input = validated(step.piece, step.action, resolved.input, step.name);
+          } catch (error) {
+            return { input: resolved.input, error: serializeError(error, 'STEP_FAILED') };
+          }
+          const outcome = await call('runAction', { ...step, input });
+          return { ...outcome, input: resolved.input };
+        });
       }
       return inStep(step.name, 'code', step.input, async (sessions) => {
         const resolved = await call('resolveInput', { input: step.input });

@@ -1,4 +1,5 @@
 import type { EgressFetch } from '@flowbox/egress';
+import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
 import type { Isolate } from 'isolated-vm';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
@@ -55,6 +56,8 @@ export interface RunIsolationOptions {
   maxRunsPerIsolate?: number;
   /** The framework script; the built one by default. */
   framework?: () => Promise<string>;
+  /** Checks pieces' inputs in the engine's realm (one per engine; a new one by default). */
+  inputs?: InputValidators;
 }
 
 /** ISOLATE_MAX_RUNS's default (docs/performance.md: what each run of a reused isolate costs). */
@@ -90,6 +93,7 @@ interface ReusedIsolate {
 export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
   const maxRunsOf = (job: EngineJob): number =>
     job.isolateMaxRuns ?? options.maxRunsPerIsolate ?? DEFAULT_ISOLATE_MAX_RUNS;
+  const inputs = options.inputs ?? createInputValidators();
   const snapshots = createIsolateSnapshots({
     library: options.library,
     framework: options.framework ?? loadIsolateFramework,
@@ -207,7 +211,10 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         host,
       });
       return {
-        steps: createIsolateStepRunner({ bundle, run, host, egressFetch }, job),
+        steps: createIsolateStepRunner(
+          { bundle, run, host, egressFetch, pieces: snapshot.pieces, inputs },
+          job,
+        ),
         cpuMs: run.cpuMs,
         close() {
           run.close();

@@ -62,7 +62,12 @@ async function loadPiece(dir: string): Promise<Piece> {
     const module = requirePiece(join(dir, manifest.entry));
     exported = module.default;
   } catch (error) {
-    throw provisionFailed(dir, `cannot import ${manifest.entry}: ${messageOf(error)}`, error);
+    // The build leaves out only the framework: a bare 'zod' import is a piece whose input is a
+    // zod schema, which no engine validates.
+    const legacy = /'zod'/.test(messageOf(error))
+      ? '; the piece declares its input with zod: declare it as props with Property builders and publish a new version (docs/pieces.md, "Inputs")'
+      : '';
+    throw provisionFailed(dir, `cannot import ${manifest.entry}: ${messageOf(error)}${legacy}`, error);
   }
   if (!isPiece(exported))
     throw provisionFailed(dir, `${manifest.entry} does not export a piece as its default`);

@@ -4,6 +4,8 @@ import { FlowboxError } from '@flowbox/protocol';
 /** Finds the piece code a step names among one run's pieces; an unknown name fails the step. */
 export interface RunPieces {
   action(piece: string, action: string): Action;
+  /** `name@version`: the key its actions' compiled input validators are kept by. */
+  key(piece: string): string;
   trigger(piece: string, trigger: string): Trigger;
 }
 
@@ -20,6 +22,10 @@ export function createRunPieces(pieces: readonly Piece[]): RunPieces {
     return found;
   };
   return {
+    key(pieceName) {
+      const found = piece(pieceName);
+      return `${found.name}@${found.version}`;
+    },
     action(pieceName, actionName) {
       const action = piece(pieceName).actions.get(actionName);
       if (action === undefined) {

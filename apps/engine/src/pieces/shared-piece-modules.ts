@@ -1,5 +1,4 @@
 import * as piecesFramework from '@flowbox/pieces-framework';
-import * as zod from 'zod';
 
 /**
  * The modules piece archives leave out and take from the engine (packages/pieces-build/src/piece-archive.ts):
@@ -7,12 +6,11 @@ import * as zod from 'zod';
  * code is all a piece costs to load. Keyed by the bare specifier a piece imports.
  *
  * Plain copies of the namespaces, made at import (so in the snapshot): the bundle's namespace
- * objects give each export through a getter of its own, and a fresh engine's first piece import
- * of zod (reexport below, 260 exports) would go through all of them (about 1.4 ms of CPU in a
- * profile of the preload, `measure-boot.ts --cpu-prof`).
+ * objects give each export through a getter of its own, which a fresh engine's first piece import
+ * (reexport below) would go through one by one. zod is not shared: a piece declares its inputs
+ * with the framework's `Property` builders, and one that uses zod for itself bundles it.
  */
 export const SHARED_PIECE_MODULES: Readonly<Record<string, object>> = {
-  zod: { ...zod },
   '@flowbox/pieces-framework': { ...piecesFramework },
 };
 
@@ -22,7 +20,7 @@ const SCHEME = 'flowbox-engine:';
 const HOLDER = Symbol.for('flowbox.engine.shared-piece-modules');
 
 /**
- * Resolves a piece's `import … from 'zod'` (and the framework) to the engine's own module, for
+ * Resolves a piece's `import … from '@flowbox/pieces-framework'` to the engine's own module, for
  * `import()` and `require()` alike, through an in-thread module hook. Called by the piece
  * loader when it is made, never at import: hooks are process state, not snapshot state. Once
  * per process: the holder on the global says it is done.
@@ -44,7 +42,7 @@ export function shareModulesWithPieces(): void {
 
 /**
  * An ES module whose exports are the engine module's own enumerable names, as a namespace has
- * (zod's include reserved words such as `catch`, hence `export { _0 as "catch" }`).
+ * (a name may be a reserved word such as `catch`, hence `export { _0 as "catch" }`).
  */
 function reexport(specifier: string): string {
   const target = SHARED_PIECE_MODULES[specifier] ?? {};

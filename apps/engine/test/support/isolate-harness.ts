@@ -16,7 +16,7 @@ export async function writeTestPiece(
   const pieceDir = join(dir, 'test-pieces', piece.name, version);
   await mkdir(pieceDir, { recursive: true });
   const source = [
-    'import{createAction,createPiece}from"@flowbox/pieces-framework";import{z}from"zod";',
+    'import{createAction,createPiece}from"@flowbox/pieces-framework";',
     piece.head ?? '',
     `var piece=createPiece({name:${JSON.stringify(piece.name)},version:${JSON.stringify(version)},actions:[${piece.actions}]});`,
     'export{piece as default};',
@@ -32,7 +32,7 @@ export async function writeTestPiece(
 
 /** `createAction({ name, … run })` source for writeTestPiece's `actions`. */
 export const action = (name: string, run: string): string =>
-  `createAction({name:"${name}",description:"",input:z.object({}).passthrough(),run:${run}})`;
+  `createAction({name:"${name}",description:"",props:{},run:${run}})`;
 
 /** A webhook-triggered flow of these steps. */
 export function flowOf(...steps: StepDefinition[]): FlowDefinition {

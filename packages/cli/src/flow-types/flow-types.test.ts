@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { createAction, Property, type Props } from '@flowbox/pieces-framework';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type JsonSchema, schemaToTs } from './json-schema-to-ts.ts';
@@ -13,15 +14,22 @@ const run = promisify(execFile);
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const flowModule = createRequire(import.meta.url).resolve('@flowbox/flow');
 
-/** Input schemas as the registry publishes them: zod's JSON Schema of each action's input. */
-const inputSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+/** Input schemas as the registry publishes them: the JSON Schema of each action's props. */
+const inputSchema = (props: Props) =>
+  createAction({ name: 'a', description: '', props, run: () => null }).inputSchema as JsonSchema;
 
 const PIECES: DescribedPieceVersion[] = [
   {
     name: 'math-helper',
     version: '0.1.0',
     actions: [
-      { name: 'addition_math', input: inputSchema(z.object({ a: z.coerce.number(), b: z.coerce.number() })) },
+      {
+        name: 'addition_math',
+        input: inputSchema({
+          a: Property.Number({ displayName: 'A', required: true }),
+          b: Property.Number({ displayName: 'B', required: true }),
+        }),
+      },
     ],
   },
   {
@@ -30,7 +38,10 @@ const PIECES: DescribedPieceVersion[] = [
     actions: [
       {
         name: 'greet',
-        input: inputSchema(z.object({ name: z.string(), excited: z.boolean().default(false) })),
+        input: inputSchema({
+          name: Property.ShortText({ displayName: 'Name', required: true }),
+          excited: Property.Checkbox({ displayName: 'Excited', defaultValue: false }),
+        }),
       },
     ],
   },
@@ -40,7 +51,14 @@ const PIECES: DescribedPieceVersion[] = [
     actions: [
       {
         name: 'greet',
-        input: inputSchema(z.object({ name: z.string(), punctuation: z.enum(['.', '!']).default('.') })),
+        input: inputSchema({
+          name: Property.ShortText({ displayName: 'Name', required: true }),
+          punctuation: Property.StaticDropdown({
+            displayName: 'Punctuation',
+            options: ['.', '!'],
+            defaultValue: '.',
+          }),
+        }),
       },
     ],
   },
@@ -152,7 +170,8 @@ describe('flow files typed against the registry (tsc --noEmit)', () => {
 
 describe('schemaToTs', () => {
   it('writes objects, optional and defaulted fields, records, arrays, unions and literals', () => {
-    const schema = inputSchema(
+    // JSON Schema beyond what the builders write, as any tool writes it (here zod's).
+    const schema = z.toJSONSchema(
       z.object({
         method: z.enum(['GET', 'POST']).default('GET'),
         url: z.string(),
@@ -162,7 +181,8 @@ describe('schemaToTs', () => {
         kind: z.literal('x'),
         nested: z.object({ n: z.number().int() }).nullable(),
       }),
-    );
+      { io: 'input' },
+    ) as JsonSchema;
     const type = schemaToTs(schema);
     expect(type).toContain('method?: "GET" | "POST";');
     expect(type).toContain('url: string;');

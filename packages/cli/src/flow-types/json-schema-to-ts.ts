@@ -1,6 +1,7 @@
 /**
- * A TypeScript type for the JSON Schemas zod writes for action inputs (`z.toJSONSchema`, input
- * side): objects, arrays, records, unions, enums, constants and the primitive types. What it does
+ * A TypeScript type for the JSON Schemas of action inputs (what the pieces framework's `Property`
+ * builders write, and JSON Schema generally): objects, arrays, records, unions, enums, constants
+ * and the primitive types. What it does
  * not know becomes `unknown`, which accepts anything: a looser type, never a wrong error.
  */
 export type JsonSchema = boolean | { [keyword: string]: unknown };

@@ -11,7 +11,7 @@ import {
 import { VENDORED_PACKAGES, writeVendoredPackages } from './vendor-packages.ts';
 
 /** Registry packages the piece installs, at this checkout's versions. */
-const REGISTRY_DEPENDENCIES = ['zod'];
+const REGISTRY_DEPENDENCIES: string[] = [];
 const REGISTRY_DEV_DEPENDENCIES = ['@types/node', 'typescript'];
 
 export interface InitResult {

@@ -75,21 +75,21 @@ const piece = createPiece({
 export default piece;
 `;
 
-const GREET = `import { createAction } from '@flowbox/pieces-framework';
-import { z } from 'zod';
+const GREET = `import { createAction, Property } from '@flowbox/pieces-framework';
 
 /**
- * The step's input is checked with this schema before \`run\`: a missing or wrong field fails the
- * step with INVALID_STEP_INPUT naming the field. \`ctx\` has the run's id, a logger and \`ctx.fetch\`
- * (HTTP under the worker's egress policy: the one way a piece should reach the network).
+ * \`props\` are the step's inputs: the engine checks the step's input against them before \`run\`
+ * (a missing or wrong field fails the step with INVALID_STEP_INPUT naming the field) and fills in
+ * defaults. \`ctx\` has the run's id, a logger and \`ctx.fetch\` (HTTP under the worker's egress
+ * policy: the one way a piece should reach the network).
  */
 export const greet = createAction({
   name: 'greet',
   description: 'Greets someone by name.',
-  input: z.object({
-    name: z.string().min(1),
-    excited: z.boolean().default(false),
-  }),
+  props: {
+    name: Property.ShortText({ displayName: 'Name', required: true, minLength: 1 }),
+    excited: Property.Checkbox({ displayName: 'Excited', defaultValue: false }),
+  },
   run(input, ctx) {
     ctx.log('info', 'greeting', { name: input.name });
     return { greeting: \`Hello, \${input.name}\${input.excited ? '!' : '.'}\` };
@@ -100,7 +100,16 @@ export const greet = createAction({
 const GREET_TEST = `import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActionContext } from '@flowbox/pieces-framework';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import piece from './index.ts';
+
+/** Runs the action as the engine does: the input checked (and defaulted) first, then \`run\`. */
+const validators = createInputValidators();
+async function runGreet(input: unknown) {
+  const greet = piece.actions.get('greet');
+  if (greet === undefined) throw new Error('no greet action');
+  return greet.execute(validators.validate(piece.name, greet, input, ctx.stepName), ctx);
+}
 
 const ctx: ActionContext = {
   runId: 'test-run',
@@ -111,13 +120,11 @@ const ctx: ActionContext = {
 };
 
 test('greet greets by name', async () => {
-  const greet = piece.actions.get('greet');
-  assert.deepEqual(await greet?.execute({ name: 'Ada', excited: true }, ctx), { greeting: 'Hello, Ada!' });
+  assert.deepEqual(await runGreet({ name: 'Ada', excited: true }), { greeting: 'Hello, Ada!' });
 });
 
 test('greet refuses a step without a name, naming the field', async () => {
-  const greet = piece.actions.get('greet');
-  await assert.rejects(greet?.execute({}, ctx) ?? Promise.resolve(), { code: 'INVALID_STEP_INPUT', message: /name/ });
+  await assert.rejects(runGreet({}), { code: 'INVALID_STEP_INPUT', message: /name/ });
 });
 `;
 

@@ -9,7 +9,8 @@ import ts from 'typescript';
  * packages (ES module + declarations) that the piece depends on as `file:vendor/<dir>`. They are
  * not on any registry, and the workspace's copies are TypeScript sources Node will not load from
  * node_modules; so `piece init` builds them, with their flowbox imports bundled in and only
- * registry packages (zod, esbuild) left as dependencies.
+ * registry packages (zod, esbuild) left as dependencies: the framework's only for the protocol's
+ * types in its declarations, the build's for the manifest schema and the bundler.
  */
 export interface VendoredPackage {
   /** The folder under `vendor/`. */
@@ -19,6 +20,8 @@ export interface VendoredPackage {
   dependencies: string[];
   /** The workspace module to bundle. */
   entry: string;
+  /** Further exports (`./validate`): each a workspace module bundled into `<name>.mjs`. */
+  subpaths?: Record<string, string>;
   /** Workspace packages bundled in, whose declarations ship with this package's. */
   inlined?: string[];
   /** Emit declarations (packages the piece's code imports); else the package is a bin. */
@@ -30,8 +33,10 @@ export const VENDORED_PACKAGES: readonly VendoredPackage[] = [
   {
     dir: 'pieces-framework',
     name: '@flowbox/pieces-framework',
+    // zod for `./validate` (the engine's check) and the protocol's types in the declarations.
     dependencies: ['zod'],
     entry: moduleFile('@flowbox/pieces-framework'),
+    subpaths: { validate: moduleFile('@flowbox/pieces-framework/validate') },
     inlined: ['@flowbox/protocol'],
     types: true,
   },
@@ -70,19 +75,24 @@ async function writeVendoredPackage(
     version: string;
   };
   const file = pkg.bin === undefined ? 'index.mjs' : 'bin.mjs';
-  const result = await build({
-    entryPoints: [pkg.entry],
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    external: pkg.dependencies,
-    banner: pkg.bin === undefined ? {} : { js: '#!/usr/bin/env node' },
-    write: false,
-    logLevel: 'warning',
-  });
+  const bundle = async (entry: string, to: string) => {
+    const result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      external: pkg.dependencies,
+      banner: pkg.bin === undefined ? {} : { js: '#!/usr/bin/env node' },
+      write: false,
+      logLevel: 'warning',
+    });
+    await writeFile(join(out, to), result.outputFiles?.[0]?.contents ?? '', { mode: 0o755 });
+  };
+  const subpaths = Object.entries(pkg.subpaths ?? {});
   await mkdir(out, { recursive: true });
-  await writeFile(join(out, file), result.outputFiles?.[0]?.contents ?? '', { mode: 0o755 });
+  await bundle(pkg.entry, file);
+  for (const [name, entry] of subpaths) await bundle(entry, `${name}.mjs`);
   const manifest: Record<string, unknown> = {
     name: pkg.name,
     version: source.version,
@@ -91,12 +101,22 @@ async function writeVendoredPackage(
     dependencies: Object.fromEntries(pkg.dependencies.map((name) => [name, mustVersion(versions, name)])),
   };
   if (pkg.types) {
-    const types = emitDeclarations(pkg.entry, (pkg.inlined ?? []).map(moduleFile));
+    const types = emitDeclarations(pkg.entry, [
+      ...(pkg.inlined ?? []).map(moduleFile),
+      ...subpaths.map(([, entry]) => entry),
+    ]);
     for (const [path, text] of types.files) {
       await mkdir(dirname(join(out, 'types', path)), { recursive: true });
       await writeFile(join(out, 'types', path), text);
     }
-    manifest.exports = { '.': { types: `./types/${types.entry}`, default: './index.mjs' } };
+    const exports: Record<string, { types: string; default: string }> = {
+      '.': { types: `./types/${types.entry}`, default: './index.mjs' },
+    };
+    for (const [name, entry] of subpaths) {
+      const declaration = relative(PACKAGES_DIR, entry).replace(/\.ts$/, '.d.ts');
+      exports[`./${name}`] = { types: `./types/${declaration}`, default: `./${name}.mjs` };
+    }
+    manifest.exports = exports;
   } else {
     manifest.bin = { [pkg.bin ?? pkg.dir]: `./${file}` };
   }

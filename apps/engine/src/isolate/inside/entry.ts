@@ -1,4 +1,3 @@
-import { config } from 'zod';
 import { runtime } from './run-runtime.ts';
 import { structuredClone } from './structured-clone.ts';
 import { atob, btoa, IsolateTextDecoder, IsolateTextEncoder } from './text-codecs.ts';
@@ -8,13 +7,9 @@ import { crypto } from './web-crypto.ts';
 /**
  * The script a run's isolate starts from (built into the engine, isolate-framework.ts; the
  * first script of every isolate snapshot): the web globals pieces expect, the run runtime as
- * `__flowbox`, and nothing of Node. What V8 would allocate outside the memory limit goes, as
+ * `__flowbox`, and nothing of Node (no parser either: the engine validates pieces' inputs). What V8 would allocate outside the memory limit goes, as
  * for code steps (code-step-script.ts).
  */
-// zod compiles a parser per object schema (new Function) on its first parse: in an isolate that
-// lives for one run that is every run, for each piece's input schema. Its plain parser costs
-// less here (measure-isolate-runs.ts: up to 0.5 ms of CPU per run of the seeded flow).
-config({ jitless: true });
 const target = globalThis as Record<string, unknown>;
 const globals: Record<string, unknown> = {
   TextEncoder: IsolateTextEncoder,
@@ -28,7 +23,7 @@ const globals: Record<string, unknown> = {
   __flowbox: runtime,
 };
 Object.assign(target, globals);
-// Not enumerable, as Node's and browsers' own globals are (zod's registry included):
+// Not enumerable, as Node's and browsers' own globals are:
 // `Object.keys(globalThis)` shows a run only what the run (or the step API) put there.
 for (const name of Object.keys(target)) {
   Object.defineProperty(target, name, { enumerable: false });

@@ -7,7 +7,6 @@ import {
   serializeError,
   type TriggerPayload,
 } from '@flowbox/protocol';
-import * as zod from 'zod';
 import { resolveTemplates } from '../../steps/template.ts';
 import { callAsync, connectHost, type HostAnswer, type HostReferences, notify } from './host-bridge.ts';
 import { createStepGlobals } from './step-globals.ts';
@@ -23,9 +22,11 @@ import { createStepGlobals } from './step-globals.ts';
 
 /** The modules a piece archive leaves out (scripts/build/piece-archive.ts), as in shared-piece-modules.ts. */
 const SHARED_MODULES: Readonly<Record<string, object>> = {
-  zod,
   '@flowbox/pieces-framework': framework,
 };
+
+const LEGACY_ZOD =
+  'the piece declares its input with zod: declare it as props with Property builders and publish a new version (docs/pieces.md, "Inputs")';
 
 // Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
 const { parse, stringify } = JSON;
@@ -43,8 +44,12 @@ interface StepOutcome {
 
 function importShared(specifier: string): object {
   const shared = SHARED_MODULES[specifier];
-  if (shared === undefined)
-    throw new Error(`it imports '${specifier}', which a run's isolate does not provide`);
+  if (shared === undefined) {
+    // A piece's build leaves out only the framework: a bare 'zod' import is a piece whose input
+    // is a zod schema, which no engine validates.
+    const upgrade = specifier === 'zod' ? `; ${LEGACY_ZOD}` : '';
+    throw new Error(`it imports '${specifier}', which a run's isolate does not provide${upgrade}`);
+  }
   return shared;
 }
 
@@ -62,6 +67,7 @@ function definePiece(body: (load: (specifier: string) => object) => { default?: 
   pieces.set(piece.name, exported as Piece);
 }
 
+/** The snapshot's pieces, with each action's input schema: the engine validates inputs with them. */
 function describePieces(): string {
   return stringify(
     [...pieces.values()].map((piece) => ({
@@ -69,6 +75,7 @@ function describePieces(): string {
       version: piece.version,
       actions: [...piece.actions.keys()].sort(),
       triggers: [...piece.triggers.keys()].sort(),
+      inputs: Object.fromEntries([...piece.actions].map(([name, action]) => [name, action.inputSchema])),
     })),
   );
 }
@@ -115,12 +122,19 @@ const logOf =
     notify('log', level, String(msg), stepName, json);
   };
 
-/** The host's `record` (step-runner.ts), inside: templates, then the step, as one outcome. */
-async function record(rawInput: unknown, execute: (input: unknown) => Promise<unknown>): Promise<string> {
+/**
+ * The host's `record` (step-runner.ts), inside: templates, then the step, as one outcome. An
+ * action's input comes `resolved` (resolveInput, then the engine's validation).
+ */
+async function record(
+  rawInput: unknown,
+  execute: (input: unknown) => Promise<unknown>,
+  resolved = false,
+): Promise<string> {
   let input = rawInput;
   let outcome: StepOutcome;
   try {
-    input = resolveTemplates(rawInput, scope);
+    if (!resolved) input = resolveTemplates(rawInput, scope);
     stepGlobals.install();
     outcome = { input, output: await execute(input) };
   } catch (error) {
@@ -156,27 +170,32 @@ async function runTrigger(json: string): Promise<string> {
   });
 }
 
+/** An action on its input, already resolved here and validated by the engine (isolate-step-runner.ts). */
 async function runAction(json: string): Promise<string> {
   const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
-  return record(step.input, async (input) => {
-    const action = piece(step.piece).actions.get(step.action);
-    if (action === undefined) {
-      throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no action '${step.action}'`);
-    }
-    const ctx: ActionContext = {
-      runId: run.runId,
-      stepName: step.name,
-      respond: async (response) => {
-        rethrow(await callAsync('respond', response));
-      },
-      fetch: async (request) =>
-        rethrow(await callAsync('piece-fetch', request)) as Awaited<ReturnType<ActionContext['fetch']>>,
-      log: logOf(step.name),
-    };
-    const output = await action.execute(input, ctx);
-    scope[step.name] = output;
-    return output;
-  });
+  return record(
+    step.input,
+    async (input) => {
+      const action = piece(step.piece).actions.get(step.action);
+      if (action === undefined) {
+        throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no action '${step.action}'`);
+      }
+      const ctx: ActionContext = {
+        runId: run.runId,
+        stepName: step.name,
+        respond: async (response) => {
+          rethrow(await callAsync('respond', response));
+        },
+        fetch: async (request) =>
+          rethrow(await callAsync('piece-fetch', request)) as Awaited<ReturnType<ActionContext['fetch']>>,
+        log: logOf(step.name),
+      };
+      const output = await action.execute(input, ctx);
+      scope[step.name] = output;
+      return output;
+    },
+    true,
+  );
 }
 
 /** A code step's input, resolved here; the engine runs its code and hands the output back. */
@@ -195,21 +214,11 @@ function remember(name: string, outputJson: string | undefined): void {
 
 /**
  * Run once while the snapshot is made (isolate-snapshots.ts), in a context the snapshot does not
- * keep: it compiles the paths every run takes (zod's parsing of the kinds of input pieces
- * declare, templates, errors, JSON, the steps' own path), so the snapshot holds their code and a
- * run does not compile them again. No piece code, and nothing it sets survives.
+ * keep: it compiles the paths every run takes (templates, errors, JSON, the steps' own path), so
+ * the snapshot holds their code and a run does not compile them again. No piece code, and
+ * nothing it sets survives.
  */
 function warmUp(): void {
-  const { z } = zod;
-  const schema = z.object({
-    n: z.coerce.number().int().min(0).default(1),
-    s: z.string().min(1).optional(),
-    e: z.enum(['a', 'b']).default('a'),
-    u: z.url().optional(),
-    r: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
-    any: z.unknown(),
-    list: z.array(z.number()).default([]),
-  });
   const scope = {
     trigger: { body: { x: 1 }, rawBody: '', method: 'POST', headers: {}, query: {} },
     step_1: { v: [1] },
@@ -218,8 +227,6 @@ function warmUp(): void {
     { n: '{{trigger.x}}', s: 'v={{step_1.v.0}}', r: { a: '{{step_1.v}}' }, any: null },
     scope,
   );
-  stringify(schema.safeParse(input));
-  stringify(schema.safeParse({ n: 'x', u: 'not a url' }));
   stringify(serializeError(new FlowboxError('STEP_FAILED', 'warm-up'), 'STEP_FAILED'));
   parse(stringify({ input, output: { result: 1 } }));
   warmUpSteps();
@@ -232,7 +239,7 @@ function warmUp(): void {
  * run finds its first steps compiled (measure-isolate-phases.ts); no piece of the snapshot runs.
  */
 function warmUpSteps(): void {
-  const { z } = zod;
+  const { Property } = framework;
   const name = '(warm-up)';
   const answered = async () => stringify({ value: null });
   connect({
@@ -245,13 +252,19 @@ function warmUpSteps(): void {
   const add = framework.createAction({
     name: 'add',
     description: '',
-    input: z.object({ a: z.coerce.number(), b: z.coerce.number().default(0) }),
+    props: {
+      a: Property.Number({ displayName: 'A', required: true }),
+      b: Property.Number({ displayName: 'B', defaultValue: 0 }),
+    },
     run: ({ a, b }) => ({ result: a + b }),
   });
   const reply = framework.createAction({
     name: 'reply',
     description: '',
-    input: z.object({ status: z.coerce.number().int().default(200), body: z.unknown() }),
+    props: {
+      status: Property.Number({ displayName: 'Status', integer: true, defaultValue: 200 }),
+      body: Property.Json({ displayName: 'Body' }),
+    },
     async run(input, ctx) {
       ctx.log('info', 'replying', { status: input.status });
       await ctx.respond({ status: input.status, headers: {}, body: input.body });
@@ -267,15 +280,18 @@ function warmUpSteps(): void {
       actions: [add, reply],
     }),
   );
+  describePieces();
   const payload = { method: 'POST', body: { x: 1 }, rawBody: null, headers: {}, query: {} };
   const step = (stepName: string, action: string, input: unknown) =>
     stringify({ name: stepName, piece: name, action, input });
   void (async () => {
     await runTrigger(stringify({ name: 'trigger', piece: name, trigger: 'catch', input: {}, payload }));
-    await runAction(step('step_1', 'add', { a: '{{trigger.x}}', b: 2 }));
+    resolveInput(stringify({ input: { a: '{{trigger.x}}', b: 2 } }));
+    await runAction(step('step_1', 'add', { a: 1, b: 2 }));
     resolveInput(stringify({ input: { sum: '{{step_1.result}}' } }));
     remember('step_2', stringify({ result: 4 }));
-    await runAction(step('step_3', 'reply', { status: 200, body: '{{step_2}}' }));
+    resolveInput(stringify({ input: { status: 200, body: '{{step_2}}' } }));
+    await runAction(step('step_3', 'reply', { status: 200, body: { result: 4 } }));
   })();
 }
 
