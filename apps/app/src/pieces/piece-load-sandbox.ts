@@ -38,8 +38,12 @@ export const LOAD_CHECK_LIMITS = {
   addressSpaceBytes: 3 * 1024 * 1024 * 1024,
   /** V8's old space (--max-old-space-size), in MiB: a module's heap at load. */
   heapMb: 256,
-  /** RLIMIT_CPU, in seconds; the wall-clock deadline (LOAD_CHECK_TIMEOUT_MS) stops it first. */
-  cpuSeconds: 10,
+  /**
+   * RLIMIT_CPU, in seconds: a backstop well past the wall-clock deadline (LOAD_CHECK_TIMEOUT_MS),
+   * which stops a busy module first. Node's threads together can use more CPU than wall time, so
+   * a bound equal to the deadline could end a spinning module first, with another message.
+   */
+  cpuSeconds: 30,
   openFiles: 256,
   /** The private /tmp. */
   tmpBytes: 16 * 1024 * 1024,

@@ -188,6 +188,9 @@ export function openRunIsolate(options: RunIsolateOptions): RunIsolate {
       );
     }
     if (stopped === 'cpu' || message === IVM_TIMEOUT_MESSAGE) {
+      // Whichever bound stopped it (the watch, or the call's own timeout), a run past its CPU
+      // time leaves the isolate to no later run.
+      spoiled = true;
       return new FlowboxError(
         'CODE_STEP_TIMEOUT',
         `the run used more than its ${cpuLimitMs} ms of CPU time (CODE_STEP_TIMEOUT_MS bounds a whole run with RUN_ISOLATION=isolate)`,
