@@ -168,11 +168,13 @@ for (const mode of ['warm', 'cold'] as const) {
       expect(engines).toContain(checkpoint.pid);
       const killed = performance.now();
       process.kill(workerPid, 'SIGKILL');
-      // Every engine of that worker (the running one and a spare) exits without being told to.
+      // Every engine of that worker (the running one and a spare) exits without being told to,
+      // and with it every process it started (the node inside an engine's launcher ends a moment
+      // after the launcher).
       await waitUntil(
-        () => engines.every((pid) => !isRunning(pid)),
+        () => engines.every((pid) => !isRunning(pid)) && processesUnder(fault.dataDir).length === 0,
         10_000,
-        'engines of a killed worker exit',
+        'engines of a killed worker and their processes exit',
       );
       const enginesGoneMs = performance.now() - killed;
       expect(processesUnder(fault.dataDir)).toEqual([]);
