@@ -40,6 +40,9 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
       throw invalid(`${at}.name: '${CONNECTIONS_ROOT}' is reserved for {{connections.<name>}} templates`);
     if (known.has(step.name))
       throw invalid(`${at}.name: '${step.name}' is already used by an earlier step or the trigger`);
+    if (step.type !== 'piece' && step.type !== 'code') {
+      throw invalid(`${at}.type: ${step.type} steps are not published yet`);
+    }
     if (step.type === 'piece') {
       const piece = resolvePiece(pieces, step, at, pinned);
       if (!piece.manifest.actions.includes(step.action)) {

@@ -152,7 +152,12 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
           [run.bundle.definition.trigger.name, () => steps.runTrigger()],
           ...run.bundle.definition.steps.map((step): [string, () => Promise<StepResult>] => [
             step.name,
-            () => steps.runStep(step, scope),
+            () => {
+              if (step.type !== 'piece' && step.type !== 'code') {
+                throw new FlowboxError('INVALID_FLOW', `this engine cannot run ${step.type} steps`);
+              }
+              return steps.runStep(step, scope);
+            },
           ]),
         ];
         for (const [index, [name, runNext]] of plan.entries()) {

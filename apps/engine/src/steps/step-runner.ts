@@ -1,4 +1,4 @@
-import type { StepDefinition, StepResult } from '@flowbox/protocol';
+import type { LeafStepDefinition, StepResult } from '@flowbox/protocol';
 import type { TemplateScope } from './template.ts';
 
 /**
@@ -8,5 +8,5 @@ import type { TemplateScope } from './template.ts';
  */
 export interface StepRunner {
   runTrigger(): Promise<StepResult>;
-  runStep(step: StepDefinition, scope: TemplateScope): Promise<StepResult>;
+  runStep(step: LeafStepDefinition, scope: TemplateScope): Promise<StepResult>;
 }
