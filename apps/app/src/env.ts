@@ -9,6 +9,9 @@ import { isRedisUrl } from './redis/redis-target.ts';
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
 const MAX_QUEUE_SHARDS = 64;
 
+/** The least FLOW_MAX_DEPTH may be: flows nest routers and loops at least this deep. */
+const FLOW_MIN_DEPTH = 8;
+
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
 export const AppEnvSchema = z.object({
   HOST: z
@@ -141,6 +144,20 @@ export const AppEnvSchema = z.object({
     .default(0)
     .describe(
       "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. With a bound, a worker that polls ahead of its last result gets its next run only once that result is in (a run started early would hold a place under its flow's cap). 0: no bound.",
+    ),
+  FLOW_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .min(FLOW_MIN_DEPTH)
+    .max(64)
+    .default(FLOW_MIN_DEPTH)
+    .describe(
+      "Deepest nesting of routers and loops in a flow (a loop in a router's branch is 2); a deeper definition is refused 400 (`INVALID_FLOW`) when it is created. At least 8.",
+    ),
+  FLOW_MAX_STEPS: envFields
+    .positiveInt(200)
+    .describe(
+      "Most steps one flow may hold, counted across its routers' branches and its loops' bodies (a router or loop counts as a step too); past it a definition is refused 400 (`INVALID_FLOW`) when it is created. Versions stored before a change keep running.",
     ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
