@@ -68,6 +68,9 @@ export function treeProblem(definition: FlowDefinition, limits: FlowLimits): str
     }
     paths.set(step.name, path);
     if (step.type === 'router') {
+      if (step.parallel === true && step.mode !== 'all') {
+        return `${at}.parallel: only a router with mode 'all' runs its branches at once`;
+      }
       const branches = new Set<string>();
       for (const [b, branch] of step.branches.entries()) {
         if (branch.name === OTHERWISE) {

@@ -278,6 +278,10 @@ describe('a flow that branches and loops', () => {
       /^definition\.steps\.0\.branches\.0\.name: 'otherwise' names the router's fallback/,
     );
     expectInvalid(flow(loop('each', [step('trigger')])), /^definition\.steps\.0\.steps\.0\.name: 'trigger'/);
+    expectInvalid(
+      flow({ ...router('route', [{ name: 'big', steps: [] }]), parallel: true }),
+      "definition.steps.0.parallel: only a router with mode 'all' runs its branches at once",
+    );
   });
 
   it('compiles code steps and checks response steps wherever they sit', () => {
