@@ -239,13 +239,16 @@ export const LoopStepDefinitionSchema = z.object({
   },
 });
 
-export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z.discriminatedUnion('type', [
-  PieceStepDefinitionSchema,
-  CodeStepDefinitionSchema,
-  RouterStepDefinitionSchema,
-  LoopStepDefinitionSchema,
-  StopStepDefinitionSchema,
-]);
+/** Named (`FlowStep`) so the OpenAPI document refers to the recursive shape by name. */
+export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z
+  .discriminatedUnion('type', [
+    PieceStepDefinitionSchema,
+    CodeStepDefinitionSchema,
+    RouterStepDefinitionSchema,
+    LoopStepDefinitionSchema,
+    StopStepDefinitionSchema,
+  ])
+  .meta({ id: 'FlowStep', description: 'A step of a flow: piece, code, router, loop or stop.' });
 
 export const FlowDefinitionSchema = z.object({
   trigger: TriggerDefinitionSchema,

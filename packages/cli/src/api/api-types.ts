@@ -447,28 +447,9 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["FlowStep"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -502,28 +483,9 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["FlowStepInput"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -559,6 +521,10 @@ export interface components {
         FlowList: {
             flows: components["schemas"]["Flow"][];
         };
+        /** @description A step of a flow: piece, code, router, loop or stop. */
+        FlowStep: unknown;
+        /** @description A step of a flow: piece, code, router, loop or stop. */
+        FlowStepInput: unknown;
         /** @description One version of a flow's definition. */
         FlowVersion: {
             /** @description The built bundle, once the version was published. */
@@ -758,10 +724,12 @@ export interface components {
                 }[];
                 name: string;
                 output?: unknown;
+                path?: string;
+                skipReason?: string;
                 /** Format: date-time */
                 startedAt: string;
                 /** @enum {string} */
-                status: "SUCCEEDED" | "FAILED";
+                status: "SUCCEEDED" | "FAILED" | "SKIPPED";
             }[];
             /** @description Started by the sync webhook (the caller waits for its answer). */
             sync: boolean;
