@@ -53,6 +53,20 @@ describe("the inspector's waterfall", () => {
     expect(spanMs).toBe(7);
   });
 
+  it('labels a nested step by its path and leaves out the steps of branches not taken', () => {
+    const { rows } = buildWaterfall(null, [
+      step('trigger', 0, 1),
+      { ...step('check', 2, 3), path: 'each[0]/check' },
+      { ...step('check', 2, 4), path: 'each[1]/check' },
+      { ...step('email', 0, 0, 'SKIPPED'), path: 'route/small/email' },
+    ]);
+    expect(rows.map((r) => [r.label, r.startMs, r.durationMs])).toEqual([
+      ['trigger', 0, 1],
+      ['each[0]/check', 2, 3],
+      ['each[1]/check', 2, 4],
+    ]);
+  });
+
   it('rounds a scale up to 1, 2 or 5 times a power of ten', () => {
     expect(niceScale(53)).toEqual({ max: 60, step: 20 });
     expect(niceScale(7)).toEqual({ max: 8, step: 2 });

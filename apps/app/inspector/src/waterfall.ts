@@ -30,6 +30,8 @@ export interface WaterfallTimings {
 
 export interface WaterfallStep {
   name: string;
+  /** Where it ran in the flow's tree (`each[3]/check`); labels the row when present. */
+  path?: string | undefined;
   status: string;
   startedAt: string;
   durationMs: number;
@@ -72,9 +74,11 @@ export function buildWaterfall(timings: WaterfallTimings | null, steps: Waterfal
   }
   const first = steps[0] === undefined ? 0 : Date.parse(steps[0].startedAt);
   for (const step of steps) {
+    // A skipped step (a branch not taken) did not run: it has no place in time.
+    if (step.status === 'SKIPPED') continue;
     const offset = Math.max(0, Date.parse(step.startedAt) - first);
     row(
-      step.name,
+      step.path ?? step.name,
       step.status === 'FAILED' ? 'step-failed' : 'step',
       timings === null ? 0 : 2,
       runStart + offset,

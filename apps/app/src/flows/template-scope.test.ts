@@ -147,7 +147,12 @@ describe('templateScopeProblems', () => {
   it('checks a stop step’s response and refuses reading a stop step', () => {
     const steps = [
       code('first'),
-      { type: 'stop', name: 'done', response: { status: 200, body: { total: '{{later}}' } } },
+      {
+        type: 'stop',
+        name: 'done',
+        message: 'at {{first.n}}',
+        response: { status: 200, body: { total: '{{later}}' } },
+      },
       code('later', { d: '{{done}}' }),
     ];
     expect(problemsOf(steps)).toEqual([

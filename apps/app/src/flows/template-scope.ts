@@ -17,7 +17,7 @@ import {
  * read from outside it: the branch may not have run, and the body ran once per item.
  */
 
-/** The fields of a step that may hold templates, named as in its JSON. */
+/** The fields of a step that may hold templates (the engine resolves each), named as in its JSON. */
 export function templatedFields(step: StepDefinition): { field: string; value: unknown }[] {
   switch (step.type) {
     case 'piece':
@@ -28,7 +28,10 @@ export function templatedFields(step: StepDefinition): { field: string; value: u
     case 'loop':
       return [{ field: 'items', value: step.items }];
     case 'stop':
-      return step.response === undefined ? [] : [{ field: 'response', value: step.response }];
+      return [
+        ...(step.message === undefined ? [] : [{ field: 'message', value: step.message }]),
+        ...(step.response === undefined ? [] : [{ field: 'response', value: step.response }]),
+      ];
   }
 }
 
