@@ -291,5 +291,9 @@ export const RunLimitsSchema = z.object({
   flowTimeoutMs: z.number().int().positive(),
   codeStepTimeoutMs: z.number().int().positive(),
   codeStepMemoryMb: z.number().int().min(8),
+  /** The most items one loop may run (LOOP_MAX_ITERATIONS); DEFAULT_LOOP_MAX_ITERATIONS without it. */
+  loopMaxIterations: z.number().int().positive().optional(),
 });
+/** LOOP_MAX_ITERATIONS's default, and the engine's bound for a job that names none. */
+export const DEFAULT_LOOP_MAX_ITERATIONS = 1_000;
 export type RunLimits = z.infer<typeof RunLimitsSchema>;
