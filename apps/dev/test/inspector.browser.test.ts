@@ -287,7 +287,9 @@ describe.skipIf(chromiumPath === null && !required)(
         fault.stack.apiKey,
       );
       expect(created.status).toBe(201);
-      await page.goto(`${fault.url}/inspector/#/flows`);
+      // The flows page is read when shown: show it afresh.
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator('nav a', { hasText: 'Flows' }).click();
       await page.locator('[data-testid="versions-tree"]').click();
       const shape = page.locator('tr[data-version-id="tree-v1"] [data-testid=flow-shape]');
       await shape.waitFor();

@@ -1,8 +1,8 @@
 import { type Condition, findTemplateReferences, type RouterStepDefinition } from '@flowbox/protocol';
 import { RE2JS } from 're2js';
 
-/** The longest pattern `matches` takes. Patterns run on RE2's linear-time engine (re2js). */
-export const MATCHES_PATTERN_MAX_LENGTH = 1_000;
+/** The longest pattern `matches` takes, as the engine (which runs RE2, linear time, via re2js) bounds it. */
+export const MATCHES_PATTERN_MAX_LENGTH = 500;
 
 /** Ops whose two sides must be of one type: a number is never equal to, nor greater than, a string. */
 const SAME_TYPE_OPS: ReadonlySet<Condition['op']> = new Set(['eq', 'ne', 'gt', 'gte', 'lt', 'lte']);
