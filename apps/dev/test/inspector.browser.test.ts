@@ -344,7 +344,7 @@ describe.skipIf(chromiumPath === null && !required)(
           .locator(':scope > .iteration')
           .evaluateAll((nodes) =>
             nodes
-              .filter((node) => !(node as HTMLElement).hidden)
+              .filter((node) => !node.hasAttribute('hidden'))
               .map((node) => Number(node.getAttribute('data-iteration'))),
           );
       expect(await visible()).toEqual([0, 1, 2, 3, 4, 6]);
