@@ -185,7 +185,8 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
-      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      // This run's heading, not the previous page's (also a failed run, with its own Re-run).
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="FAILED"]').waitFor();
       await page.locator('[data-testid=rerun]').click();
 
       // The new run's page: its id in the URL and the heading, a link back to the one it re-runs.
@@ -330,7 +331,7 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
-      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="SUCCEEDED"]').waitFor();
 
       // The branch taken ran; the fallback is greyed with why.
       await page.locator('article[data-path="route/big/notify"]').waitFor();
@@ -364,6 +365,13 @@ describe.skipIf(chromiumPath === null && !required)(
       // Nested router inside the loop: heavy items took branch heavy, light ones skipped it.
       await loop.locator('article[data-path="each[7]/kind/heavy/fee"]').waitFor();
       expect(await loop.locator('[data-path="each[0]/kind/heavy"].skipped').count()).toBe(1);
+      // The waterfall draws each iteration as a lane of its steps' bars (four ran at once).
+      const waterfall = page.locator('[data-testid=waterfall]');
+      expect(await waterfall.locator('[data-row="each[0]"] rect').count()).toBe(2);
+      expect(await waterfall.locator('[data-row="each[7]"] rect').count()).toBe(3);
+      expect(await waterfall.locator('[data-row="each[6]"]').getAttribute('class')).toBe(
+        'row lane lane-failed',
+      );
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run-tree.png'), fullPage: true });
     });
 
