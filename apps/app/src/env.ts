@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
+import { DEFAULT_LOOP_MAX_ITERATIONS } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
@@ -167,7 +168,14 @@ export const AppEnvSchema = z.object({
     .describe('Memory limit of the isolate a code step runs in.'),
   RUN_LOG_MAX_BYTES: envFields
     .positiveInt(10_485_760)
-    .describe('Largest run log an engine may upload to S3.'),
+    .describe(
+      "Largest run log an engine may upload to S3. A run's steps past it keep their status, error and timing; their inputs or outputs are left out of the log (a `dropped` marker, counted in the log's `dropped`), never the run's result.",
+    ),
+  LOOP_MAX_ITERATIONS: envFields
+    .positiveInt(DEFAULT_LOOP_MAX_ITERATIONS)
+    .describe(
+      'Most items one loop step may run in a run; a loop over more fails `LOOP_TOO_MANY_ITERATIONS` before its first iteration.',
+    ),
   QUEUE_DIRECT_HANDOFF: envFields
     .boolean(true)
     .describe(
