@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
+import { DEFAULT_LOOP_MAX_ITERATIONS } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
@@ -184,7 +185,14 @@ export const AppEnvSchema = z.object({
     .describe('Memory limit of the isolate a code step runs in.'),
   RUN_LOG_MAX_BYTES: envFields
     .positiveInt(10_485_760)
-    .describe('Largest run log an engine may upload to S3.'),
+    .describe(
+      "Largest run log an engine may upload to S3. A run's steps past it keep their status, error and timing; their inputs or outputs are left out of the log (a `dropped` marker, counted in the log's `dropped`), never the run's result.",
+    ),
+  LOOP_MAX_ITERATIONS: envFields
+    .positiveInt(DEFAULT_LOOP_MAX_ITERATIONS)
+    .describe(
+      'Most items one loop step may run in a run; a loop over more fails `LOOP_TOO_MANY_ITERATIONS` before its first iteration.',
+    ),
   QUEUE_DIRECT_HANDOFF: envFields
     .boolean(true)
     .describe(
@@ -234,7 +242,7 @@ export const AppEnvSchema = z.object({
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(
-      'Create and publish the benchmark flow (`benchmark`: webhook, math helper, code step, response) at start. Its webhook runs a code step for anyone who calls it, so it is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.',
+      "Create and publish the benchmark flows at start (`benchmark`: webhook, math helper, code step, response; `benchmark-loop100`: a loop over 100 items; `benchmark-router`: a router before the benchmark flow's steps). Their webhooks run code steps for anyone who calls them, so seeding is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.",
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()

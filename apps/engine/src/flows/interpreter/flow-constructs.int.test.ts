@@ -1,4 +1,10 @@
-import { type FlowDefinition, FlowResponseReportSchema, type StepResult } from '@flowbox/protocol';
+import {
+  BENCHMARK_LOOP_FLOW,
+  BENCHMARK_ROUTER_FLOW,
+  type FlowDefinition,
+  FlowResponseReportSchema,
+  type StepResult,
+} from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { addStep, codeStep, FLOW_MODES, triggerWith } from '../../../test/support/flow-constructs.ts';
 import { useExecutorHarness } from '../../../test/support/flow-executor-harness.ts';
@@ -172,6 +178,16 @@ describe.each(FLOW_MODES)('flow constructs, %s', (_mode, mode) => {
     expect(byPath(outcome.steps, 'outer[0]/inner[1]/cell')?.output).toEqual({ o: 0, i: 1, v: 2 });
     expect(byPath(outcome.steps, 'outer[1]/inner[0]/cell')?.output).toEqual({ o: 1, i: 0, v: 3 });
     expect(byPath(outcome.steps, 'cells')?.output).toEqual([[1, 2], [3]]);
+  });
+
+  it.each([
+    ['loop100', BENCHMARK_LOOP_FLOW, { plus_one: { result: 100 }, add: { result: 199 } }],
+    ['router', BENCHMARK_ROUTER_FLOW, { result: 6 }],
+  ])('the benchmark %s flow answers', async (_name, flow, body) => {
+    const { outcome } = await h.executor.execute(await h.job(flow, mode));
+    expect(outcome.status).toBe('SUCCEEDED');
+    const [response] = h.posts('response');
+    expect(FlowResponseReportSchema.parse(response?.json).response.body).toEqual(body);
   });
 
   it('stop SUCCEEDED answers the caller with its response and runs nothing after it', async () => {

@@ -1,4 +1,4 @@
-import type { FlowDefinition } from '@flowbox/protocol';
+import type { FlowDefinition, StepResult } from '@flowbox/protocol';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addStep, codeStep, FLOW_MODES, triggerWith } from '../../../test/support/flow-constructs.ts';
 import { useExecutorHarness } from '../../../test/support/flow-executor-harness.ts';
@@ -20,7 +20,7 @@ async function nextRunAnswers(mode: Parameters<typeof h.job>[1]): Promise<void> 
   expect(outcome.status).toBe('SUCCEEDED');
 }
 
-const byName = (steps: { name: string }[], name: string) => steps.find((step) => step.name === name);
+const byName = (steps: StepResult[], name: string) => steps.find((step) => step.name === name);
 
 describe.each(FLOW_MODES)('step failure settings and bad input, %s', (_mode, mode) => {
   it('continueOnFailure: the error becomes the output later steps read, the run goes on', async () => {
