@@ -1,4 +1,9 @@
-import { connectionNamesOf, type FlowDefinition } from '@flowbox/protocol';
+import {
+  BENCHMARK_LOOP_FLOW,
+  BENCHMARK_ROUTER_FLOW,
+  connectionNamesOf,
+  type FlowDefinition,
+} from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
@@ -50,8 +55,10 @@ function expectInvalid(definition: unknown, message: string | RegExp) {
 }
 
 describe('validateFlowDefinition', () => {
-  it('accepts the benchmark flow', () => {
+  it('accepts the benchmark flows, the loop and router ones included', () => {
     expect(validate(BENCHMARK_FLOW, catalog)).toEqual(BENCHMARK_FLOW);
+    for (const flow of [BENCHMARK_LOOP_FLOW, BENCHMARK_ROUTER_FLOW])
+      expect(validate(flow, catalog)).toEqual(flow);
   });
 
   it('points at a wrongly shaped field', () => {
