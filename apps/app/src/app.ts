@@ -266,7 +266,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       },
     });
     management.addHook('onRequest', requireApiKey(config.API_KEY, failures));
-    registerFlowRoutes(management, { flows, publisher, registry });
+    registerFlowRoutes(management, {
+      flows,
+      publisher,
+      registry,
+      limits: {
+        maxDepth: config.FLOW_MAX_DEPTH,
+        maxSteps: config.FLOW_MAX_STEPS,
+        flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+      },
+    });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
     registerConnectionRoutes(management, { connections, signingSecrets });

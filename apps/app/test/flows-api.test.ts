@@ -1,4 +1,4 @@
-import type { FlowDefinition } from '@flowbox/protocol';
+import { BENCHMARK_FLOWS, type FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowboxApp } from '../src/app.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
@@ -59,7 +59,9 @@ describe('flow management API', () => {
     expect((await postJson(`${url}/v1/webhooks/greeting`, {})).status).toBe(202);
 
     const flows = (await (await manage(url, 'GET', '/v1/flows')).json()) as { flows: Array<{ id: string }> };
-    expect(flows.flows.map((f) => f.id).sort()).toEqual(['benchmark', 'greeting']);
+    expect(flows.flows.map((f) => f.id).sort()).toEqual(
+      [...BENCHMARK_FLOWS.map((f) => f.id), 'greeting'].sort(),
+    );
     const flow = await (await manage(url, 'GET', '/v1/flows/greeting')).json();
     expect(flow).toMatchObject({ id: 'greeting', enabled: true, publishedVersionId: 'greeting-v1' });
   });

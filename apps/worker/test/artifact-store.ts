@@ -8,6 +8,7 @@ import {
   type FlowDefinition,
   type PieceDownload,
   type PieceRef,
+  walkSteps,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import { inject } from 'vitest';
@@ -72,9 +73,9 @@ export function buildFlowBundle(
 ): FlowBundle {
   const used = new Set([definition.trigger.piece]);
   const code: Record<string, string> = {};
-  for (const step of definition.steps) {
+  for (const { step } of walkSteps(definition)) {
     if (step.type === 'piece') used.add(step.piece);
-    else code[step.name] = wrapCodeStep(step.code);
+    else if (step.type === 'code') code[step.name] = wrapCodeStep(step.code);
   }
   const pieces = [...used].map((name) => {
     const ref = versions.find((v) => v.name === name);

@@ -13,6 +13,7 @@ import {
   type FlowDefinition,
   type PieceDownload,
   type RunLimits,
+  walkSteps,
 } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { expect } from 'vitest';
@@ -162,7 +163,8 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
       const published = await publish(flow);
       const usedPieces = pieces.filter(
         (p) =>
-          p.name === flow.trigger.piece || flow.steps.some((s) => s.type === 'piece' && s.piece === p.name),
+          p.name === flow.trigger.piece ||
+          walkSteps(flow).some(({ step: s }) => s.type === 'piece' && s.piece === p.name),
       );
       return {
         jobId: `job-${runId}`,

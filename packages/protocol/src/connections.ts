@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FlowDefinition } from './flow.ts';
+import type { FlowDefinition, StepDefinition } from './flow.ts';
+import { walkSteps } from './flow-tree.ts';
 import { CONNECTIONS_ROOT, findTemplateReferences } from './templates.ts';
 
 /**
@@ -47,6 +48,21 @@ export function connectionNamesOf(definition: FlowDefinition): string[] {
   return connectionNamesIn([
     definition.trigger.input,
     definition.trigger.verify?.secret ?? null,
-    definition.steps.map((step) => step.input),
+    walkSteps(definition).map(({ step }) => templatedValuesOf(step)),
   ]);
+}
+
+/** What of a step may hold templates: its input, a router's conditions, a loop's items, a stop's answer. */
+function templatedValuesOf(step: StepDefinition): unknown {
+  switch (step.type) {
+    case 'piece':
+    case 'code':
+      return step.input;
+    case 'router':
+      return step.branches.map((branch) => branch.when);
+    case 'loop':
+      return step.items;
+    case 'stop':
+      return step.response ?? null;
+  }
 }

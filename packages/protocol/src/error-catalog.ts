@@ -72,6 +72,12 @@ export const ERROR_CATALOG = {
   /** One code step overran its own limit: the step failed, not the run's time. */
   CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A piece or code step ran past its own `timeoutMs`: it was stopped and failed. */
+  STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A `stop` step with `status: FAILED` ended the run; the message is the step's. */
+  FLOW_STOPPED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A loop's `items` held more than LOOP_MAX_ITERATIONS items: the loop ran none. */
+  LOOP_TOO_MANY_ITERATIONS: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
    * RUN_ISOLATION=isolate: a piece of the flow cannot load in a run's isolate (it imports a Node
    * built-in, which only `shared` and `process` provide); the message names the import.

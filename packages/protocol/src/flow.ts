@@ -57,6 +57,14 @@ export const TriggerDefinitionSchema = z.object({
   verify: WebhookVerifySchema.optional(),
 });
 
+/** What piece and code steps may add: how their failure is handled. */
+const StepFailureSettings = {
+  /** The step's error becomes its output (`{ error: { code, message } }`) and the run goes on. */
+  continueOnFailure: z.boolean().optional(),
+  /** Past this the step fails STEP_TIMEOUT and is stopped; at most the flow's timeout. */
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+};
+
 export const PieceStepDefinitionSchema = z.object({
   type: z.literal('piece'),
   name: StepNameSchema,
@@ -64,6 +72,7 @@ export const PieceStepDefinitionSchema = z.object({
   version: PieceVersionSchema.optional(),
   action: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
+  ...StepFailureSettings,
 });
 
 /**
@@ -75,27 +84,185 @@ export const CodeStepDefinitionSchema = z.object({
   name: StepNameSchema,
   code: z.string().min(1).max(100_000),
   input: z.record(z.string(), z.unknown()).default({}),
+  ...StepFailureSettings,
 });
 
-export const StepDefinitionSchema = z.discriminatedUnion('type', [
-  PieceStepDefinitionSchema,
-  CodeStepDefinitionSchema,
+/**
+ * A router's comparison operators. Binary: `eq ne contains not_contains starts_with ends_with gt
+ * gte lt lte matches` (`gt`..`lte` compare numbers, or ISO dates when both sides are dates);
+ * unary (no `right`): `exists not_exists empty not_empty true false`.
+ */
+export const CONDITION_OPS = [
+  'eq',
+  'ne',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'ends_with',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'exists',
+  'not_exists',
+  'empty',
+  'not_empty',
+  'true',
+  'false',
+  'matches',
+] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+export const UNARY_CONDITION_OPS: ReadonlySet<ConditionOp> = new Set([
+  'exists',
+  'not_exists',
+  'empty',
+  'not_empty',
+  'true',
+  'false',
 ]);
+
+/** `left` and `right` are literals or templates over what ran before the router. */
+export const ConditionSchema = z
+  .object({
+    left: z.unknown(),
+    op: z.enum(CONDITION_OPS),
+    right: z.unknown().optional(),
+  })
+  .superRefine((condition, ctx) => {
+    const unary = UNARY_CONDITION_OPS.has(condition.op);
+    if (unary && condition.right !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['right'], message: `op '${condition.op}' takes no right side` });
+    }
+    if (!unary && condition.right === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['right'], message: `op '${condition.op}' needs a right side` });
+    }
+  });
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/** A sync caller's answer from a `stop` step (the `webhook/return_response` shape). */
+export const StopResponseSchema = z.object({
+  status: z.number().int().min(100).max(599).default(200),
+  headers: z.record(z.string(), z.string()).optional(),
+  body: z.unknown().optional(),
+});
+
+/** Ends the run early: SUCCEEDED, or FAILED with `message` as its error (code FLOW_STOPPED). */
+export const StopStepDefinitionSchema = z.object({
+  type: z.literal('stop'),
+  name: StepNameSchema,
+  status: z.enum(['SUCCEEDED', 'FAILED']).default('SUCCEEDED'),
+  message: z.string().max(1000).optional(),
+  response: StopResponseSchema.optional(),
+});
+
+export type PieceStepDefinition = z.infer<typeof PieceStepDefinitionSchema>;
+export type CodeStepDefinition = z.infer<typeof CodeStepDefinitionSchema>;
+export type StopStepDefinition = z.infer<typeof StopStepDefinitionSchema>;
+/** A step that runs code of its own (a piece's action or the user's): the interpreter's leaves. */
+export type LeafStepDefinition = PieceStepDefinition | CodeStepDefinition;
+
+/** A router's branch: taken when any group of `when` holds (every condition of a group). */
+export interface RouterBranch {
+  name: string;
+  when: Condition[][];
+  steps: StepDefinition[];
+}
+
+/**
+ * Branches in order. `first`: the first branch whose `when` holds runs, else `otherwise`.
+ * `all`: every branch whose `when` holds runs (at once with `parallel`), `otherwise` when none.
+ * After it, `{{<router>.branch}}` names the branch that ran (`all`: `{{<router>.branches}}`).
+ */
+export interface RouterStepDefinition {
+  type: 'router';
+  name: string;
+  mode: 'first' | 'all';
+  parallel?: boolean | undefined;
+  branches: RouterBranch[];
+  otherwise?: StepDefinition[] | undefined;
+}
+
+/**
+ * Runs `steps` once per item of `items` (a template that resolves to an array), `concurrency`
+ * at a time. Inside: `{{<loop>.item}}`, `{{<loop>.index}}`; after it: `{{<loop>.iterations}}`,
+ * each iteration's step outputs in item order.
+ */
+export interface LoopStepDefinition {
+  type: 'loop';
+  name: string;
+  items: string | unknown[];
+  concurrency: number;
+  steps: StepDefinition[];
+}
+
+export type StepDefinition =
+  | PieceStepDefinition
+  | CodeStepDefinition
+  | RouterStepDefinition
+  | LoopStepDefinition
+  | StopStepDefinition;
+
+/** The most steps a body may hold; the whole flow's bound is a setting checked at publish. */
+const MAX_BODY_STEPS = 1_000;
+export const LOOP_MAX_CONCURRENCY = 16;
+
+/** A body of steps; a getter refers to it so the schemas may nest (zod's recursive objects). */
+const stepsSchema = (min = 0): z.ZodType<StepDefinition[], unknown> =>
+  z.array(StepDefinitionSchema).min(min).max(MAX_BODY_STEPS) as z.ZodType<StepDefinition[], unknown>;
+
+export const RouterBranchSchema = z.object({
+  name: StepNameSchema,
+  when: z.array(z.array(ConditionSchema).min(1).max(50)).min(1).max(50),
+  get steps(): z.ZodType<StepDefinition[], unknown> {
+    return stepsSchema();
+  },
+});
+
+export const RouterStepDefinitionSchema = z.object({
+  type: z.literal('router'),
+  name: StepNameSchema,
+  mode: z.enum(['first', 'all']).default('first'),
+  parallel: z.boolean().optional(),
+  branches: z.array(RouterBranchSchema).min(1).max(32),
+  get otherwise(): z.ZodOptional<z.ZodType<StepDefinition[], unknown>> {
+    return stepsSchema().optional();
+  },
+});
+
+export const LoopStepDefinitionSchema = z.object({
+  type: z.literal('loop'),
+  name: StepNameSchema,
+  items: z.union([z.string().min(1), z.array(z.unknown())]),
+  concurrency: z.number().int().min(1).max(LOOP_MAX_CONCURRENCY).default(1),
+  get steps(): z.ZodType<StepDefinition[], unknown> {
+    return stepsSchema(1);
+  },
+});
+
+/** Named (`FlowStep`) so the OpenAPI document refers to the recursive shape by name. */
+export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z
+  .discriminatedUnion('type', [
+    PieceStepDefinitionSchema,
+    CodeStepDefinitionSchema,
+    RouterStepDefinitionSchema,
+    LoopStepDefinitionSchema,
+    StopStepDefinitionSchema,
+  ])
+  .meta({ id: 'FlowStep', description: 'A step of a flow: piece, code, router, loop or stop.' });
 
 export const FlowDefinitionSchema = z.object({
   trigger: TriggerDefinitionSchema,
-  steps: z.array(StepDefinitionSchema).min(1).max(100),
+  steps: stepsSchema(1),
   /**
    * Run a sync run even when its caller left (answered 504, or disconnected) before it started.
    * Off by default: such a run ends FAILED `CALLER_GONE` without running (docs/architecture.md).
    */
   runWhenCallerGone: z.boolean().optional(),
+  /** A flow started once with the failed run's id, flow, status, error and step when a run fails. */
+  onFailure: z.string().min(1).max(100).optional(),
 });
 
 export type TriggerDefinition = z.infer<typeof TriggerDefinitionSchema>;
-export type PieceStepDefinition = z.infer<typeof PieceStepDefinitionSchema>;
-export type CodeStepDefinition = z.infer<typeof CodeStepDefinitionSchema>;
-export type StepDefinition = z.infer<typeof StepDefinitionSchema>;
 export type FlowDefinition = z.infer<typeof FlowDefinitionSchema>;
 
 /**
@@ -124,5 +291,9 @@ export const RunLimitsSchema = z.object({
   flowTimeoutMs: z.number().int().positive(),
   codeStepTimeoutMs: z.number().int().positive(),
   codeStepMemoryMb: z.number().int().min(8),
+  /** The most items one loop may run (LOOP_MAX_ITERATIONS); DEFAULT_LOOP_MAX_ITERATIONS without it. */
+  loopMaxIterations: z.number().int().positive().optional(),
 });
+/** LOOP_MAX_ITERATIONS's default, and the engine's bound for a job that names none. */
+export const DEFAULT_LOOP_MAX_ITERATIONS = 1_000;
 export type RunLimits = z.infer<typeof RunLimitsSchema>;

@@ -24,6 +24,7 @@ export * from './connections.ts';
 export * from './egress.ts';
 export * from './errors.ts';
 export * from './flow.ts';
+export * from './flow-tree.ts';
 export * from './ipc.ts';
 export * from './job.ts';
 export * from './parse.ts';

@@ -19,7 +19,8 @@ export function isFinalRunStatus(status: RunStatus): status is FinalRunStatus {
   return (FINAL_RUN_STATUSES as readonly string[]).includes(status);
 }
 
-export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED']);
+/** SKIPPED: a router's branch that did not run (its `skipReason` says why). */
+export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED', 'SKIPPED']);
 
 /** One line a code step wrote with `console.*`, as it recorded it. */
 export const ConsoleLineSchema = z.object({
@@ -31,6 +32,11 @@ export type ConsoleLine = z.infer<typeof ConsoleLineSchema>;
 /** One executed step as the engine reports it and the run log records it. */
 export const StepResultSchema = z.object({
   name: z.string(),
+  /**
+   * Where the step ran in the flow's tree (flow-tree.ts): `route/big/notify`, `each[3]/check`.
+   * Absent in runs recorded before flows nested: the name is the path then.
+   */
+  path: z.string().optional(),
   /** `webhook/catch_webhook`, `math-helper/addition_math` or `code`. */
   kind: z.string(),
   status: StepStatusSchema,
@@ -39,6 +45,13 @@ export const StepResultSchema = z.object({
   error: SerializedErrorSchema.optional(),
   /** A code step's console output, capped (the last line says what was dropped). */
   logs: z.array(ConsoleLineSchema).optional(),
+  /**
+   * A FAILED step with `continueOnFailure`: the run went on, and later steps read its `output`,
+   * `{ error: { code, message } }`. Its `error` is the failure as any failed step records it.
+   */
+  continued: z.literal(true).optional(),
+  /** Why a SKIPPED step did not run, e.g. `branch big not taken`. */
+  skipReason: z.string().optional(),
   startedAt: z.iso.datetime(),
   durationMs: z.number().nonnegative(),
 });
@@ -76,6 +89,11 @@ export const RunLogSchema = z.object({
   finishedAt: z.iso.datetime(),
   steps: z.array(StepResultSchema),
   error: SerializedErrorSchema.optional(),
+  /**
+   * Steps whose input or output the log left out to stay within RUN_LOG_MAX_BYTES (each replaced
+   * by a `{ dropped: "<n> bytes" }` marker); absent when nothing was left out.
+   */
+  dropped: z.number().int().positive().optional(),
 });
 export type RunLog = z.infer<typeof RunLogSchema>;
 

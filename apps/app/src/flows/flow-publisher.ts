@@ -4,6 +4,7 @@ import {
   type FlowBundle,
   FlowboxError,
   type PieceRef,
+  walkSteps,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { Connections } from '../connections/connections.ts';
@@ -65,9 +66,11 @@ export class FlowPublisher {
     const refs = new Map<string, string | undefined>([
       [definition.trigger.piece, definition.trigger.version],
     ]);
-    for (const step of definition.steps) {
+    for (const { step } of walkSteps(definition)) {
       if (step.type === 'code') code[step.name] = wrapCodeStep(step.code);
-      else if (!refs.has(step.piece) || step.version !== undefined) refs.set(step.piece, step.version);
+      else if (step.type === 'piece' && (!refs.has(step.piece) || step.version !== undefined)) {
+        refs.set(step.piece, step.version);
+      }
     }
     const pieces: PieceRef[] = [...refs]
       .sort(([a], [b]) => (a < b ? -1 : 1))

@@ -3,6 +3,7 @@ import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
+import type { FlowLimits } from '../flows/flow-tree-check.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
@@ -14,6 +15,8 @@ export interface FlowRouteDeps {
   flows: FlowsRepository;
   publisher: FlowPublisher;
   registry: PieceRegistry;
+  /** What a definition's tree is held to (FLOW_MAX_DEPTH, FLOW_MAX_STEPS, FLOW_TIMEOUT_SECONDS). */
+  limits: FlowLimits;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -28,7 +31,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     ...apiRoute(OPS.createFlow),
     handler: async (request, reply) => {
       const body = parse(CreateFlowInput, request.body);
-      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
       let version = await deps.flows.createFlow({ id, name: body.name, definition });
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
@@ -84,7 +87,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     handler: async (request, reply) => {
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
-      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       let version = await deps.flows.addVersion(request.params.flowId, definition);
       if (body.publish) version = await deps.publisher.publish(version);
       return reply.status(201).send({ version: versionView(version) });

@@ -6,6 +6,7 @@ import {
   type FlowDefinition,
   PieceManifestSchema,
   type PieceRef,
+  walkSteps,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import { extract } from 'tar';
@@ -53,11 +54,9 @@ export function buildFlowBundle(
   ids: { flowId?: string; flowVersionId?: string; pieces?: PieceRef[] } = {},
 ): FlowBundle {
   const code: Record<string, string> = {};
-  for (const step of flow.steps) if (step.type === 'code') code[step.name] = wrapCodeStep(step.code);
-  const used = new Set([
-    flow.trigger.piece,
-    ...flow.steps.flatMap((s) => (s.type === 'piece' ? [s.piece] : [])),
-  ]);
+  const steps = walkSteps(flow).map((visit) => visit.step);
+  for (const step of steps) if (step.type === 'code') code[step.name] = wrapCodeStep(step.code);
+  const used = new Set([flow.trigger.piece, ...steps.flatMap((s) => (s.type === 'piece' ? [s.piece] : []))]);
   return {
     version: 1,
     flowId: ids.flowId ?? 'flow-1',
