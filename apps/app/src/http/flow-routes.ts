@@ -30,9 +30,12 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       const body = parse(CreateFlowInput, request.body);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index());
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
-      let version = await deps.flows.createFlow({ id, name: body.name, definition });
+      // Created and published in one transaction: a refused publish leaves no flow behind.
+      const version = await deps.flows.createFlow(
+        { id, name: body.name, definition },
+        body.publish ? (created) => deps.publisher.prepare(created) : undefined,
+      );
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
-      if (body.publish) version = await deps.publisher.publish(version);
       return reply
         .status(201)
         .send({ flow: await mustGetFlow(deps.flows, id), version: versionView(version) });
@@ -85,8 +88,11 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index());
-      let version = await deps.flows.addVersion(request.params.flowId, definition);
-      if (body.publish) version = await deps.publisher.publish(version);
+      const version = await deps.flows.addVersion(
+        request.params.flowId,
+        definition,
+        body.publish ? (added) => deps.publisher.prepare(added) : undefined,
+      );
       return reply.status(201).send({ version: versionView(version) });
     },
   });
