@@ -135,6 +135,21 @@ describe('flow management API', () => {
     });
   });
 
+  it('refuses an errorResponse that reads more than the run and its error', async () => {
+    const response = await manage(url, 'POST', '/v1/flows/greeting/versions', {
+      definition: { ...GREETING, errorResponse: { status: 502, body: { who: '{{trigger.who}}' } } },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: {
+        code: 'INVALID_FLOW',
+        message: expect.stringMatching(
+          /^definition\.errorResponse\.body\.who: template \{\{trigger\.who\}\}/,
+        ),
+      },
+    });
+  });
+
   it('leaves no flow and no version behind when a create or add-and-publish is refused', async () => {
     const usesMissing: FlowDefinition = {
       ...GREETING,

@@ -11,6 +11,7 @@ import {
 } from '@flowbox/protocol';
 import type { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
+import { checkErrorResponse } from './error-response-check.ts';
 import { literalResponseProblem, RESPONSE_STEP } from './response-step-check.ts';
 
 /**
@@ -23,6 +24,7 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
   const parsed = FlowDefinitionSchema.safeParse(raw);
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues.map(prefixIssue)));
   const definition = parsed.data;
+  checkErrorResponse(definition);
 
   const pinned = new Map<string, string>();
   const trigger = resolvePiece(pieces, definition.trigger, 'definition.trigger', pinned);

@@ -1,4 +1,6 @@
 import {
+  type ErrorResponse,
+  ErrorResponseSchema,
   FlowboxError,
   type FlowDefinition,
   FlowDefinitionSchema,
@@ -9,6 +11,7 @@ import {
   WebhookVerifySchema,
 } from '@flowbox/protocol';
 import type { PoolClient } from 'pg';
+import type { z } from 'zod';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 
@@ -20,6 +23,8 @@ export interface PublishedFlow {
   runWhenCallerGone: boolean;
   /** The published definition's `trigger.verify`: how its webhooks' senders are checked, if at all. */
   verify: WebhookVerify | null;
+  /** The published definition's `errorResponse`: what a sync caller of a failed run is answered. */
+  errorResponse: ErrorResponse | null;
 }
 
 export interface FlowBundleRecord {
@@ -155,10 +160,11 @@ function storedDefinition(row: VersionRow): FlowDefinition {
   return parsed.data;
 }
 
-function storedVerify(stored: unknown): WebhookVerify {
-  const parsed = parseStored(WebhookVerifySchema, stored);
-  if (!parsed.success)
-    throw new FlowboxError('INTERNAL', `invalid stored trigger.verify: ${formatIssues(parsed.error.issues)}`);
+function stored<S extends z.ZodType>(schema: S, value: unknown, field: string): z.infer<S> {
+  const parsed = parseStored(schema, value);
+  if (!parsed.success) {
+    throw new FlowboxError('INTERNAL', `invalid stored ${field}: ${formatIssues(parsed.error.issues)}`);
+  }
   return parsed.data;
 }
 
@@ -215,10 +221,12 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
-      const { rows } = await pool.query<FlowRow & { run_when_caller_gone: boolean; verify: unknown }>(
+      const { rows } = await pool.query<
+        FlowRow & { run_when_caller_gone: boolean; verify: unknown; error_response: unknown }
+      >(
         `SELECT f.id, f.published_version_id, f.enabled,
            coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
-           v.definition->'trigger'->'verify' AS verify
+           v.definition->'trigger'->'verify' AS verify, v.definition->'errorResponse' AS error_response
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -229,7 +237,11 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
         flowVersionId: row.published_version_id,
         enabled: row.enabled,
         runWhenCallerGone: row.run_when_caller_gone,
-        verify: row.verify == null ? null : storedVerify(row.verify),
+        verify: row.verify == null ? null : stored(WebhookVerifySchema, row.verify, 'trigger.verify'),
+        errorResponse:
+          row.error_response == null
+            ? null
+            : stored(ErrorResponseSchema, row.error_response, 'errorResponse'),
       };
     },
 

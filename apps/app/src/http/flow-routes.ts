@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
+import { publishWarnings } from '../flows/publish-warnings.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
@@ -36,9 +37,11 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
         body.publish ? (created) => deps.publisher.prepare(created) : undefined,
       );
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
-      return reply
-        .status(201)
-        .send({ flow: await mustGetFlow(deps.flows, id), version: versionView(version) });
+      return reply.status(201).send({
+        flow: await mustGetFlow(deps.flows, id),
+        version: versionView(version),
+        warnings: publishWarnings(definition),
+      });
     },
   });
 
@@ -93,7 +96,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
         definition,
         body.publish ? (added) => deps.publisher.prepare(added) : undefined,
       );
-      return reply.status(201).send({ version: versionView(version) });
+      return reply.status(201).send({ version: versionView(version), warnings: publishWarnings(definition) });
     },
   });
 
@@ -108,7 +111,8 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
           `flow ${request.params.flowId} has no version ${request.params.versionId}`,
         );
       }
-      return { version: versionView(await deps.publisher.publish(version)) };
+      const published = await deps.publisher.publish(version);
+      return { version: versionView(published), warnings: publishWarnings(published.definition) };
     },
   });
 }

@@ -407,6 +407,8 @@ export interface components {
         CreatedFlow: {
             flow: components["schemas"]["Flow"];
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         CreateFlowRequest: {
             definition: components["schemas"]["FlowDefinitionInput"];
@@ -447,28 +449,17 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -502,28 +493,17 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -581,6 +561,8 @@ export interface components {
         };
         FlowVersionEnvelope: {
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         FlowVersionList: {
             versions: components["schemas"]["FlowVersion"][];
@@ -758,10 +740,12 @@ export interface components {
                 }[];
                 name: string;
                 output?: unknown;
+                path?: string;
+                skipReason?: string;
                 /** Format: date-time */
                 startedAt: string;
                 /** @enum {string} */
-                status: "SUCCEEDED" | "FAILED";
+                status: "SUCCEEDED" | "FAILED" | "SKIPPED";
             }[];
             /** @description Started by the sync webhook (the caller waits for its answer). */
             sync: boolean;
@@ -1521,7 +1505,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedFlow"];
@@ -1967,7 +1952,8 @@ export interface operations {
                      *         "bundle": null,
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": null
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -2082,7 +2068,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -3090,8 +3077,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3226,8 +3220,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
