@@ -135,6 +135,34 @@ describe('flow management API', () => {
     });
   });
 
+  it("checks a piece step's literal input against the registry's input schema at publish", async () => {
+    const adding = (input: Record<string, unknown>): FlowDefinition => ({
+      ...GREETING,
+      steps: [{ type: 'piece', name: 'add', piece: 'math-helper', action: 'addition_math', input }],
+    });
+    const refused = await manage(url, 'POST', '/v1/flows', {
+      id: 'bad-input',
+      name: 'Bad input',
+      definition: adding({ a: 'two', c: 1 }),
+    });
+    expect(refused.status).toBe(400);
+    const { error } = (await refused.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('INVALID_FLOW');
+    expect(error.message.split('; ')).toEqual([
+      "definition.steps.0.input.c: the action has no input 'c'",
+      expect.stringMatching(/^definition\.steps\.0\.input\.a: /),
+      expect.stringMatching(/^definition\.steps\.0\.input\.b: /),
+    ]);
+    expect((await manage(url, 'GET', '/v1/flows/bad-input')).status).toBe(404);
+    // Templated values are the run's to check.
+    const templated = await manage(url, 'POST', '/v1/flows', {
+      id: 'templated-input',
+      name: 'Templated input',
+      definition: adding({ a: '{{trigger.body.a}}', b: '{{trigger.body.b}}' }),
+    });
+    expect(templated.status).toBe(201);
+  });
+
   it('refuses an errorResponse that reads more than the run and its error', async () => {
     const response = await manage(url, 'POST', '/v1/flows/greeting/versions', {
       definition: { ...GREETING, errorResponse: { status: 502, body: { who: '{{trigger.who}}' } } },

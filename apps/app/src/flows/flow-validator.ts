@@ -12,6 +12,7 @@ import {
 import type { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { checkErrorResponse } from './error-response-check.ts';
+import { checkPieceInputs } from './piece-input-check.ts';
 import { literalResponseProblem, RESPONSE_STEP } from './response-step-check.ts';
 
 /**
@@ -73,6 +74,7 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
     }
     known.add(step.name);
   });
+  checkPieceInputs(definition, pieces);
   return definition;
 }
 
