@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type ErrorResponse,
   FlowboxError,
   type FlowResponse,
   httpStatusOf,
@@ -12,7 +13,7 @@ import {
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
-import type { FlowsRepository, PublishedFlow } from '../flows/flows-repository.ts';
+import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
@@ -231,7 +232,8 @@ async function accept(
     dropped = await dropUnstarted(deps, request, runId, outcome.type);
   }
   if (outcome.type === 'run-ended' && outcome.error !== undefined && flow.errorResponse !== null) {
-    const own = flowErrorResponse(flow, outcome, outcome.error, deps.allowedResponseHeaders);
+    const run = { id: runId, flowId: flow.flowId, status: outcome.status };
+    const own = flowErrorResponse(flow.errorResponse, run, outcome.error, deps.allowedResponseHeaders);
     if (own.ok) return sendFlowResponse(reply, own.response);
     request.log.warn(
       { runId, problem: own.problem },
@@ -246,14 +248,12 @@ async function accept(
  * a response step's answer (response-header-policy.ts); the run keeps the full error.
  */
 function flowErrorResponse(
-  flow: PublishedFlow,
-  outcome: { runId: string; status: string },
+  template: ErrorResponse,
+  run: { id: string; flowId: string; status: string },
   error: SerializedError,
   allowed: ReadonlySet<string>,
 ): { ok: true; response: FlowResponse } | { ok: false; problem: string } {
-  if (flow.errorResponse === null) return { ok: false, problem: 'no errorResponse' };
-  const scope = errorResponseScope({ id: outcome.runId, flowId: flow.flowId, status: outcome.status }, error);
-  const response = renderErrorResponse(flow.errorResponse, scope);
+  const response = renderErrorResponse(template, errorResponseScope(run, error));
   const problem = responsePolicyProblem(response, allowed);
   return problem === null ? { ok: true, response } : { ok: false, problem };
 }
