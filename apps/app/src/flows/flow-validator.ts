@@ -13,7 +13,9 @@ import {
 import type { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { conditionProblems } from './condition-check.ts';
+import { checkErrorResponse } from './error-response-check.ts';
 import { type FlowLimits, rawNestingProblem, treeProblem } from './flow-tree-check.ts';
+import { checkPieceInputs } from './piece-input-check.ts';
 import { literalResponseProblem, RESPONSE_STEP } from './response-step-check.ts';
 import { templatedFields, templateScopeProblems } from './template-scope.ts';
 
@@ -31,6 +33,7 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
   const parsed = FlowDefinitionSchema.safeParse(raw);
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues.map(prefixIssue)));
   const definition = parsed.data;
+  checkErrorResponse(definition);
 
   const pinned = new Map<string, string>();
   const trigger = resolvePiece(pieces, definition.trigger, 'definition.trigger', pinned);
@@ -71,6 +74,7 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
   }
   const [outOfScope] = templateScopeProblems(definition);
   if (outOfScope !== undefined) throw invalid(outOfScope);
+  checkPieceInputs(definition, pieces);
   return definition;
 }
 

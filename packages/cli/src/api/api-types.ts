@@ -407,6 +407,8 @@ export interface components {
         CreatedFlow: {
             flow: components["schemas"]["Flow"];
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         CreateFlowRequest: {
             definition: components["schemas"]["FlowDefinitionInput"];
@@ -447,6 +449,14 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
             onFailure?: string;
             runWhenCallerGone?: boolean;
             steps: components["schemas"]["FlowStep"][];
@@ -483,6 +493,14 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
             onFailure?: string;
             runWhenCallerGone?: boolean;
             steps: components["schemas"]["FlowStepInput"][];
@@ -547,6 +565,8 @@ export interface components {
         };
         FlowVersionEnvelope: {
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         FlowVersionList: {
             versions: components["schemas"]["FlowVersion"][];
@@ -1491,7 +1511,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedFlow"];
@@ -1937,7 +1958,8 @@ export interface operations {
                      *         "bundle": null,
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": null
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -2052,7 +2074,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -3060,8 +3083,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3196,8 +3226,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
