@@ -85,7 +85,10 @@ export const ERROR_CATALOG = {
   PIECE_NOT_ISOLATABLE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run took its engine past ENGINE_MEMORY_LIMIT_MB (every execution mode): the engine was killed. */
   ENGINE_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
-  /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
+  /**
+   * Runs stored with it: a step whose input or output would not fit in the run's log. An engine
+   * leaves such a value out of the log instead (`dropped`), keeping the run's result.
+   */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
    * A code step's (or a piece's `ctx.fetch`) HTTP request to a host the egress policy (EGRESS) does

@@ -60,7 +60,7 @@ export function createHostLeafExecutor(
       if (step.type === 'code') {
         const session = openCodeStepSession(deps.egressFetch);
         const stop = () => session.close();
-        run.signal.addEventListener('abort', stop, { once: true });
+        run.signal?.addEventListener('abort', stop, { once: true });
         try {
           const outcome = await settle(() => {
             // The bundle loader checked that every code step has its compiled source.
@@ -80,13 +80,13 @@ export function createHostLeafExecutor(
           const logs = session.lines();
           return logs.length > 0 ? { ...outcome, logs } : outcome;
         } finally {
-          run.signal.removeEventListener('abort', stop);
+          run.signal?.removeEventListener('abort', stop);
           session.close();
         }
       }
       const http = openPieceFetch(deps.egressFetch);
       const stop = () => http.close();
-      run.signal.addEventListener('abort', stop, { once: true });
+      run.signal?.addEventListener('abort', stop, { once: true });
       try {
         return await settle(() => {
           const action = deps.pieces.action(step.piece, step.action);
@@ -101,7 +101,7 @@ export function createHostLeafExecutor(
           return action.execute(checked, ctx);
         });
       } finally {
-        run.signal.removeEventListener('abort', stop);
+        run.signal?.removeEventListener('abort', stop);
         // A request the piece left running does not outlive its step.
         http.close();
       }

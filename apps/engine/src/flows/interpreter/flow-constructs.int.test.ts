@@ -5,12 +5,22 @@ import {
   FlowResponseReportSchema,
   type StepResult,
 } from '@flowbox/protocol';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addStep, codeStep, FLOW_MODES, triggerWith } from '../../../test/support/flow-constructs.ts';
 import { useExecutorHarness } from '../../../test/support/flow-executor-harness.ts';
-import { flowOf } from '../../../test/support/isolate-harness.ts';
+import { action, flowOf, pieceStep, writeTestPiece } from '../../../test/support/isolate-harness.ts';
+import type { ProvisionedPiece } from '../../pieces/piece-loader.ts';
 
 const h = useExecutorHarness();
+
+/** A piece whose action waits on a timer: iterations at once must not end each other's timers. */
+let sleepy: ProvisionedPiece;
+beforeAll(async () => {
+  sleepy = await writeTestPiece(h.dir, {
+    name: 'sleepy',
+    actions: action('nap', "async()=>{await new Promise((r)=>setTimeout(r,30));return 'rested';}"),
+  });
+});
 
 /** Each step's path with its status, in the order the run recorded them. */
 const paths = (steps: StepResult[]) => steps.map((step) => `${step.path} ${step.status}`);
@@ -169,6 +179,22 @@ describe.each(FLOW_MODES)('flow constructs, %s', (_mode, mode) => {
     expect(byPath(outcome.steps, 'after')?.output).toEqual(items.map((n, i) => [n * 2, n * 2 + i]));
     expect(byPath(outcome.steps, 'each[9]/plus')?.input).toEqual({ a: 20, b: 9 });
     expect(outcome.steps.filter((step) => step.path?.startsWith('each[')).length).toBe(20);
+  });
+
+  it('piece actions waiting on timers run at once, each to its end', async () => {
+    const flow = flowOf({
+      type: 'loop',
+      name: 'each',
+      items: [1, 2, 3, 4],
+      concurrency: 4,
+      steps: [pieceStep('nap', 'sleepy', 'nap')],
+    });
+    const job = await h.job(flow, mode);
+    const { outcome } = await h.executor.execute({ ...job, pieces: [...job.pieces, sleepy] });
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(byPath(outcome.steps, 'each')?.output).toEqual({
+      iterations: [1, 2, 3, 4].map(() => ({ nap: 'rested' })),
+    });
   });
 
   it('nested loops keep their item and index apart', async () => {

@@ -13,8 +13,8 @@ export interface LeafOutcome {
 /** One leaf's run: the step's path in the run, and the signal that ends it (its timeoutMs). */
 export interface LeafRun {
   path: string;
-  /** Aborted when the step's `timeoutMs` passed: its requests end, its timers stop. */
-  signal: AbortSignal;
+  /** Aborted when the step's `timeoutMs` passed: its requests end, its timers stop (none without one). */
+  signal: AbortSignal | undefined;
   /** The wall-clock time a code step's runner gives it: the step's `timeoutMs` when tighter. */
   codeTimeoutMs: number;
 }

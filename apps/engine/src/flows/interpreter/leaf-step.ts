@@ -78,8 +78,8 @@ async function withTimeout(
 ): Promise<LeafOutcome> {
   const limit = context.limits.codeStepTimeoutMs;
   const timeoutMs = step.timeoutMs;
+  if (timeoutMs === undefined) return execute({ path, signal: undefined, codeTimeoutMs: limit });
   const aborts = new AbortController();
-  if (timeoutMs === undefined) return execute({ path, signal: aborts.signal, codeTimeoutMs: limit });
   const timeout = (): LeafOutcome => ({
     error: forUsers(
       serializeError(

@@ -111,16 +111,24 @@ const logOf =
     notify('log', level, String(msg), stepName, json);
   };
 
-/** A leaf with the step's globals installed, as one outcome (JSON text). */
+/** Leaves running now (a loop's iterations may run at once in the run's context). */
+const running = { leaves: 0 };
+
+/**
+ * A leaf with the step's globals installed, as one outcome (JSON text). The context has one set
+ * of timers: they end when the last leaf running ends, not under another that still waits.
+ */
 async function record(execute: () => Promise<unknown>): Promise<string> {
   let outcome: StepOutcome;
+  running.leaves += 1;
   try {
     stepGlobals.install();
     outcome = { output: await execute() };
   } catch (error) {
     outcome = { error: serializeError(error, 'STEP_FAILED') };
   } finally {
-    stepGlobals.clearTimers();
+    running.leaves -= 1;
+    if (running.leaves === 0) stepGlobals.clearTimers();
   }
   try {
     return stringify(outcome);
