@@ -6,6 +6,7 @@ import { CliError } from './cli-error.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
+import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
 import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
@@ -131,6 +132,17 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(
         `${flows.length === 0 ? 'no flows' : table([['FLOW', 'NAME', 'STATE', 'PUBLISHED VERSION'], ...rows])}\n`,
       );
+    });
+  flow
+    .command('refused <flowId>')
+    .description(
+      "the flow's webhooks refused before any run existed (bad signature, body too large, queue full, flow disabled), newest first",
+    )
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .option('--headers', 'show the headers kept with each (credentials are never kept)')
+    .action(async (flowId: string, options: { limit: number; headers?: boolean }) => {
+      const deliveries = await listRefusedDeliveries(api(), flowId, options.limit);
+      io.out(`${renderRefusedDeliveries(flowId, deliveries, options.headers === true)}\n`);
     });
   flow
     .command('types')

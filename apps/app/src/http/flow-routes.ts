@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
+import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
@@ -9,11 +10,13 @@ import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
+import { RefusedDeliveriesQuery } from './views/refused-delivery-view.ts';
 
 export interface FlowRouteDeps {
   flows: FlowsRepository;
   publisher: FlowPublisher;
   registry: PieceRegistry;
+  refusedDeliveries: Pick<RefusedDeliveriesRepository, 'list'>;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -88,6 +91,15 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       let version = await deps.flows.addVersion(request.params.flowId, definition);
       if (body.publish) version = await deps.publisher.publish(version);
       return reply.status(201).send({ version: versionView(version) });
+    },
+  });
+
+  app.route<FlowParams>({
+    ...apiRoute(OPS.listRefusedDeliveries),
+    handler: async (request) => {
+      const { limit } = parse(RefusedDeliveriesQuery, request.query);
+      await mustGetFlow(deps.flows, request.params.flowId);
+      return { deliveries: await deps.refusedDeliveries.list(request.params.flowId, limit) };
     },
   });
 

@@ -10,6 +10,8 @@ import {
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
+import { deliveryHeaders } from '../deliveries/delivery-headers.ts';
+import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
@@ -49,6 +51,8 @@ export interface WebhookDeps {
   tracer: Tracer | null;
   signingSecrets: SigningSecrets;
   metrics: AppMetrics;
+  /** Where webhooks refused before any run existed are noted (no I/O on the request's path). */
+  refused: Pick<RefusedDeliveries, 'record'>;
 }
 
 interface WebhookRequest {
@@ -64,6 +68,7 @@ interface WebhookRequest {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   void app.register(async (scope) => {
     installWebhookBodyParser(scope, deps.maxBodyDepth);
+    scope.addHook('onSend', noteRefusal(deps.refused));
     for (const method of ['POST', 'GET'] as const) {
       scope.route<WebhookRequest>({
         ...apiRoute(method === 'POST' ? OPS.triggerWebhookSync : OPS.triggerWebhookSyncGet),
@@ -80,6 +85,45 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       });
     }
   });
+}
+
+/**
+ * Every answer that refused the webhook without creating a run (an error status, no run id):
+ * a bad signature, a body too large or not parsable, a full queue, a disabled or unpublished
+ * flow. Unknown flows are dropped when the batch is written.
+ */
+function noteRefusal(refused: WebhookDeps['refused']): onSendHookHandler {
+  return (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && !reply.hasHeader(RUN_ID_HEADER)) {
+      const error = errorOf(payload);
+      const params = request.params as Partial<WebhookRequest['Params']> | undefined;
+      if (error !== null && typeof params?.flowId === 'string') {
+        refused.record({
+          flowId: params.flowId,
+          code: error.code,
+          message: error.message,
+          httpStatus: reply.statusCode,
+          method: request.method,
+          sync: request.routeOptions.url?.endsWith('/sync') ?? false,
+          sourceAddress: request.ip,
+          headers: deliveryHeaders(request.headers),
+        });
+      }
+    }
+    done(null, payload);
+  };
+}
+
+/** The code and message of an error answer as serialized, or null for any other body. */
+function errorOf(payload: unknown): { code: string; message: string } | null {
+  if (typeof payload !== 'string' || !payload.startsWith('{')) return null;
+  try {
+    const { error } = JSON.parse(payload) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof error?.code !== 'string') return null;
+    return { code: error.code, message: typeof error.message === 'string' ? error.message : '' };
+  } catch {
+    return null;
+  }
 }
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;

@@ -136,6 +136,26 @@ export interface paths {
         patch: operations["updateFlow"];
         trace?: never;
     };
+    "/v1/flows/{flowId}/deliveries/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flow's webhooks refused before any run existed, newest first.
+         * @description A bad signature, a body too large or not parsable, a full queue, the flow disabled or unpublished: the last REFUSED_DELIVERIES_PER_FLOW of them, kept RUN_RETENTION_DAYS, with their headers without credentials. Written once a second, so a refusal appears within about a second.
+         */
+        get: operations["listRefusedDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{flowId}/versions": {
         parameters: {
             query?: never;
@@ -447,28 +467,9 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -502,28 +503,9 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -674,6 +656,30 @@ export interface components {
             /** @description Workers connected to this app over socket.io. */
             workers: number;
         };
+        /** @description A webhook refused before any run existed: nothing ran, nothing was queued. */
+        RefusedDelivery: {
+            /** @description The error code the sender was answered with. */
+            code: string;
+            /** @description The request's headers without credentials: no authorization, cookie, API key, the flow's signature header, or any header named for a signature, token, secret or session. */
+            headers: {
+                [key: string]: string;
+            };
+            httpStatus: number;
+            message: string;
+            method: string;
+            /** Format: date-time */
+            receivedAt: string;
+            /** @description The connection's peer address (a proxy's, behind one). */
+            sourceAddress: string;
+            /** @description Further refusals of this flow within the same second, counted here rather than kept. */
+            suppressed: number;
+            /** @description Sent to the sync webhook. */
+            sync: boolean;
+        };
+        RefusedDeliveryList: {
+            /** @description Newest first. */
+            deliveries: components["schemas"]["RefusedDelivery"][];
+        };
         /** @description The new run, and the run it re-runs. */
         RerunAccepted: {
             /** Format: uuid */
@@ -758,10 +764,12 @@ export interface components {
                 }[];
                 name: string;
                 output?: unknown;
+                path?: string;
+                skipReason?: string;
                 /** Format: date-time */
                 startedAt: string;
                 /** @enum {string} */
-                status: "SUCCEEDED" | "FAILED";
+                status: "SUCCEEDED" | "FAILED" | "SKIPPED";
             }[];
             /** @description Started by the sync webhook (the caller waits for its answer). */
             sync: boolean;
@@ -1707,6 +1715,86 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Flow"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRefusedDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refusals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "receivedAt": "2026-11-25T10:00:00.000Z",
+                     *           "code": "WEBHOOK_SIGNATURE_INVALID",
+                     *           "message": "the webhook's signature was refused: the x-hub-signature-256 signature does not match the body",
+                     *           "httpStatus": 401,
+                     *           "method": "POST",
+                     *           "sync": false,
+                     *           "sourceAddress": "192.0.2.10",
+                     *           "headers": {
+                     *             "content-type": "application/json",
+                     *             "x-github-event": "push"
+                     *           },
+                     *           "suppressed": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RefusedDeliveryList"];
                 };
             };
             /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
