@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiClient } from './api/client.ts';
 import { CliError } from './cli-error.ts';
+import { addConnectionCommands } from './commands/connection-commands.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
@@ -12,6 +13,7 @@ import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './com
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
 import { renderRunList, table } from './render/run-render.ts';
+import { initFlows } from './scaffold/init-flows.ts';
 import { initPiece } from './scaffold/init-piece.ts';
 
 export interface CliIo {
@@ -22,6 +24,8 @@ export interface CliIo {
   /** Ends `runs tail`. */
   signal: AbortSignal;
   fetch?: typeof fetch;
+  /** The whole of standard input, for a value read from it (`connections set --from-file -`). */
+  readStdin?: () => Promise<string>;
 }
 
 /**
@@ -99,7 +103,28 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
-  const flow = program.command('flow').description('push and list flows');
+  const flow = program.command('flow').description('write, push and list flows');
+  flow
+    .command('init <dir>')
+    .description(
+      'scaffold a flows project in <dir>, outside this checkout: typed flow files against @flowbox/flow and the registry (flow types)',
+    )
+    .action(async (dir: string) => {
+      const result = await initFlows(path(dir));
+      io.out(
+        [
+          `created a flows project in ${result.dir}:`,
+          ...result.files.map((f) => `  ${f}`),
+          '  vendor/flow (@flowbox/flow, the typed flow package)',
+          '',
+          'next:',
+          `  cd ${result.dir} && pnpm install --offline`,
+          '  flowbox flow types && pnpm run typecheck',
+          '  flowbox flow push hello.flow.ts --publish',
+          '',
+        ].join('\n'),
+      );
+    });
   flow
     .command('push <file>')
     .description(
@@ -153,6 +178,8 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       await writeFile(path(options.out), piecesDeclaration(versions, latest, config.url));
       io.out(`wrote ${path(options.out)}: ${versions.length} piece versions\n`);
     });
+
+  addConnectionCommands(program, api, { out: io.out, path, readStdin: io.readStdin });
 
   const runs = program.command('runs').description('read runs');
   runs
