@@ -184,3 +184,37 @@ describe('refused webhook deliveries (no worker attached)', () => {
     ]);
   });
 });
+
+describe('refused webhook deliveries past the global queue bound (no worker attached)', () => {
+  let app: FlowboxApp;
+  let url: string;
+
+  beforeAll(async () => {
+    // One run may wait across all flows: the benchmark flow's second webhook finds the queue full.
+    ({ app, url } = await startTestApp({ WEBHOOK_MAX_QUEUED_RUNS: '1' }));
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('keeps a webhook refused 503 QUEUE_FULL before its body was read', async () => {
+    const send = () =>
+      fetch(`${url}/v1/webhooks/benchmark`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+    expect((await send()).status).toBe(202);
+    expect((await send()).status).toBe(503);
+    const rows = await vi.waitFor(
+      async () => {
+        const answer = await manage(url, 'GET', '/v1/flows/benchmark/deliveries/refused');
+        const { deliveries } = (await answer.json()) as { deliveries: RefusedDeliveryView[] };
+        if (deliveries.length === 0) throw new Error('not written yet');
+        return deliveries;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(rows).toMatchObject([{ code: 'QUEUE_FULL', httpStatus: 503, sync: false }]);
+  });
+});
