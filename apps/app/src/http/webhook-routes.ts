@@ -10,7 +10,6 @@ import {
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
-import { deliveryHeaders } from '../deliveries/delivery-headers.ts';
 import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
@@ -22,6 +21,7 @@ import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
+import { noteRefusals } from './webhook-refusals.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -68,7 +68,7 @@ interface WebhookRequest {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   void app.register(async (scope) => {
     installWebhookBodyParser(scope, deps.maxBodyDepth);
-    scope.addHook('onSend', noteRefusal(deps.refused));
+    scope.addHook('onSend', noteRefusals(deps.refused, RUN_ID_HEADER));
     for (const method of ['POST', 'GET'] as const) {
       scope.route<WebhookRequest>({
         ...apiRoute(method === 'POST' ? OPS.triggerWebhookSync : OPS.triggerWebhookSyncGet),
@@ -85,45 +85,6 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       });
     }
   });
-}
-
-/**
- * Every answer that refused the webhook without creating a run (an error status, no run id):
- * a bad signature, a body too large or not parsable, a full queue, a disabled or unpublished
- * flow. Unknown flows are dropped when the batch is written.
- */
-function noteRefusal(refused: WebhookDeps['refused']): onSendHookHandler {
-  return (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && !reply.hasHeader(RUN_ID_HEADER)) {
-      const error = errorOf(payload);
-      const params = request.params as Partial<WebhookRequest['Params']> | undefined;
-      if (error !== null && typeof params?.flowId === 'string') {
-        refused.record({
-          flowId: params.flowId,
-          code: error.code,
-          message: error.message,
-          httpStatus: reply.statusCode,
-          method: request.method,
-          sync: request.routeOptions.url?.endsWith('/sync') ?? false,
-          sourceAddress: request.ip,
-          headers: deliveryHeaders(request.headers),
-        });
-      }
-    }
-    done(null, payload);
-  };
-}
-
-/** The code and message of an error answer as serialized, or null for any other body. */
-function errorOf(payload: unknown): { code: string; message: string } | null {
-  if (typeof payload !== 'string' || !payload.startsWith('{')) return null;
-  try {
-    const { error } = JSON.parse(payload) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof error?.code !== 'string') return null;
-    return { code: error.code, message: typeof error.message === 'string' ? error.message : '' };
-  } catch {
-    return null;
-  }
 }
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
