@@ -6,6 +6,8 @@ import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
+import { RefusedDeliveries } from './deliveries/refused-deliveries.ts';
+import { createRefusedDeliveriesRepository } from './deliveries/refused-deliveries-repository.ts';
 import type { AppConfig } from './env.ts';
 import type { FlowboxApp } from './flowbox-app.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
@@ -91,6 +93,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     maxBytes: config.FLOW_CACHE_MAX_BYTES,
   });
   const pieces = createPiecesRepository(pool);
+  const refusedDeliveries = createRefusedDeliveriesRepository(pool);
+  // Refused webhooks are noted in memory and written in one batch a second.
+  const refused = new RefusedDeliveries({
+    repository: refusedDeliveries,
+    keepPerFlow: config.REFUSED_DELIVERIES_PER_FLOW,
+    logger: logger.child({ component: 'refused-deliveries' }),
+  });
   const runs = createRunsRepository(pool, {
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     bounds: { maxQueued: config.FLOW_MAX_QUEUED_RUNS, maxRunning: config.FLOW_MAX_CONCURRENT_RUNS },
@@ -216,6 +225,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     pool,
     holder: config.INSTANCE_ID,
     runs,
+    refusedDeliveries,
     storage,
     metrics,
     logger: logger.child({ component: 'run-retention' }),
@@ -250,6 +260,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     signingSecrets,
     metrics,
     allowedResponseHeaders,
+    refused,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
@@ -272,6 +283,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       flows,
       publisher,
       registry,
+      refusedDeliveries,
       limits: {
         maxDepth: config.FLOW_MAX_DEPTH,
         maxSteps: config.FLOW_MAX_STEPS,
@@ -353,6 +365,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       sweeper.start();
       reconciler.start();
       retention.start();
+      refused.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -417,7 +430,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await step('http connections', httpConnections.close(boundMs * 0.9));
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
-      await step('http, broker and queue', Promise.all([http.close(), broker.close(), queue.close()]));
+      // The refusals noted until the server closed are written before the pool ends.
+      await step(
+        'http, broker and queue',
+        Promise.all([http.close().then(() => refused.close()), broker.close(), queue.close()]),
+      );
       redis.disconnect();
       storage.close();
       await step('database pool', pool.end());

@@ -239,6 +239,15 @@ export const AppEnvSchema = z.object({
     .describe(
       'Finished runs older than this many days are deleted with their S3 logs (`runs/<runId>/log.json`), in batches of 100, by one app at a time, every minute; a re-run of a deleted run answers 410. 0: keep every run.',
     ),
+  REFUSED_DELIVERIES_PER_FLOW: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(100)
+    .describe(
+      'Webhooks refused before any run existed (bad signature, body too large or not parsable, queue full, flow disabled or unpublished) kept per flow, newest first, for `GET /v1/flows/{flowId}/deliveries/refused`, `flowbox flow refused` and the inspector: time, code and message, source address and headers without credentials. Older ones go past this count, and all after RUN_RETENTION_DAYS. Written in one batch a second; each flow gets at most 10 rows a second on each app, further refusals counting into the last (`suppressed`). 0: none kept.',
+    ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(

@@ -7,6 +7,7 @@ import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
+import { createRefusedDeliveriesRepository } from '../src/deliveries/refused-deliveries-repository.ts';
 import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { withPublishedFlowCache } from '../src/flows/published-flow-cache.ts';
 import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID } from '../src/flows/seed.ts';
@@ -74,7 +75,16 @@ describe('run retention', () => {
   });
 
   const retention = (days: number, holder = 'app-a', store: ObjectStorage = storage) =>
-    new RunRetention({ pool, holder, runs, storage: store, metrics, logger, days });
+    new RunRetention({
+      pool,
+      holder,
+      runs,
+      refusedDeliveries: createRefusedDeliveriesRepository(pool),
+      storage: store,
+      metrics,
+      logger,
+      days,
+    });
 
   /** A run `ageDays` old; finished with a log in S3 (`store`) unless `queued`. */
   async function runAged(
@@ -136,7 +146,12 @@ describe('run retention', () => {
       for (const id of [...old, young]) expect(await logExists(id, store)).toBe(true);
 
       // RUN_RETENTION_DAYS=0 keeps everything.
-      expect(await retention(0, 'app-a', store).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
+      expect(await retention(0, 'app-a', store).retain()).toEqual({
+        runs: 0,
+        logs: 0,
+        tombstones: 0,
+        refusedDeliveries: 0,
+      });
       const done = await retention(30, 'app-a', store).retain();
       expect(done).toMatchObject({ runs: 2, logs: 2 });
 
@@ -194,6 +209,27 @@ describe('run retention', () => {
     );
     expect((await retention(30).retain()).tombstones).toBe(1);
     expect((await manage(url, 'POST', `/v1/runs/${old}/rerun`)).status).toBe(404);
+  });
+
+  it('deletes refused webhook deliveries older than the retention, keeping newer ones', async () => {
+    const deliveries = createRefusedDeliveriesRepository(pool);
+    const refusal = (ageDays: number) => ({
+      flowId: BENCHMARK_FLOW_ID,
+      receivedAt: new Date(Date.now() - ageDays * 86_400_000),
+      code: 'WEBHOOK_SIGNATURE_INVALID',
+      message: `refused ${ageDays} days ago`,
+      httpStatus: 401,
+      method: 'POST',
+      sync: false,
+      sourceAddress: '127.0.0.1',
+      headers: {},
+      suppressed: 0,
+    });
+    expect(await deliveries.insert([refusal(40), refusal(31), refusal(1)], 100)).toBe(3);
+    expect((await retention(30).retain()).refusedDeliveries).toBe(2);
+    expect((await deliveries.list(BENCHMARK_FLOW_ID, 10)).map((row) => row.message)).toEqual([
+      'refused 1 days ago',
+    ]);
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

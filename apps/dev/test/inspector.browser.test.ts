@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BENCHMARK_FLOW } from '../../app/src/flows/seed.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { type Browser, CHROMIUM_MISSING, findChromium, launchChromium } from './browser/chromium.ts';
@@ -373,6 +373,44 @@ describe.skipIf(chromiumPath === null && !required)(
         'row lane lane-failed',
       );
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run-tree.png'), fullPage: true });
+    });
+
+    it("lists a flow's refused webhook deliveries on the flows page, without credentials", async () => {
+      // `doomed` is disabled (the test before): its webhooks are refused before any run exists.
+      const sent = await fetch(`${fault.url}/v1/webhooks/doomed`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer inspector-credential-0123',
+          'x-delivery': 'from-the-browser-test',
+        },
+        body: '{}',
+      });
+      expect(sent.status).toBe(404);
+      // Refusals are written once a second: wait until the API has this one.
+      await vi.waitFor(
+        async () => {
+          const listed = await manage(
+            fault.url,
+            'GET',
+            '/v1/flows/doomed/deliveries/refused',
+            undefined,
+            fault.stack.apiKey,
+          );
+          expect(await listed.text()).toContain('from-the-browser-test');
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      await page.goto(`${fault.url}/inspector/#/flows`);
+      await page.locator('[data-testid="refused-doomed"]').click();
+      const table = page.locator('[data-testid=refused-deliveries]');
+      await table.waitFor();
+      const row = table.locator('tr[data-refused-code="FLOW_NOT_FOUND"]', {
+        hasText: 'from-the-browser-test',
+      });
+      await row.waitFor();
+      expect(await row.textContent()).toContain('404 FLOW_NOT_FOUND');
+      expect(await page.content()).not.toContain('inspector-credential-0123');
     });
 
     it('draws the live chart over the runs list', async () => {

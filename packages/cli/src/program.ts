@@ -3,14 +3,17 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiClient } from './api/client.ts';
 import { CliError } from './cli-error.ts';
+import { addConnectionCommands } from './commands/connection-commands.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
+import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
 import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
 import { renderRunList, table } from './render/run-render.ts';
+import { initFlows } from './scaffold/init-flows.ts';
 import { initPiece } from './scaffold/init-piece.ts';
 
 export interface CliIo {
@@ -21,6 +24,8 @@ export interface CliIo {
   /** Ends `runs tail`. */
   signal: AbortSignal;
   fetch?: typeof fetch;
+  /** The whole of standard input, for a value read from it (`connections set --from-file -`). */
+  readStdin?: () => Promise<string>;
 }
 
 /**
@@ -98,7 +103,28 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
-  const flow = program.command('flow').description('push and list flows');
+  const flow = program.command('flow').description('write, push and list flows');
+  flow
+    .command('init <dir>')
+    .description(
+      'scaffold a flows project in <dir>, outside this checkout: typed flow files against @flowbox/flow and the registry (flow types)',
+    )
+    .action(async (dir: string) => {
+      const result = await initFlows(path(dir));
+      io.out(
+        [
+          `created a flows project in ${result.dir}:`,
+          ...result.files.map((f) => `  ${f}`),
+          '  vendor/flow (@flowbox/flow, the typed flow package)',
+          '',
+          'next:',
+          `  cd ${result.dir} && pnpm install --offline`,
+          '  flowbox flow types && pnpm run typecheck',
+          '  flowbox flow push hello.flow.ts --publish',
+          '',
+        ].join('\n'),
+      );
+    });
   flow
     .command('push <file>')
     .description(
@@ -134,6 +160,17 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       );
     });
   flow
+    .command('refused <flowId>')
+    .description(
+      "the flow's webhooks refused before any run existed (bad signature, body too large, queue full, flow disabled), newest first",
+    )
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .option('--headers', 'show the headers kept with each (credentials are never kept)')
+    .action(async (flowId: string, options: { limit: number; headers?: boolean }) => {
+      const deliveries = await listRefusedDeliveries(api(), flowId, options.limit);
+      io.out(`${renderRefusedDeliveries(flowId, deliveries, options.headers === true)}\n`);
+    });
+  flow
     .command('types')
     .description("write the registry's pieces as types for defineFlow (flowbox-pieces.d.ts)")
     .option('--out <file>', 'where to write them', 'flowbox-pieces.d.ts')
@@ -142,6 +179,8 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       await writeFile(path(options.out), piecesDeclaration(versions, latest, config.url));
       io.out(`wrote ${path(options.out)}: ${versions.length} piece versions\n`);
     });
+
+  addConnectionCommands(program, api, { out: io.out, path, readStdin: io.readStdin });
 
   const runs = program.command('runs').description('read runs');
   runs

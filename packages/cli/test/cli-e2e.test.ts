@@ -114,6 +114,17 @@ describe('flowbox CLI end to end', () => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toMatch(/^error PIECE_VERSION_EXISTS: /);
 
+    // A build that fails leaves the previous archive: publish refuses it rather than send it.
+    const greetSource = await readFile(join(piece, 'src', 'greet.ts'), 'utf8');
+    await writeFile(join(piece, 'src', 'greet.ts'), `${greetSource}\nexport const broken = ;\n`);
+    expect((await flowbox(cli, ['piece', 'build'], piece)).code).toBe(1);
+    const stale = await flowbox(cli, ['piece', 'publish'], piece);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(
+      /^error PIECE_BUILD_STALE: dist\/piece\.tgz \(built \S+\) is older than src\/greet\.ts \(changed \S+\): build it first/,
+    );
+    await writeFile(join(piece, 'src', 'greet.ts'), greetSource);
+
     const types = await flowbox(cli, ['flow', 'types'], piece);
     expect(types.stdout).toContain('flowbox-pieces.d.ts');
     await writeFile(join(piece, 'flow.ts'), flowFile(port));

@@ -91,8 +91,13 @@ export const ERROR_CATALOG = {
    */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
-   * A code step's (or a piece's `ctx.fetch`) HTTP request to a host the egress policy (EGRESS) does
-   * not allow. The CODE_STEP_ codes name both: a piece's request goes through the same fetch.
+   * An HTTP request of a run, a code step's `fetch` or a piece's `ctx.fetch` alike, to a host the
+   * egress policy (EGRESS) does not allow; the message names the EGRESS value that would allow it.
+   */
+  EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /**
+   * Means EGRESS_DENIED; not produced, and kept so that stored runs and logs that carry it stay
+   * readable.
    */
   CODE_STEP_EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A code step's HTTP request failed: unreachable, too large, too many redirects. */

@@ -1,4 +1,4 @@
-import type { FlowView, RunPage, RunStats, RunView, VersionView } from './api-types.ts';
+import type { FlowView, RefusedDeliveryView, RunPage, RunStats, RunView, VersionView } from './api-types.ts';
 
 /** The API key lives in this tab's sessionStorage only: gone when the tab closes. */
 const KEY_ITEM = 'flowbox.apiKey';
@@ -39,6 +39,11 @@ export class Api {
 
   versions(flowId: string): Promise<{ versions: VersionView[] }> {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/versions`);
+  }
+
+  /** The flow's webhooks refused before any run existed, newest first. */
+  refusedDeliveries(flowId: string): Promise<{ deliveries: RefusedDeliveryView[] }> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/deliveries/refused`);
   }
 
   setEnabled(flowId: string, enabled: boolean): Promise<FlowView> {

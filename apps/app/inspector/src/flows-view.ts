@@ -3,10 +3,12 @@ import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { flowShape } from './flow-shape.ts';
 import { time } from './format.ts';
+import { refusedTable } from './refused-deliveries.ts';
 
 /**
  * Flows with their versions: enable or disable a flow (a disabled flow's webhooks answer 404),
- * publish a version (builds its bundle and makes it live). Read when shown and after each change;
+ * publish a version (builds its bundle and makes it live), and see the webhooks it refused
+ * before any run existed. Read when shown and after each change;
  * nothing here moves on its own, so it is not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
@@ -40,13 +42,17 @@ export function flowsView(context: ViewContext): Dispose {
       h(
         'thead',
         {},
-        h('tr', {}, ...['flow', 'name', 'state', 'live version', '', ''].map((label) => h('th', {}, label))),
+        h(
+          'tr',
+          {},
+          ...['flow', 'name', 'state', 'live version', '', '', ''].map((label) => h('th', {}, label)),
+        ),
       ),
       h('tbody', {}, ...flows.flatMap((flow) => flowRows(flow))),
     );
 
   const flowRows = (flow: FlowView) => {
-    const versions = h('td', { colspan: 6, class: 'versions' });
+    const versions = h('td', { colspan: 7, class: 'versions' });
     const versionsRow = h('tr', { class: 'versions-row', hidden: true }, versions);
     const toggle = h(
       'button',
@@ -66,6 +72,27 @@ export function flowsView(context: ViewContext): Dispose {
         },
       },
       'versions',
+    );
+    const refused = h('td', { colspan: 7, class: 'versions' });
+    const refusedRow = h('tr', { class: 'versions-row', hidden: true }, refused);
+    const refusedToggle = h(
+      'button',
+      {
+        type: 'button',
+        class: 'link',
+        'data-testid': `refused-${flow.id}`,
+        onclick: () => {
+          refusedRow.hidden = !refusedRow.hidden;
+          if (!refusedRow.hidden) {
+            show(refused, h('span', { class: 'muted' }, 'Loading refused deliveries…'));
+            void context.api
+              .refusedDeliveries(flow.id)
+              .then(({ deliveries }) => show(refused, refusedTable(deliveries)))
+              .catch(context.fail);
+          }
+        },
+      },
+      'refused',
     );
     return [
       h(
@@ -97,8 +124,10 @@ export function flowsView(context: ViewContext): Dispose {
           ),
         ),
         h('td', {}, toggle),
+        h('td', {}, refusedToggle),
       ),
       versionsRow,
+      refusedRow,
     ];
   };
 

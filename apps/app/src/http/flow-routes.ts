@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
+import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import type { FlowLimits } from '../flows/flow-tree-check.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
@@ -11,6 +12,7 @@ import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
+import { RefusedDeliveriesQuery } from './views/refused-delivery-view.ts';
 
 export interface FlowRouteDeps {
   flows: FlowsRepository;
@@ -18,6 +20,7 @@ export interface FlowRouteDeps {
   registry: PieceRegistry;
   /** What a definition's tree is held to (FLOW_MAX_DEPTH, FLOW_MAX_STEPS, FLOW_TIMEOUT_SECONDS). */
   limits: FlowLimits;
+  refusedDeliveries: Pick<RefusedDeliveriesRepository, 'list'>;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -100,6 +103,15 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
         body.publish ? (added) => deps.publisher.prepare(added) : undefined,
       );
       return reply.status(201).send({ version: versionView(version), warnings: publishWarnings(definition) });
+    },
+  });
+
+  app.route<FlowParams>({
+    ...apiRoute(OPS.listRefusedDeliveries),
+    handler: async (request) => {
+      const { limit } = parse(RefusedDeliveriesQuery, request.query);
+      await mustGetFlow(deps.flows, request.params.flowId);
+      return { deliveries: await deps.refusedDeliveries.list(request.params.flowId, limit) };
     },
   });
 

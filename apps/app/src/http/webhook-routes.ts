@@ -13,6 +13,7 @@ import {
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
+import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
 import type { FlowsRepository } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
@@ -25,6 +26,7 @@ import { errorResponseScope, renderErrorResponse } from './error-response.ts';
 import { responsePolicyProblem } from './response-header-policy.ts';
 import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
+import { noteRefusals } from './webhook-refusals.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -56,6 +58,8 @@ export interface WebhookDeps {
   metrics: AppMetrics;
   /** WEBHOOK_RESPONSE_ALLOWED_HEADERS: restricted headers a flow's errorResponse may set. */
   allowedResponseHeaders: ReadonlySet<string>;
+  /** Where webhooks refused before any run existed are noted (no I/O on the request's path). */
+  refused: Pick<RefusedDeliveries, 'record'>;
 }
 
 interface WebhookRequest {
@@ -71,6 +75,7 @@ interface WebhookRequest {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   void app.register(async (scope) => {
     installWebhookBodyParser(scope, deps.maxBodyDepth);
+    scope.addHook('onSend', noteRefusals(deps.refused, RUN_ID_HEADER));
     for (const method of ['POST', 'GET'] as const) {
       scope.route<WebhookRequest>({
         ...apiRoute(method === 'POST' ? OPS.triggerWebhookSync : OPS.triggerWebhookSyncGet),

@@ -1,6 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
 import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
+import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { objectKeys } from '../storage/object-storage.ts';
 import type { RunsRepository } from './runs-repository.ts';
@@ -18,6 +19,7 @@ export interface Retained {
   runs: number;
   logs: number;
   tombstones: number;
+  refusedDeliveries: number;
 }
 
 /** Where run logs are deleted (ObjectStorage). */
@@ -31,11 +33,12 @@ export interface RetentionStorage {
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
- * as long again.
+ * as long again. Refused webhook deliveries older than that go in the same pass.
  */
 export class RunRetention {
   readonly #pass: LeaderPass;
   readonly #runs: RunsRepository;
+  readonly #refusedDeliveries: Pick<RefusedDeliveriesRepository, 'removeOlderThan'> | undefined;
   readonly #storage: RetentionStorage;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
@@ -46,6 +49,8 @@ export class RunRetention {
     /** This app's INSTANCE_ID: who holds the lock. */
     holder: string;
     runs: RunsRepository;
+    /** Refused webhook deliveries, expired by the same days. */
+    refusedDeliveries?: Pick<RefusedDeliveriesRepository, 'removeOlderThan'>;
     storage: RetentionStorage;
     metrics: AppMetrics;
     logger: Logger;
@@ -60,6 +65,7 @@ export class RunRetention {
       intervalMs: INTERVAL_MS,
     });
     this.#runs = options.runs;
+    this.#refusedDeliveries = options.refusedDeliveries;
     this.#storage = options.storage;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
@@ -76,7 +82,7 @@ export class RunRetention {
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
-    const done: Retained = { runs: 0, logs: 0, tombstones: 0 };
+    const done: Retained = { runs: 0, logs: 0, tombstones: 0, refusedDeliveries: 0 };
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
@@ -92,12 +98,14 @@ export class RunRetention {
           if (runs.length < BATCH_SIZE) break;
         }
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
+        done.refusedDeliveries = (await this.#refusedDeliveries?.removeOlderThan(this.#days)) ?? 0;
       });
     } finally {
       this.#metrics.retentionDeleted('run', done.runs);
       this.#metrics.retentionDeleted('log', done.logs);
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
-      if (done.runs + done.tombstones > 0) {
+      this.#metrics.retentionDeleted('refused_delivery', done.refusedDeliveries);
+      if (done.runs + done.tombstones + done.refusedDeliveries > 0) {
         this.#logger.info(
           { ...done, retentionDays: this.#days },
           'retention deleted old runs and their logs',

@@ -27,7 +27,7 @@ export interface CodeStepSession {
   /**
    * The error a failed step reports: when the code failed on a refusal it did not catch (the
    * sandbox sees only its message), the refusal itself, so the step says
-   * `CODE_STEP_EGRESS_DENIED` rather than a generic `CODE_STEP_FAILED`.
+   * `EGRESS_DENIED` rather than a generic `CODE_STEP_FAILED`.
    */
   failureOf(error: unknown): unknown;
   /** The step is over: pending timers never fire and requests in flight are aborted. */

@@ -98,7 +98,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const job = await h.job(flow, { executionMode: mode, egress: { allowPublic: true, named: [] } });
     const { outcome } = await h.executor.execute(job);
 
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' });
+    expect(outcome.error).toMatchObject({ code: 'EGRESS_DENIED', step: 'step_2' });
     expect(outcome.error?.message).toMatch(/loopback/);
     const codeStep = outcome.steps[2];
     expect(codeStep).toMatchObject({ status: 'FAILED' });
