@@ -6,6 +6,7 @@ import type { Tracer } from '@flowbox/tracing';
 import { type AppConnection, createAppConnection } from './connection/app-connection.ts';
 import { createColdEngineSupply } from './engines/cold-engine-supply.ts';
 import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-install.ts';
+import { ENGINE_NODE_FLAGS } from './engines/engine-node-flags.ts';
 import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
@@ -72,7 +73,10 @@ export function engineStarter(
         snapshotBlob,
         logger,
         ...(options.spare === true ? { niceness: SPARE_NICENESS } : {}),
-        execArgv: cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
+        execArgv: [
+          ...ENGINE_NODE_FLAGS,
+          ...(cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`]),
+        ],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
         ...(launcher === undefined ? {} : { launcher }),
         // A profile is written only by an engine that exits on its own.
