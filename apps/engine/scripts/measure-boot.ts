@@ -109,6 +109,10 @@ async function main(): Promise<void> {
       type: 'preload',
       pieces: job.pieces,
       ...(values.prime ? { codeStepMemoryMb: job.limits.codeStepMemoryMb, appUrl: job.appUrl } : {}),
+      // As the worker preloads an engine for an isolate job: its snapshot and first context.
+      ...(values.isolation === 'isolate'
+        ? { isolation: 'isolate', codeStepMemoryMb: job.limits.codeStepMemoryMb }
+        : {}),
     };
 
     // The first life fills the compile cache, as a worker's first engine does.
