@@ -239,7 +239,18 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
     draining: () => draining,
   });
-  registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
+  registerMetricsRoute(http, metrics, {
+    token: config.METRICS_TOKEN,
+    failures: {
+      redis: producerRedis,
+      nameSpace: `${config.REDIS_PREFIX}:metrics-token-failures:`,
+      settings: {
+        maxFailures: config.API_KEY_MAX_FAILURES,
+        windowSeconds: config.API_KEY_FAILURE_WINDOW_SECONDS,
+      },
+      logger: logger.child({ component: 'metrics-token' }),
+    },
+  });
   registerWebhookAdmission(http, admission);
   registerWebhookRoutes(http, {
     flows,

@@ -83,7 +83,7 @@ export const AppEnvSchema = z.object({
   API_KEY_MAX_FAILURES: envFields
     .positiveInt(20)
     .describe(
-      "Wrong API keys one source address may send within API_KEY_FAILURE_WINDOW_SECONDS; past it each wrong key is answered 429 (`API_KEY_RATE_LIMITED`, `retry-after`: the seconds left in the window) instead of 401. Counted in Redis under REDIS_PREFIX, so every app shares the count (while Redis is down wrong keys are answered 401 and not counted). The right key is never counted nor refused, so callers sharing an address with a guesser are not locked out; the key's length is what keeps it from being guessed (use a random one). The address is the TCP peer (IPv6 by its /64): behind a proxy, the proxy's.",
+      "Wrong API keys one source address may send within API_KEY_FAILURE_WINDOW_SECONDS; past it each wrong key is answered 429 (`API_KEY_RATE_LIMITED`, `retry-after`: the seconds left in the window) instead of 401. Counted in Redis under REDIS_PREFIX, so every app shares the count (while Redis is down wrong keys are answered 401 and not counted). The right key is never counted nor refused, so callers sharing an address with a guesser are not locked out; the key's length is what keeps it from being guessed (use a random one). The address is the TCP peer (IPv6 by its /64): behind a proxy, the proxy's. Wrong `METRICS_TOKEN`s on `/metrics` are limited the same way, in a count of their own.",
     ),
   API_KEY_FAILURE_WINDOW_SECONDS: envFields
     .positiveInt(60)
@@ -216,7 +216,7 @@ export const AppEnvSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .optional()
     .describe(
-      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it. Unset: /metrics is open (it holds counts, no flow id and no secret).',
+      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it; wrong tokens from one address are limited as wrong API keys are (API_KEY_MAX_FAILURES, then 429; counted in `flowbox_metrics_token_refused_total`). Unset: /metrics is open (it holds counts, no flow id and no secret).',
     ),
   SHUTDOWN_DRAIN_SECONDS: z.coerce
     .number()

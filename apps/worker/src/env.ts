@@ -171,7 +171,7 @@ export const WorkerEnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory; engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
+      'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory as `engine.<WORKER_ID>.<tag>.<n>.cpuprofile` (its own name: engines in their PID namespace all have the same pid); engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()

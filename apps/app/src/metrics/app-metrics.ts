@@ -36,6 +36,7 @@ export class AppMetrics {
   readonly #retentionDeleted: Counter<'kind'>;
   readonly #signatureRefused: Counter<'scheme'>;
   readonly #apiKeyRefused: Counter<'answer'>;
+  readonly #metricsTokenRefused: Counter<'answer'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   #sources: AppMetricsSources | null = null;
@@ -93,6 +94,12 @@ export class AppMetrics {
     this.#apiKeyRefused = new Counter({
       name: 'flowbox_api_key_refused_total',
       help: 'Management API requests with a wrong API key, by answer: 401, or 429 once their address passed API_KEY_MAX_FAILURES.',
+      labelNames: ['answer'],
+      registers,
+    });
+    this.#metricsTokenRefused = new Counter({
+      name: 'flowbox_metrics_token_refused_total',
+      help: '/metrics scrapes with a wrong METRICS_TOKEN, by answer: 401, or 429 once their address passed API_KEY_MAX_FAILURES.',
       labelNames: ['answer'],
       registers,
     });
@@ -202,6 +209,10 @@ export class AppMetrics {
 
   apiKeyRefused(answer: 401 | 429): void {
     this.#apiKeyRefused.inc({ answer: String(answer) });
+  }
+
+  metricsTokenRefused(answer: 401 | 429): void {
+    this.#metricsTokenRefused.inc({ answer: String(answer) });
   }
 
   webhookAnswered(statusCode: number): void {

@@ -110,7 +110,7 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
       expect(JSON.stringify(later.outcome.steps)).not.toContain('run one');
     }
     // The three runs took contexts of one isolate: the separation above is the context's.
-    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 3 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 1, runs: 3 });
   });
 
   it('an isolate recycled after ISOLATE_MAX_RUNS runs gives the next run a fresh one', async () => {
@@ -119,7 +119,7 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
       expect(outcome.steps[2]?.output).toEqual(SEES_NOTHING);
       h.runIsolation.prepareNext();
     }
-    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 3 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 2, runs: 3 });
   });
 
   it("a run starts from nothing of the snapshot's warm-up: no step of it in the run's scope", async () => {

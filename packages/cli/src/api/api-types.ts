@@ -1040,6 +1040,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many wrong metrics tokens from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED, counted apart from API keys), with `retry-after`; the right token is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listConnections: {

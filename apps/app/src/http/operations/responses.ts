@@ -33,6 +33,15 @@ export const API_KEY_LIMITED: Record<number, OperationResponse> = {
   },
 };
 
+/** What `GET /metrics` may answer when METRICS_TOKEN is set and an address guessed too often. */
+export const METRICS_TOKEN_LIMITED: Record<number, OperationResponse> = {
+  429: {
+    description:
+      'Too many wrong metrics tokens from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED, counted apart from API keys), with `retry-after`; the right token is never refused.',
+    view: ErrorView,
+  },
+};
+
 /** A signed flow's webhook (trigger.verify) refused before any run was created. */
 export const SIGNATURE_REFUSED: Record<number, OperationResponse> = {
   401: {
