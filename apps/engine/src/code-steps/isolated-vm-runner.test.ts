@@ -159,6 +159,22 @@ describe('isolated-vm runner: one isolate, a fresh context per run', () => {
     expect((await runner.stats()).isolatesCreated).toBe(3);
   });
 
+  it("runs one run's code steps in one context, until endRun; another run starts fresh", async () => {
+    newRunner();
+    const run = {};
+    const other = {};
+    await runner.run({ ...request("globalThis.left = 'run one'; return 1;"), run });
+    const probe = request('return typeof globalThis.left;');
+    await expect(runner.run({ ...probe, run })).resolves.toBe('string');
+    await expect(runner.run({ ...probe, run: other })).resolves.toBe('undefined');
+    await expect(runner.run(probe)).resolves.toBe('undefined');
+    runner.endRun(run);
+    await expect(runner.run({ ...probe, run })).resolves.toBe('undefined');
+    runner.endRun(run);
+    runner.endRun(other);
+    expect((await runner.stats()).isolatesCreated).toBe(1);
+  });
+
   it('fails a run as INTERNAL when isolated-vm cannot be loaded: the engine is broken, not the code', async () => {
     runner = createIsolatedVmRunner({
       onCatastrophicError: () => {},

@@ -21,6 +21,7 @@ export interface IsolatedVmRunnerStats {
 }
 
 export interface IsolatedVmRunner extends CodeRunner {
+  endRun(run: object): void;
   stats(): Promise<IsolatedVmRunnerStats>;
   /** The native addon, loaded once (also for runs in their own isolate, RUN_ISOLATION=isolate). */
   library(): Promise<IsolatedVm>;
@@ -64,6 +65,8 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
   let last: Slot | undefined;
   let isolatesCreated = 0;
   let runs = 0;
+  /** Each run's own context (CodeRunRequest.run), in the isolate its first step ran in. */
+  const runContexts = new Map<object, { slot: Slot; context: Context }>();
 
   const load = (): Promise<IsolatedVm> => {
     library ??= (options.loadIsolatedVm ?? (() => import('isolated-vm')))().then(
@@ -81,6 +84,19 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
   const dispose = (slot: Slot): void => {
     if (!slot.isolate.isDisposed) slot.isolate.dispose();
     if (last === slot) last = undefined;
+    for (const [run, held] of runContexts) if (held.slot === slot) runContexts.delete(run);
+  };
+
+  /** The run's own context, when the isolate it is in is idle: it takes that isolate. */
+  const takeRunContext = (
+    run: object | undefined,
+    memoryMb: number,
+  ): { slot: Slot; context: Context } | undefined => {
+    const held = run === undefined ? undefined : runContexts.get(run);
+    if (held === undefined || held.slot.memoryMb !== memoryMb || !idle.includes(held.slot)) return undefined;
+    idle = idle.filter((slot) => slot !== held.slot);
+    busy.add(held.slot);
+    return held;
   };
 
   const acquire = async (memoryMb: number): Promise<Slot> => {
@@ -118,10 +134,13 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
   const release = (slot: Slot, keep: boolean): void => {
     busy.delete(slot);
     if (keep && !slot.isolate.isDisposed) {
-      const context = slot.isolate.createContext();
-      // Rejects only when its isolate is disposed first, and then nobody takes it.
-      context.catch(() => {});
-      slot.ahead = context;
+      // One context made ahead per isolate, for the next run's first step.
+      if (slot.ahead === undefined) {
+        const context = slot.isolate.createContext();
+        // Rejects only when its isolate is disposed first, and then nobody takes it.
+        context.catch(() => {});
+        slot.ahead = context;
+      }
       idle.push(slot);
       last = slot;
     } else {
@@ -139,22 +158,30 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
 
   const runOnce = async (request: CodeRunRequest): Promise<unknown> => {
     runs += 1;
-    const slot = await acquire(request.memoryMb);
+    const { run } = request;
+    const held = takeRunContext(run, request.memoryMb);
+    const slot = held?.slot ?? (await acquire(request.memoryMb));
     let keep = false;
     try {
-      const made = slot.ahead;
-      slot.ahead = undefined;
-      const context = await (made ?? slot.isolate.createContext());
+      let context = held?.context;
+      if (context === undefined) {
+        const made = slot.ahead;
+        slot.ahead = undefined;
+        context = await (made ?? slot.isolate.createContext());
+      }
+      // The run's first step makes the run's context; a step that runs while it is busy gets one of its own.
+      const own = held !== undefined || (run !== undefined && !runContexts.has(run));
+      if (own && run !== undefined) runContexts.set(run, { slot, context });
       const ivm = await load();
       const outcome = await evalCodeStep(ivm, slot.isolate, context, request);
       if ('output' in outcome) {
-        // The run is over and nothing of it runs on: its context can go, the isolate stays.
-        context.release();
+        // The step is over and nothing of it runs on: its context can go (the run's stays), the isolate stays.
+        if (!own) context.release();
         keep = true;
         return outcome.output;
       }
       if (!outcome.mustDispose) {
-        context.release();
+        if (!own) context.release();
         keep = true;
       }
       throw outcome.error;
@@ -175,6 +202,11 @@ export function createIsolatedVmRunner(options: IsolatedVmRunnerOptions): Isolat
       await load();
     },
     library: load,
+    endRun(run) {
+      const held = runContexts.get(run);
+      runContexts.delete(run);
+      if (held !== undefined && !held.slot.isolate.isDisposed) held.context.release();
+    },
     async stats() {
       const isolate = last?.isolate;
       if (isolate === undefined || isolate.isDisposed) return { isolatesCreated, runs, heap: null };

@@ -37,6 +37,7 @@ import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
 import { interpretFlow } from './interpreter/interpreter.ts';
 import type { StepSink } from './interpreter/interpreter-context.ts';
+import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
@@ -128,6 +129,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
       let isolated: IsolatedRun | undefined;
+      let leaves: LeafExecutor | undefined;
 
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
@@ -148,7 +150,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         const respond = async (response: FlowResponse) =>
           app.reportResponse(response, await progress.takeForResponse(), stepsAfterThis === 0);
         isolated = await openIsolatedRun(deps, job, run, respond);
-        const leaves = isolated?.leaves ?? createHostLeafExecutor(run, job, respond);
+        leaves = isolated?.leaves ?? createHostLeafExecutor(run, job, respond);
         // The run's templates read the values; what leaves it is redacted (the sink).
         const scope: Record<string, unknown> =
           job.connections === undefined ? {} : { [CONNECTIONS_ROOT]: job.connections };
@@ -189,6 +191,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         status = runStatusOf(error.code);
       } finally {
         // The run's context, its timers and whatever it left pending end with the run.
+        leaves?.close?.();
         isolated?.close();
       }
 

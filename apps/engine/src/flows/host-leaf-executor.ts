@@ -30,7 +30,8 @@ export interface StepRunnerDeps {
 
 /**
  * RUN_ISOLATION=shared and process (and SANDBOXED, whose engine is the sandbox): leaves run in
- * the engine's realm, pieces as loaded modules, code steps in the mode's code runner. A step's
+ * the engine's realm, pieces as loaded modules, code steps in the mode's code runner (those of
+ * one run in one context of it, one after another, as in a run's isolate). A step's
  * `timeoutMs` aborts its requests and ends its code step's session; its code runner has the
  * same time.
  */
@@ -43,8 +44,13 @@ export function createHostLeafExecutor(
     (stepName: string): EngineLog =>
     (level, msg, data) =>
       deps.log(level, msg, { ...data, runId: job.runId, step: stepName });
+  /** The run's code steps share one context in the runner (isolated-vm), as in a run's isolate. */
+  const codeRun = {};
 
   return {
+    close() {
+      deps.codeRunner.endRun?.(codeRun);
+    },
     trigger() {
       const { trigger } = deps.bundle.definition;
       return settle(async () => {
@@ -72,6 +78,7 @@ export function createHostLeafExecutor(
               timeoutMs: run.codeTimeoutMs,
               memoryMb: job.limits.codeStepMemoryMb,
               host: session.host,
+              run: codeRun,
             };
             return deps.codeRunner.run(request).catch((error: unknown) => {
               throw session.failureOf(error);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { EngineJob } from '@flowbox/protocol';
+import type { EngineJob, FlowDefinition } from '@flowbox/protocol';
 import { createIsolatedVmRunner } from '../../src/code-steps/isolated-vm-runner.ts';
 import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
@@ -61,6 +61,8 @@ export async function soakRuns(options: {
   maxRunsPerIsolate?: number;
   /** Run counts after which memory is sampled (forced GC first); none by default. */
   samplesAt?: readonly number[];
+  /** The flow each run runs; the seeded flow by default. */
+  flow?: FlowDefinition;
 }): Promise<RunSoakReport> {
   const gc = exposeGc();
   const dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-soak-'));
@@ -91,7 +93,7 @@ export async function soakRuns(options: {
       log: () => {},
       runIsolation,
     });
-    const artifacts = await prepareEngineArtifacts(dir, SEEDED_FLOW);
+    const artifacts = await prepareEngineArtifacts(dir, options.flow ?? SEEDED_FLOW);
     const job: EngineJob = makeEngineJob(url, `${url}/s3/logs/run.json`, {
       ...artifacts,
       ...(options.isolation === 'isolate' ? { isolation: 'isolate' as const } : {}),

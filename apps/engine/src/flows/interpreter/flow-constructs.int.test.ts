@@ -197,6 +197,20 @@ describe.each(FLOW_MODES)('flow constructs, %s', (_mode, mode) => {
     });
   });
 
+  it("a run's code steps share the run's globals, and the next run starts without them", async () => {
+    const flow = flowOf(
+      codeStep('set', "globalThis.left = 'this run'; return 1;"),
+      codeStep('read', 'return typeof globalThis.left;'),
+    );
+    const first = await h.executor.execute(await h.job(flow, mode));
+    expect(byPath(first.outcome.steps, 'read')?.output).toBe('string');
+    h.runIsolation.prepareNext();
+    const next = await h.executor.execute(
+      await h.job(flowOf(codeStep('read', 'return typeof globalThis.left;')), mode),
+    );
+    expect(byPath(next.outcome.steps, 'read')?.output).toBe('undefined');
+  });
+
   it('nested loops keep their item and index apart', async () => {
     const job = await h.job(LOOP_NESTED, { ...mode, trigger: triggerWith({ rows: [[1, 2], [3]] }) });
     const { outcome } = await h.executor.execute(job);

@@ -29,4 +29,6 @@ export interface LeafRun {
 export interface LeafExecutor {
   trigger(input: unknown): Promise<LeafOutcome>;
   leaf(step: LeafStepDefinition, input: unknown, run: LeafRun): Promise<LeafOutcome>;
+  /** The run is over: what its leaves shared (a code steps' context) goes. */
+  close?(): void;
 }
