@@ -30,6 +30,8 @@ export interface ApiOperation {
   query?: z.ZodType;
   /** A JSON body, or a body per media type (webhooks). */
   body?: z.ZodType | Record<string, z.ZodType>;
+  /** The JSON body may be left out (its defaults apply); by default a JSON body is required. */
+  bodyOptional?: boolean;
   responses: Record<number, OperationResponse>;
   /**
    * The route passes someone else's answers through (the sync webhook: its flow's status and

@@ -146,8 +146,9 @@ function toRequestBody(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema 
       },
     ]),
   );
-  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required.
-  return { required: body instanceof z.ZodType, content };
+  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required unless
+  // the operation says its defaults stand in for one.
+  return { required: body instanceof z.ZodType && operation.bodyOptional !== true, content };
 }
 
 function toResponse(response: OperationResponse, example: unknown, schemaOf: SchemaOf): JsonSchema {

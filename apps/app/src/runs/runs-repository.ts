@@ -13,7 +13,7 @@ import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, toRunRecord } from './run-record.ts';
-import { queryRerunSource, queryReruns, type RerunSource } from './run-reruns.ts';
+import { queryRerunSource, queryReruns, type RerunSource, type RerunVersion } from './run-reruns.ts';
 import {
   pruneTombstones,
   queryRetentionBatch,
@@ -23,7 +23,7 @@ import {
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
 export type { RunRecord } from './run-record.ts';
-export type { RerunSource } from './run-reruns.ts';
+export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
 
 /**
@@ -149,7 +149,8 @@ export interface RunsRepository {
   }): Promise<UnfinishedRun[]>;
   /** The runs that re-run `runId`, oldest first. */
   rerunsOf(runId: string): Promise<string[]>;
-  rerunSource(runId: string): Promise<RerunSource>;
+  /** What a re-run on `version` (default: the run's own) starts from. */
+  rerunSource(runId: string, version?: RerunVersion): Promise<RerunSource>;
   /**
    * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
    * retention deletes next. Reading first lets their S3 logs go before their rows.
@@ -360,7 +361,7 @@ export function createRunsRepository(
     },
 
     rerunsOf: (runId) => queryReruns(pool, runId),
-    rerunSource: (runId) => queryRerunSource(pool, runId),
+    rerunSource: (runId, version) => queryRerunSource(pool, runId, version),
     retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
     remove: (runIds) => removeRuns(pool, runIds),
     pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),

@@ -293,8 +293,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Starts a new run of the run's flow version with the same trigger request.
-         * @description Asynchronously; the new run's `rerunOf` names this one. 410 when the request is gone (retention deleted the run, or it predates kept requests).
+         * Starts a new run of the run's flow with the same trigger request.
+         * @description Asynchronously, on the run's own flow version, or the flow's published one with `{"version": "latest"}`; the new run's `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).
          */
         post: operations["rerunRun"];
         delete?: never;
@@ -447,28 +447,9 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -502,28 +483,9 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -674,12 +636,22 @@ export interface components {
             /** @description Workers connected to this app over socket.io. */
             workers: number;
         };
-        /** @description The new run, and the run it re-runs. */
+        /** @description The new run, the run it re-runs and the version it runs. */
         RerunAccepted: {
+            /** @description The flow version the new run runs. */
+            flowVersionId: string;
             /** Format: uuid */
             rerunOf: string;
             /** Format: uuid */
             runId: string;
+        };
+        RerunRequest: {
+            /**
+             * @description `run` (the default): the flow version the run ran. `latest`: the flow's published version now.
+             * @default run
+             * @enum {string}
+             */
+            version: "run" | "latest";
         };
         /** @description One run: status, steps, error, latency anatomy and a link to its log. */
         Run: {
@@ -758,10 +730,12 @@ export interface components {
                 }[];
                 name: string;
                 output?: unknown;
+                path?: string;
+                skipReason?: string;
                 /** Format: date-time */
                 startedAt: string;
                 /** @enum {string} */
-                status: "SUCCEEDED" | "FAILED";
+                status: "SUCCEEDED" | "FAILED" | "SKIPPED";
             }[];
             /** @description Started by the sync webhook (the caller waits for its answer). */
             sync: boolean;
@@ -2715,7 +2689,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
         responses: {
             /** @description The new run, accepted. */
             202: {
@@ -2726,10 +2704,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "runId": "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67",
-                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90"
+                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "flowVersionId": "orders-v2"
                      *     }
                      */
                     "application/json": components["schemas"]["RerunAccepted"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No key or the wrong one (UNAUTHORIZED). */

@@ -78,5 +78,9 @@ export const RunAcceptedView = z
   .meta({ id: 'RunAccepted', description: 'A run accepted: read it with GET /v1/runs/{runId}.' });
 
 export const RerunAcceptedView = z
-  .object({ runId: z.uuid(), rerunOf: z.uuid() })
-  .meta({ id: 'RerunAccepted', description: 'The new run, and the run it re-runs.' });
+  .object({
+    runId: z.uuid(),
+    rerunOf: z.uuid(),
+    flowVersionId: z.string().describe('The flow version the new run runs.'),
+  })
+  .meta({ id: 'RerunAccepted', description: 'The new run, the run it re-runs and the version it runs.' });
