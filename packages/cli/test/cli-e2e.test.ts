@@ -148,7 +148,9 @@ describe('flowbox CLI end to end', () => {
     );
     expect(show.stdout).toMatch(/provision\s+\S+ ms/);
     const rerun = await flowbox(cli, ['runs', 'rerun', runId, '--latest'], piece);
-    expect(rerun.stdout).toMatch(new RegExp(`^[0-9a-f-]{36} \\(re-run of ${runId}, version cli-e2e-v1\\)$`, 'm'));
+    expect(rerun.stdout).toMatch(
+      new RegExp(`^[0-9a-f-]{36} \\(re-run of ${runId}, version cli-e2e-v1\\)$`, 'm'),
+    );
 
     // A JSON flow file (a bare definition: its id is the file's name) pinning a version that was
     // never published is refused at push, with the API's code.
