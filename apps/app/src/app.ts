@@ -179,6 +179,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     ended,
     progress,
     hub,
+    queue,
     maxAttempts: config.RUN_MAX_ATTEMPTS,
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),

@@ -49,6 +49,7 @@ describe.each([
       '0009_connections.sql',
       '0010_piece_yanks.sql',
       '0011_run_isolation.sql',
+      '0012_error_flows.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });

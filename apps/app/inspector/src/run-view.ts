@@ -139,6 +139,9 @@ function facts(run: RunView): HTMLElement {
     ['log', log],
   ];
   if (run.rerunOf !== null) rows.push(['re-run of', runLink(run.rerunOf, 'rerun-of')]);
+  if (run.causedBy !== null) rows.push(['error run of', runLink(run.causedBy, 'caused-by')]);
+  if (run.errorRun !== null) rows.push(['error run', runLink(run.errorRun, 'error-run')]);
+  if (run.errorFlowSkipped !== null) rows.push(['error flow', `not started: ${run.errorFlowSkipped}`]);
   if (run.reruns.length > 0) {
     rows.push([
       're-runs',

@@ -10,6 +10,7 @@ import {
 import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
+import { checkErrorFlow } from './error-flow-check.ts';
 import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
 
 /**
@@ -38,8 +39,10 @@ export class FlowPublisher {
   /**
    * A version that references a connection that does not exist is not published (INVALID_FLOW
    * naming it). One deleted after this check fails the runs that need it (CONNECTION_MISSING).
+   * Nor is one whose `onFailure` names itself or no flow (error-flow-check.ts).
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
+    await checkErrorFlow(this.#flows, version.flowId, version.definition);
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {

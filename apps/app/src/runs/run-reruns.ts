@@ -24,6 +24,12 @@ export async function queryReruns(pool: Pool, runId: string): Promise<string[]> 
   return rows.map((row) => row.id);
 }
 
+/** The run of its flow's error flow that `runId`'s failure started (runs_caused_by), if any. */
+export async function queryErrorRun(pool: Pool, runId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM runs WHERE caused_by = $1', [runId]);
+  return rows[0]?.id ?? null;
+}
+
 /** What a re-run of `runId` on `version` starts from, or why there is none. */
 export async function queryRerunSource(
   pool: Pool,

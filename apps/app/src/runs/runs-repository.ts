@@ -1,9 +1,5 @@
 import {
   FlowboxError,
-  type JobProvisioning,
-  type JobTimings,
-  type RunIsolation,
-  type RunOutcome,
   runStatusOf,
   type SerializedError,
   type TriggerPayload,
@@ -11,9 +7,16 @@ import {
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
+import { type FinishResult, type FinishRunInput, finishRun } from './run-finish.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, toRunRecord } from './run-record.ts';
-import { queryRerunSource, queryReruns, type RerunSource, type RerunVersion } from './run-reruns.ts';
+import {
+  queryErrorRun,
+  queryRerunSource,
+  queryReruns,
+  type RerunSource,
+  type RerunVersion,
+} from './run-reruns.ts';
 import {
   pruneTombstones,
   queryRetentionBatch,
@@ -22,28 +25,10 @@ import {
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
+export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
-
-/**
- * What the final write records: a run's outcome (its steps and log key kept from before when
- * absent) with the worker's latency anatomy (`totalMs`, accepted → now, is added on the
- * database's clock) and provisioning.
- */
-export interface FinishRunInput {
-  outcome: Omit<RunOutcome, 'steps' | 'logKey'> & Partial<Pick<RunOutcome, 'steps' | 'logKey'>>;
-  timings?: JobTimings | undefined;
-  provisioning?: JobProvisioning | undefined;
-  isolation?: RunIsolation | undefined;
-}
-
-/** What the final write did: whether it finalised the run, and the run's totalMs when it has one. */
-export interface FinishResult {
-  finalised: boolean;
-  /** Accepted → now on the database's clock; null when no timings came (the worker did not report). */
-  totalMs: number | null;
-}
 
 /** What a webhook records of a run it accepts: all that enqueueing its job again needs. */
 export interface NewRun {
@@ -123,7 +108,8 @@ export interface RunsRepository {
   /**
    * Records a run's end in one statement. The first final state wins: when the run was final
    * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
-   * and only the timings, provisioning and isolation are added.
+   * and only the timings, provisioning and isolation are added. A failed run's error flow run is
+   * created in the same statement (run-finish.ts).
    */
   finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
   get(runId: string): Promise<RunRecord | null>;
@@ -149,6 +135,8 @@ export interface RunsRepository {
   }): Promise<UnfinishedRun[]>;
   /** The runs that re-run `runId`, oldest first. */
   rerunsOf(runId: string): Promise<string[]>;
+  /** The run of its flow's error flow that `runId`'s failure started, if any. */
+  errorRunOf(runId: string): Promise<string | null>;
   /** What a re-run on `version` (default: the run's own) starts from. */
   rerunSource(runId: string, version?: RerunVersion): Promise<RerunSource>;
   /**
@@ -280,43 +268,7 @@ export function createRunsRepository(
       return result.rowCount === 1;
     },
 
-    async finish(runId, { outcome, timings, provisioning, isolation }) {
-      const { status, error, steps, logKey, logError } = outcome;
-      // `before` locks the row and says whether it was final already; totalMs is measured on the
-      // database's clock, like created_at, so the parts add up against it.
-      const { rows } = await pool.query<{ finalised: boolean; total_ms: number | null }>({
-        ...named('runs-finish'),
-        text: `UPDATE runs r SET
-           status = CASE WHEN before.open THEN $2 ELSE r.status END,
-           error = CASE WHEN before.open THEN $3::jsonb ELSE r.error END,
-           steps = CASE WHEN before.open THEN coalesce($4::jsonb, r.steps) ELSE r.steps END,
-           log_key = CASE WHEN before.open THEN $5 ELSE r.log_key END,
-           log_error = CASE WHEN before.open THEN $6::jsonb ELSE r.log_error END,
-           finished_at = CASE WHEN before.open THEN now() ELSE r.finished_at END,
-           timings = CASE WHEN $7::jsonb IS NULL THEN r.timings ELSE $7::jsonb || jsonb_build_object('totalMs',
-             round(extract(epoch FROM (clock_timestamp() - r.created_at)) * 1000)) END,
-           provisioning = coalesce($8::jsonb, r.provisioning),
-           isolation = coalesce($9, r.isolation)
-         FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
-         WHERE r.id = before.id
-         RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`,
-        values: [
-          runId,
-          status,
-          jsonb(error),
-          jsonb(steps),
-          logKey ?? null,
-          jsonb(logError),
-          jsonb(timings),
-          jsonb(provisioning),
-          isolation ?? null,
-        ],
-      });
-      const row = rows[0];
-      // A run finished before (swept) has no timings of its own; these are only this call's.
-      const totalMs = timings === undefined ? null : (row?.total_ms ?? null);
-      return { finalised: row?.finalised === true, totalMs };
-    },
+    finish: (runId, input) => finishRun(pool, named, runId, input),
 
     async get(runId) {
       const { rows } = await pool.query<Record<string, unknown>>('SELECT * FROM runs WHERE id = $1', [runId]);
@@ -361,6 +313,7 @@ export function createRunsRepository(
     },
 
     rerunsOf: (runId) => queryReruns(pool, runId),
+    errorRunOf: (runId) => queryErrorRun(pool, runId),
     rerunSource: (runId, version) => queryRerunSource(pool, runId, version),
     retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
     remove: (runIds) => removeRuns(pool, runIds),

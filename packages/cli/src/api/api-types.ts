@@ -656,6 +656,8 @@ export interface components {
         /** @description One run: status, steps, error, latency anatomy and a link to its log. */
         Run: {
             attempts: number;
+            /** @description For a run of an error flow: the failed run whose flow names it as `onFailure`. */
+            causedBy: string | null;
             /** Format: date-time */
             createdAt: string;
             error: {
@@ -666,6 +668,10 @@ export interface components {
                 stack?: string;
                 step?: string;
             } | null;
+            /** @description Why this failed run's error flow could not start (deleted, unpublished or disabled). */
+            errorFlowSkipped: string | null;
+            /** @description The run of its flow's error flow (`onFailure`) that this run's failure started. */
+            errorRun: string | null;
             finishedAt: string | null;
             flowId: string;
             flowVersionId: string;
@@ -2645,6 +2651,9 @@ export interface operations {
                      *       "reruns": [
                      *         "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67"
                      *       ],
+                     *       "causedBy": null,
+                     *       "errorRun": null,
+                     *       "errorFlowSkipped": null,
                      *       "logUrl": "http://127.0.0.1:7070/flowbox/runs/orders/0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90.json?X-Amz-Expires=900"
                      *     }
                      */
