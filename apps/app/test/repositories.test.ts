@@ -50,6 +50,7 @@ describe.each([
       '0010_piece_yanks.sql',
       '0011_run_isolation.sql',
       '0012_error_flows.sql',
+      '0013_idempotency_keys.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });

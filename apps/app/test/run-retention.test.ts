@@ -136,7 +136,12 @@ describe('run retention', () => {
       for (const id of [...old, young]) expect(await logExists(id, store)).toBe(true);
 
       // RUN_RETENTION_DAYS=0 keeps everything.
-      expect(await retention(0, 'app-a', store).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
+      expect(await retention(0, 'app-a', store).retain()).toEqual({
+        runs: 0,
+        logs: 0,
+        tombstones: 0,
+        idempotencyKeys: 0,
+      });
       const done = await retention(30, 'app-a', store).retain();
       expect(done).toMatchObject({ runs: 2, logs: 2 });
 
@@ -194,6 +199,19 @@ describe('run retention', () => {
     );
     expect((await retention(30).retain()).tombstones).toBe(1);
     expect((await manage(url, 'POST', `/v1/runs/${old}/rerun`)).status).toBe(404);
+  });
+
+  it('deletes expired idempotency keys and keeps live ones', async () => {
+    const runId = await runAged(1);
+    await pool.query(
+      `INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at) VALUES
+         ('flow', 'expired', 'x', false, $1, now() - interval '1 second'),
+         ('flow', 'live', 'x', false, $1, now() + interval '1 hour')`,
+      [runId],
+    );
+    expect((await retention(30).retain()).idempotencyKeys).toBe(1);
+    const { rows } = await pool.query<{ key: string }>('SELECT key FROM idempotency_keys');
+    expect(rows.map((row) => row.key)).toEqual(['live']);
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

@@ -112,6 +112,7 @@ function toOperation(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema {
   const parameters = [
     ...parametersOf(operation.params, 'path', schemaOf),
     ...parametersOf(operation.query, 'query', schemaOf),
+    ...parametersOf(operation.headers, 'header', schemaOf),
   ];
   const answers =
     operation.auth === 'apiKey' ? { ...operation.responses, ...API_KEY_LIMITED } : operation.responses;
@@ -167,7 +168,7 @@ function toResponse(response: OperationResponse, example: unknown, schemaOf: Sch
 
 function parametersOf(
   schema: z.ZodType | undefined,
-  place: 'path' | 'query',
+  place: 'path' | 'query' | 'header',
   schemaOf: SchemaOf,
 ): JsonSchema[] {
   if (schema === undefined) return [];

@@ -80,7 +80,7 @@ export class AppMetrics {
     });
     this.#retentionDeleted = new Counter({
       name: 'flowbox_retention_deleted_total',
-      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone.',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, idempotency_key (expired webhook keys).',
       labelNames: ['kind'],
       registers,
     });
@@ -192,7 +192,7 @@ export class AppMetrics {
     this.#runsRecovered.inc({ action });
   }
 
-  retentionDeleted(kind: 'run' | 'log' | 'tombstone', count: number): void {
+  retentionDeleted(kind: 'run' | 'log' | 'tombstone' | 'idempotency_key', count: number): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);
   }
 

@@ -16,7 +16,15 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { ErrorRun, FinishResult, NewRun, RunsRepository, StartResult } from './runs-repository.ts';
+import type {
+  ErrorRun,
+  FinishResult,
+  IdempotentCreate,
+  NewIdempotencyKey,
+  NewRun,
+  RunsRepository,
+  StartResult,
+} from './runs-repository.ts';
 
 /** Where a failed run's error flow run goes once the final write created it (RunQueue). */
 export interface ErrorRunQueue {
@@ -113,6 +121,16 @@ export class RunLifecycle {
   async accept(run: NewRun): Promise<{ rank: number } | null> {
     const created = await this.#runs.create(run);
     if (created !== null) this.#metrics.runAccepted();
+    return created;
+  }
+
+  /**
+   * → QUEUED as `accept`, for a webhook with an `Idempotency-Key`: nothing is created while the
+   * key is live (its run is named instead).
+   */
+  async acceptWithKey(run: NewRun, key: NewIdempotencyKey): Promise<IdempotentCreate> {
+    const created = await this.#runs.createWithKey(run, key);
+    if (created.kind === 'created') this.#metrics.runAccepted();
     return created;
   }
 

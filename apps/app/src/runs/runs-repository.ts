@@ -1,5 +1,4 @@
 import {
-  FlowboxError,
   runStatusOf,
   type SerializedError,
   type TriggerPayload,
@@ -7,6 +6,18 @@ import {
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
+import {
+  createRun,
+  createRunWithKey,
+  findIdempotencyKey,
+  type IdempotencyKey,
+  type IdempotentCreate,
+  type KeptAnswer,
+  keepIdempotentAnswer,
+  type NewIdempotencyKey,
+  type NewRun,
+  pruneIdempotencyKeys,
+} from './run-create.ts';
 import { type FinishResult, type FinishRunInput, finishRun } from './run-finish.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, toRunRecord } from './run-record.ts';
@@ -25,30 +36,17 @@ import {
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
+export type {
+  IdempotencyKey,
+  IdempotentCreate,
+  KeptAnswer,
+  NewIdempotencyKey,
+  NewRun,
+} from './run-create.ts';
 export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
-
-/** What a webhook records of a run it accepts: all that enqueueing its job again needs. */
-export interface NewRun {
-  id: string;
-  flowId: string;
-  flowVersionId: string;
-  sync: boolean;
-  trigger: TriggerPayload;
-  /** The app instance holding the sync caller's connection, or null for an async run. */
-  syncInstanceId: string | null;
-  /** The webhook's span, when the run is traced. */
-  traceparent?: string | undefined;
-  /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
-  rerunOf?: string | undefined;
-  /**
-   * The idle worker the run goes to as it is accepted (RunHandoff.reserve): the row is written
-   * RUNNING, its first attempt started. Unset: QUEUED.
-   */
-  startedBy?: string | undefined;
-}
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
 export interface UnfinishedRun {
@@ -94,6 +92,18 @@ export interface RunsRepository {
    * a flow cache says.
    */
   create(input: NewRun): Promise<{ rank: number } | null>;
+  /**
+   * As `create`, for a webhook with an `Idempotency-Key`: the key's row and the run are written
+   * by one statement, and a live key of the flow makes it create nothing and name the key's run
+   * (run-create.ts).
+   */
+  createWithKey(input: NewRun, key: NewIdempotencyKey): Promise<IdempotentCreate>;
+  /** The live (unexpired) key of a flow, with its run and the answer kept for repeats. */
+  idempotencyKey(flowId: string, key: string): Promise<IdempotencyKey | null>;
+  /** Keeps a sync run's answer on its key, for the repeats that come after it. */
+  keepAnswer(flowId: string, key: string, runId: string, answer: KeptAnswer): Promise<void>;
+  /** Deletes up to `limit` expired keys; returns how many. */
+  pruneIdempotencyKeys(limit: number): Promise<number>;
   markRunning(runId: string, workerId: string): Promise<StartResult>;
   /**
    * Ends a run that never started (QUEUED, no attempt yet) with `error`, in the status its code
@@ -170,58 +180,11 @@ export function createRunsRepository(
   const maxQueued = options.bounds?.maxQueued ?? 0;
   const maxRunning = options.bounds?.maxRunning ?? 0;
   return {
-    async create({
-      id,
-      flowId,
-      flowVersionId,
-      sync,
-      trigger,
-      syncInstanceId,
-      traceparent,
-      rerunOf,
-      startedBy,
-    }) {
-      // One round trip counts the flow's waiting runs (stopped at the bound, on the
-      // (flow_id, status, …) index), refuses a deleted flow, and ranks the run after every run of
-      // its flow still waiting. The rank only grows while the flow has runs waiting, so no run is
-      // overtaken by a later one of its flow; it starts again at 1 once none waits. The bound
-      // costs no statement and heals itself: it is the rows, which always reach a final state.
-      // A run handed to an idle worker as it is accepted (`startedBy`) is written RUNNING, its
-      // first attempt counted, as markRunning would have.
-      const { rows } = await pool.query<{ live: boolean; rank: number | null }>({
-        ...named('runs-create'),
-        text: `WITH backlog AS (SELECT
-           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $5) q) AS queued,
-           (SELECT coalesce(max(rank), 0) FROM runs WHERE flow_id = $2 AND status = 'QUEUED') AS last_rank),
-         flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
-         created AS (
-           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
-             worker_id, started_at, attempts)
-           SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
-             backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
-             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END
-           FROM backlog, flow
-           WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
-           RETURNING rank)
-         SELECT flow.live, (SELECT rank FROM created) AS rank FROM flow`,
-        values: [
-          id,
-          flowId,
-          flowVersionId,
-          sync,
-          maxQueued > 0 ? maxQueued : 1,
-          maxQueued,
-          jsonb(trigger),
-          syncInstanceId,
-          traceparent ?? null,
-          rerunOf ?? null,
-          startedBy ?? null,
-        ],
-      });
-      const row = rows[0];
-      if (row?.live !== true) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${flowId} was deleted`);
-      return row.rank === null ? null : { rank: row.rank };
-    },
+    create: (input) => createRun(pool, named, { maxQueued }, input),
+    createWithKey: (input, key) => createRunWithKey(pool, named, { maxQueued }, input, key),
+    idempotencyKey: (flowId, key) => findIdempotencyKey(pool, flowId, key),
+    keepAnswer: (flowId, key, runId, answer) => keepIdempotentAnswer(pool, flowId, key, runId, answer),
+    pruneIdempotencyKeys: (limit) => pruneIdempotencyKeys(pool, limit),
 
     async markRunning(runId, workerId) {
       if (maxRunning === 0) {

@@ -425,7 +425,7 @@ export interface components {
                  * @description One of ERROR_CATALOG (packages/protocol/src/errors.ts).
                  * @enum {string}
                  */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
             };
             /**
@@ -662,7 +662,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -682,7 +682,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -721,7 +721,7 @@ export interface components {
                 durationMs: number;
                 error?: {
                     /** @enum {string} */
-                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                     message: string;
                     name: string;
                     stack?: string;
@@ -812,7 +812,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -828,7 +828,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -2871,7 +2871,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -2927,6 +2930,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -2962,7 +2974,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3044,6 +3059,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3079,7 +3103,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3135,6 +3162,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
@@ -3198,7 +3234,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3272,6 +3311,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
