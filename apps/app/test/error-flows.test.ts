@@ -237,6 +237,23 @@ describe('error flow runs', () => {
     }
   });
 
+  it('starts the error flow of a run the sweeper ends (RUN_ABANDONED), in the same statement', async () => {
+    const lifecycle = lifecycleOn(pool);
+    const runId = await runningRun(lifecycle, 'main');
+    await pool.query(`UPDATE runs SET started_at = now() - interval '10 minutes' WHERE id = $1`, [runId]);
+    expect(await lifecycle.sweep(60)).toContain(runId);
+    const [errorRun, ...more] = await errorRunsOf(runId);
+    expect(more).toEqual([]);
+    expect(errorRun?.trigger.body).toMatchObject({
+      runId,
+      flowId: 'main',
+      status: 'TIMEOUT',
+      error: { code: 'RUN_ABANDONED' },
+      failedStep: null,
+    });
+    expect(await jobOf(String(errorRun?.id))).toMatchObject({ flowId: 'handler' });
+  });
+
   it("starts nothing for an error run's own failure, and says why a deleted error flow did not start", async () => {
     const lifecycle = lifecycleOn(pool);
     const runId = await runningRun(lifecycle, 'main');

@@ -463,6 +463,9 @@ describe.each([
     });
     expect((await runs.get(String(finished.errorFlow?.run?.id)))?.causedBy).toBe(id);
     expect(await runs.errorRunOf(id)).toBe(finished.errorFlow?.run?.id);
+    // The sweeper's statement, which creates error runs the same way, on this adapter too.
+    const abandoned = { name: 'RunSweeper', code: 'RUN_ABANDONED' as const, message: 'gone' };
+    expect(await runs.sweepOverdue(3_600, abandoned)).toEqual([]);
     // Final already: nothing more.
     expect(await runs.finish(id, { outcome: { status: 'FAILED', error, steps: [], logKey: null } })).toEqual({
       finalised: false,

@@ -4,6 +4,8 @@ import {
   type JobTimings,
   type RunIsolation,
   type RunOutcome,
+  runStatusOf,
+  type SerializedError,
   type TriggerPayload,
   TriggerPayloadSchema,
 } from '@flowbox/protocol';
@@ -109,6 +111,80 @@ export interface FinishResult {
   errorFlow?: { flowId: string; run: ErrorRun | null; skipped: string | null };
 }
 
+/**
+ * Runs past their deadline with nobody left to report them (RunsRepository.sweepOverdue), ended
+ * with $2 in status $3; each one's error flow run created in the same statement, as a final
+ * write creates it (FINISH_FAILED). $4: the report's error and failed step.
+ */
+const SWEEP = `WITH swept AS (
+    UPDATE runs r SET status = $3, error = $2, finished_at = now(),
+      error_flow_skipped = (
+        SELECT CASE
+          WHEN f.id IS NULL THEN 'error flow ' || (v.definition->>'onFailure') || ' does not exist (deleted)'
+          WHEN f.published_version_id IS NULL THEN 'error flow ' || f.id || ' has no published version'
+          WHEN NOT f.enabled THEN 'error flow ' || f.id || ' is disabled'
+        END
+        FROM flow_versions v LEFT JOIN flows f ON f.id = v.definition->>'onFailure' AND f.deleted_at IS NULL
+        WHERE v.id = r.flow_version_id AND r.caused_by IS NULL AND v.definition->>'onFailure' IS NOT NULL)
+    WHERE r.status = 'RUNNING' AND r.started_at < now() - make_interval(secs => $1)
+    RETURNING r.id, r.flow_id, r.flow_version_id, r.caused_by),
+  targets AS (
+    SELECT s.id AS failed_id, s.flow_id AS failed_flow_id, s.flow_version_id AS failed_version_id,
+      f.id AS flow_id, f.published_version_id
+    FROM swept s JOIN flow_versions v ON v.id = s.flow_version_id
+      JOIN flows f ON f.id = v.definition->>'onFailure' AND f.deleted_at IS NULL
+    WHERE s.caused_by IS NULL AND f.enabled AND f.published_version_id IS NOT NULL),
+  error_runs AS (
+    INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, rank, caused_by)
+    SELECT gen_random_uuid(), t.flow_id, t.published_version_id, 'QUEUED', false,
+      jsonb_build_object('method', 'POST', 'headers', jsonb_build_object('content-type', 'application/json'),
+        'query', '{}'::jsonb, 'body', b.body, 'rawBody', b.body::text, 'rawBodyEncoding', 'utf8'),
+      (SELECT coalesce(max(rank), 0) + 1 FROM runs WHERE flow_id = t.flow_id AND status = 'QUEUED'),
+      t.failed_id
+    FROM targets t, LATERAL (SELECT jsonb_build_object('runId', t.failed_id, 'flowId', t.failed_flow_id,
+      'flowVersionId', t.failed_version_id, 'status', $3::text) || $4::jsonb AS body) b
+    ON CONFLICT (caused_by) WHERE caused_by IS NOT NULL DO NOTHING
+    RETURNING id, flow_id, flow_version_id, rank, trigger, caused_by)
+  SELECT s.id, s.flow_id, (SELECT row_to_json(e) FROM error_runs e WHERE e.caused_by = s.id) AS error_run
+  FROM swept s`;
+
+/** RunsRepository.sweepOverdue. */
+export async function sweepOverdueRuns(
+  pool: Pool,
+  deadlineSeconds: number,
+  error: SerializedError,
+): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>> {
+  const { rows } = await pool.query<{ id: string; flow_id: string; error_run: ErrorRunRow | null }>(SWEEP, [
+    deadlineSeconds,
+    jsonb(error),
+    runStatusOf(error.code),
+    jsonb(errorFlowDetails({ error })),
+  ]);
+  return rows.map((row) => ({
+    id: row.id,
+    flowId: row.flow_id,
+    errorRun: row.error_run === null ? null : toErrorRun(row.error_run),
+  }));
+}
+
+interface ErrorRunRow {
+  id: string;
+  flow_id: string;
+  flow_version_id: string;
+  rank: number;
+  trigger: unknown;
+}
+
+function toErrorRun(run: ErrorRunRow): ErrorRun {
+  return {
+    id: run.id,
+    flowId: run.flow_id,
+    flowVersionId: run.flow_version_id,
+    rank: run.rank,
+    trigger: TriggerPayloadSchema.parse(run.trigger),
+  };
+}
+
 /** A run the final write started for the failed run's error flow: what enqueueing it needs. */
 export interface ErrorRun {
   id: string;
@@ -123,13 +199,7 @@ interface FinishRow {
   total_ms: number | null;
   error_flow_skipped?: string | null;
   error_flow?: string | null;
-  error_run?: {
-    id: string;
-    flow_id: string;
-    flow_version_id: string;
-    rank: number;
-    trigger: unknown;
-  } | null;
+  error_run?: ErrorRunRow | null;
 }
 
 /** Records a run's end in one statement (RunsRepository.finish). */
@@ -171,17 +241,7 @@ export async function finishRun(
     result.errorFlow =
       run === null
         ? { flowId: errorFlow, run: null, skipped: row?.error_flow_skipped ?? null }
-        : {
-            flowId: errorFlow,
-            run: {
-              id: run.id,
-              flowId: run.flow_id,
-              flowVersionId: run.flow_version_id,
-              rank: run.rank,
-              trigger: TriggerPayloadSchema.parse(run.trigger),
-            },
-            skipped: null,
-          };
+        : { flowId: errorFlow, run: toErrorRun(run), skipped: null };
   }
   return result;
 }

@@ -265,6 +265,12 @@ export class RunLifecycle {
     for (const run of swept) {
       this.#ended.end(run.id);
       this.#metrics.runFinished(runStatusOf(error.code));
+      // Its error flow's run, created by the same statement (the skipped reason is on the row).
+      if (run.errorRun !== null) {
+        await this.#startErrorFlow(run.id, {
+          errorFlow: { flowId: run.errorRun.flowId, run: run.errorRun, skipped: null },
+        });
+      }
     }
     return swept.map((run) => run.id);
   }

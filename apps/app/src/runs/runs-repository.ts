@@ -18,7 +18,13 @@ import {
   type NewRun,
   pruneIdempotencyKeys,
 } from './run-create.ts';
-import { type FinishResult, type FinishRunInput, finishRun } from './run-finish.ts';
+import {
+  type ErrorRun,
+  type FinishResult,
+  type FinishRunInput,
+  finishRun,
+  sweepOverdueRuns,
+} from './run-finish.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, toRunRecord } from './run-record.ts';
 import {
@@ -130,7 +136,7 @@ export interface RunsRepository {
   sweepOverdue(
     deadlineSeconds: number,
     error: SerializedError,
-  ): Promise<Array<{ id: string; flowId: string }>>;
+  ): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>>;
   /**
    * The reconciler's candidates, oldest first, at most `limit`: QUEUED runs accepted (or put
    * back) more than `olderThanSeconds` ago, or RUNNING runs started that long ago; the page after
@@ -239,15 +245,7 @@ export function createRunsRepository(
       return row === undefined ? null : toRunRecord(row);
     },
 
-    async sweepOverdue(deadlineSeconds, error) {
-      const { rows } = await pool.query<{ id: string; flow_id: string }>(
-        `UPDATE runs SET status = $3, error = $2, finished_at = now()
-         WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
-         RETURNING id, flow_id`,
-        [deadlineSeconds, jsonb(error), runStatusOf(error.code)],
-      );
-      return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
-    },
+    sweepOverdue: (deadlineSeconds, error) => sweepOverdueRuns(pool, deadlineSeconds, error),
 
     async unfinishedSince({ status, olderThanSeconds, limit, after }) {
       // QUEUED by created_at (runs_page_status); RUNNING by started_at (runs_running_started).
