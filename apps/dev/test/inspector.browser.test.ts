@@ -151,7 +151,9 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
     });
 
-    it("re-runs a failed run on the flow's latest version once a fix is published", async () => {
+    it("re-runs a failed run on the flow's latest version once a fix is published", {
+      timeout: 60_000,
+    }, async () => {
       const answer = await postWebhook(fault.url, 'fixable');
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
@@ -169,6 +171,8 @@ describe.skipIf(chromiumPath === null && !required)(
 
       await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(runId));
       const newId = new URL(page.url()).hash.replace('#/runs/', '');
+      // A new version is provisioned first (its bundle fetched): wait on the run, then its page.
+      await waitForFinal(fault, newId);
       await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
       expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
       expect(await fault.getRun(newId)).toMatchObject({
