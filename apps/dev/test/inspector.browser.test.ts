@@ -166,20 +166,21 @@ describe.skipIf(chromiumPath === null && !required)(
       );
       expect(fixed.status).toBe(201);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      // This run's page, not the one before it (a hash change keeps the page until it redraws).
+      await page.locator('h1', { hasText: runId }).waitFor();
       await page.locator('.heading [data-status="FAILED"]').waitFor();
       await page.locator('[data-testid=rerun-latest]').click();
 
       await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(runId));
       const newId = new URL(page.url()).hash.replace('#/runs/', '');
-      // A new version is provisioned first (its bundle fetched): wait on the run, then its page.
-      await waitForFinal(fault, newId);
-      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
-      expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
-      expect(await fault.getRun(newId)).toMatchObject({
+      // The new version is provisioned first (its bundle fetched): the run, then its page.
+      expect(await waitForFinal(fault, newId)).toMatchObject({
         status: 'SUCCEEDED',
         flowVersionId: 'fixable-v2',
         rerunOf: runId,
       });
+      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
     });
 
     it("shows a connection's value on the run page only by its name", async () => {
