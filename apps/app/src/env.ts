@@ -107,6 +107,11 @@ export const AppEnvSchema = z.object({
   WEBHOOK_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe("How long a sync webhook waits for the flow's response before answering 504 with the run id."),
+  IDEMPOTENCY_TTL_HOURS: envFields
+    .positiveInt(24)
+    .describe(
+      "How long a webhook's `Idempotency-Key` holds: within it, a repeat of the key (per flow) gets the first request's run and answer, never a new run. Expired keys are deleted by the retention pass.",
+    ),
   WEBHOOK_BODY_LIMIT_BYTES: envFields
     .positiveInt(1_048_576)
     .describe('Largest webhook request body accepted.'),

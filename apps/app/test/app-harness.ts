@@ -85,6 +85,12 @@ export interface RunView {
   isolation: string | null;
   rerunOf: string | null;
   reruns: string[];
+  /** For a run of an error flow: the failed run it reports. */
+  causedBy: string | null;
+  /** The error flow run this failed run started. */
+  errorRun: string | null;
+  /** Why this failed run's error flow could not start. */
+  errorFlowSkipped: string | null;
   createdAt: string;
   startedAt: string | null;
 }

@@ -49,6 +49,9 @@ describe.each([
       '0009_connections.sql',
       '0010_piece_yanks.sql',
       '0011_run_isolation.sql',
+      '0012_refused_deliveries.sql',
+      '0013_error_flows.sql',
+      '0014_idempotency_keys.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -401,6 +404,114 @@ describe.each([
     expect(
       (await createRunsRepository(pool).finish(randomUUID(), { outcome: { status: 'FAILED' } })).finalised,
     ).toBe(false);
+  });
+
+  it('creates one run per flow and idempotency key, the key and its run together', async () => {
+    const flows = createFlowsRepository(pool);
+    for (const id of ['keyed', 'keyed-too'])
+      await flows.createFlow({ id, name: id, definition: BENCHMARK_FLOW });
+    const runs = createRunsRepository(pool, {
+      preparedStatements: false,
+      bounds: { maxQueued: 2, maxRunning: 0 },
+    });
+    const run = (flowId: string) => ({
+      id: randomUUID(),
+      flowId,
+      flowVersionId: `${flowId}-v1`,
+      sync: true,
+      trigger: TRIGGER,
+      syncInstanceId: 'app-1',
+    });
+    const key = { key: 'k-1', bodySha256: SHA, ttlHours: 1 };
+    const first = run('keyed');
+    expect(await runs.createWithKey(first, key)).toEqual({ kind: 'created', rank: 1 });
+    expect(await runs.createWithKey(run('keyed'), key)).toEqual({
+      kind: 'existing',
+      key: { runId: first.id, bodySha256: SHA, sync: true, answer: null },
+    });
+    // Per flow: the same key of another flow is its own.
+    expect(await runs.createWithKey(run('keyed-too'), key)).toMatchObject({ kind: 'created' });
+    const answer = {
+      version: 1 as const,
+      type: 'run-ended' as const,
+      runId: first.id,
+      status: 'FAILED' as const,
+    };
+    await runs.keepAnswer('keyed', 'k-1', first.id, answer);
+    await runs.keepAnswer('keyed', 'k-1', first.id, { ...answer, status: 'TIMEOUT' });
+    expect((await runs.idempotencyKey('keyed', 'k-1'))?.answer).toEqual(answer);
+
+    // A full queue writes neither the run nor the key.
+    expect(await runs.create(run('keyed'))).toEqual({ rank: 2 });
+    expect(await runs.createWithKey(run('keyed'), { ...key, key: 'k-2' })).toEqual({ kind: 'queue-full' });
+    expect(await runs.idempotencyKey('keyed', 'k-2')).toBeNull();
+
+    // Expired: taken over by the next run, its answer gone; pruned once expired again.
+    await pool.query(`UPDATE runs SET status = 'FAILED', finished_at = now() WHERE flow_id = 'keyed'`);
+    await pool.query(
+      `UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE flow_id = 'keyed'`,
+    );
+    expect(await runs.idempotencyKey('keyed', 'k-1')).toBeNull();
+    const next = run('keyed');
+    expect(await runs.createWithKey(next, key)).toMatchObject({ kind: 'created' });
+    expect(await runs.idempotencyKey('keyed', 'k-1')).toEqual({
+      runId: next.id,
+      bodySha256: SHA,
+      sync: true,
+      answer: null,
+    });
+    await pool.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`);
+    expect(await runs.pruneIdempotencyKeys(100)).toBe(2);
+  });
+
+  it("creates a failed run's error flow run in its final write, once", async () => {
+    const flows = createFlowsRepository(pool);
+    const handler = await flows.createFlow({ id: 'on-failure', name: 'h', definition: BENCHMARK_FLOW });
+    const failing = await flows.createFlow({
+      id: 'fails-over',
+      name: 'f',
+      definition: { ...BENCHMARK_FLOW, onFailure: 'on-failure' },
+    });
+    const bundle = { key: 'k', sha256: SHA, sizeBytes: 1, pieces: [] };
+    for (const version of [handler, failing]) await flows.publish(String(version?.id), bundle, []);
+    const runs = createRunsRepository(pool, { preparedStatements: false });
+    const id = randomUUID();
+    await runs.create({
+      id,
+      flowId: 'fails-over',
+      flowVersionId: 'fails-over-v1',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
+    const error = { name: 'Error', code: 'CODE_STEP_FAILED' as const, message: 'boom', step: 's' };
+    const finished = await runs.finish(id, { outcome: { status: 'FAILED', error, steps: [], logKey: null } });
+    expect(finished).toMatchObject({
+      finalised: true,
+      errorFlow: {
+        flowId: 'on-failure',
+        skipped: null,
+        run: { flowId: 'on-failure', flowVersionId: 'on-failure-v1' },
+      },
+    });
+    expect(finished.errorFlow?.run?.trigger.body).toEqual({
+      runId: id,
+      flowId: 'fails-over',
+      flowVersionId: 'fails-over-v1',
+      status: 'FAILED',
+      error: { code: 'CODE_STEP_FAILED', message: 'boom' },
+      failedStep: { name: 's' },
+    });
+    expect((await runs.get(String(finished.errorFlow?.run?.id)))?.causedBy).toBe(id);
+    expect(await runs.errorRunOf(id)).toBe(finished.errorFlow?.run?.id);
+    // The sweeper's statement, which creates error runs the same way, on this adapter too.
+    const abandoned = { name: 'RunSweeper', code: 'RUN_ABANDONED' as const, message: 'gone' };
+    expect(await runs.sweepOverdue(3_600, abandoned)).toEqual([]);
+    // Final already: nothing more.
+    expect(await runs.finish(id, { outcome: { status: 'FAILED', error, steps: [], logKey: null } })).toEqual({
+      finalised: false,
+      totalMs: null,
+    });
   });
 
   it('links re-runs, deletes old runs leaving tombstones, and refuses runs of a deleted flow', async () => {

@@ -151,6 +151,7 @@ describe('run retention', () => {
         logs: 0,
         tombstones: 0,
         refusedDeliveries: 0,
+        idempotencyKeys: 0,
       });
       const done = await retention(30, 'app-a', store).retain();
       expect(done).toMatchObject({ runs: 2, logs: 2 });
@@ -230,6 +231,19 @@ describe('run retention', () => {
     expect((await deliveries.list(BENCHMARK_FLOW_ID, 10)).map((row) => row.message)).toEqual([
       'refused 1 days ago',
     ]);
+  });
+
+  it('deletes expired idempotency keys and keeps live ones', async () => {
+    const runId = await runAged(1);
+    await pool.query(
+      `INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at) VALUES
+         ('flow', 'expired', 'x', false, $1, now() - interval '1 second'),
+         ('flow', 'live', 'x', false, $1, now() + interval '1 hour')`,
+      [runId],
+    );
+    expect((await retention(30).retain()).idempotencyKeys).toBe(1);
+    const { rows } = await pool.query<{ key: string }>('SELECT key FROM idempotency_keys');
+    expect(rows.map((row) => row.key)).toEqual(['live']);
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

@@ -85,6 +85,7 @@ describe.skipIf(chromiumPath === null && !required)(
       fault = await startFaultStack({
         flows: {
           throws: codeFlow("throw new Error('boom from the inspector test');"),
+          fixable: codeFlow("throw new Error('not fixed yet');"),
           doomed: BENCHMARK_FLOW,
         },
       });
@@ -205,6 +206,38 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
     });
 
+    it("re-runs a failed run on the flow's latest version once a fix is published", {
+      timeout: 60_000,
+    }, async () => {
+      const answer = await postWebhook(fault.url, 'fixable');
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      const fixed = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows/fixable/versions',
+        { definition: codeFlow('return { fixed: true };'), publish: true },
+        fault.stack.apiKey,
+      );
+      expect(fixed.status).toBe(201);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      // This run's page, not the one before it (a hash change keeps the page until it redraws).
+      await page.locator('h1', { hasText: runId }).waitFor();
+      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      await page.locator('[data-testid=rerun-latest]').click();
+
+      await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(runId));
+      const newId = new URL(page.url()).hash.replace('#/runs/', '');
+      // The new version is provisioned first (its bundle fetched): the run, then its page.
+      expect(await waitForFinal(fault, newId)).toMatchObject({
+        status: 'SUCCEEDED',
+        flowVersionId: 'fixable-v2',
+        rerunOf: runId,
+      });
+      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
+    });
+
     it("shows a connection's value on the run page only by its name", async () => {
       const secret = 'sk-inspector-5e884898da2804';
       const api = (method: string, path: string, body: unknown) =>
@@ -226,6 +259,8 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      // This run's page, not the one before it (a hash change keeps the page until it redraws).
+      await page.locator('h1', { hasText: runId }).waitFor();
       await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
       await page.locator('article[data-step="code"]').waitFor();
       const shown = await page.content();

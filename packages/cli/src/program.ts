@@ -9,7 +9,14 @@ import { loadFlowFile } from './commands/flow-file.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
 import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
-import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
+import {
+  listRuns,
+  RUN_STATUSES,
+  type RunStatus,
+  rerunRun,
+  showRun,
+  tailRuns,
+} from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
 import { renderRunList, table } from './render/run-render.ts';
@@ -209,6 +216,14 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
         id = newest.id;
       }
       io.out(`${await showRun(api(), id)}\n`);
+    });
+  runs
+    .command('rerun <runId>')
+    .description("a new run with the run's request, on its flow version (or the latest with --latest)")
+    .option('--latest', "on the flow's published version instead of the run's own")
+    .action(async (runId: string, options: { latest?: boolean }) => {
+      const started = await rerunRun(api(), runId, options.latest === true ? 'latest' : 'run');
+      io.out(`${started.runId} (re-run of ${started.rerunOf}, version ${started.flowVersionId})\n`);
     });
   runs
     .command('tail')

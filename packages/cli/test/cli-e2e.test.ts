@@ -158,6 +158,10 @@ describe('flowbox CLI end to end', () => {
       /hello\s+e2e-greeter\/greet\s+SUCCEEDED\s+\S+ ms\s+\{"greeting":"Hello, Ada Lovelace!"\}/,
     );
     expect(show.stdout).toMatch(/provision\s+\S+ ms/);
+    const rerun = await flowbox(cli, ['runs', 'rerun', runId, '--latest'], piece);
+    expect(rerun.stdout).toMatch(
+      new RegExp(`^[0-9a-f-]{36} \\(re-run of ${runId}, version cli-e2e-v1\\)$`, 'm'),
+    );
 
     // A JSON flow file (a bare definition: its id is the file's name) pinning a version that was
     // never published is refused at push, with the API's code.

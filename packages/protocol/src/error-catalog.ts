@@ -55,6 +55,11 @@ export const ERROR_CATALOG = {
    * status proxies log for a client that closed its request.
    */
   CALLER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 499 },
+  /**
+   * A webhook repeating an `Idempotency-Key` of its flow with another body (or on the other of the
+   * sync and async routes) within IDEMPOTENCY_TTL_HOURS: no run is created.
+   */
+  IDEMPOTENCY_KEY_REUSED: { family: 'user', runStatus: 'FAILED', httpStatus: 422 },
   /** A signed flow's webhook whose signature is missing, repeated, stale or wrong: no run is created. */
   WEBHOOK_SIGNATURE_INVALID: { family: 'user', runStatus: 'FAILED', httpStatus: 401 },
   CONNECTION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },

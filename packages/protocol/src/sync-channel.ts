@@ -10,6 +10,16 @@ export function syncChannelName(prefix: string, instanceId: string): string {
   return `${prefix}:sync:${instanceId}`;
 }
 
+/**
+ * app → every app: a sync run's answer for the callers that repeated its `Idempotency-Key`, which
+ * may wait on any instance. Every instance subscribes; the instance that answered the first caller
+ * publishes. (Instance channels end in an instance id, this one in `sync-all`, which no
+ * `sync:<id>` channel is.)
+ */
+export function syncBroadcastChannelName(prefix: string): string {
+  return `${prefix}:sync-all`;
+}
+
 export const SyncMessageSchema = z.discriminatedUnion('type', [
   z.object({
     version: z.literal(1),

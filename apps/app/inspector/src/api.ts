@@ -65,9 +65,12 @@ export class Api {
     return this.#call('GET', `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
-  /** A new run of the same flow version with the same request (202, async). */
-  rerun(runId: string): Promise<{ runId: string; rerunOf: string }> {
-    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`);
+  /**
+   * A new run with the same request (202, async), on the same flow version or (`latest`) the
+   * flow's published one.
+   */
+  rerun(runId: string, version: 'run' | 'latest' = 'run'): Promise<{ runId: string; rerunOf: string }> {
+    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`, { version });
   }
 
   stats(query: { flowId?: string; windowSeconds: number; bucketSeconds: number }): Promise<RunStats> {

@@ -31,7 +31,7 @@ export function runView(context: ViewContext, runId: string): Dispose {
         }
         throw error;
       }
-      show(context.main, ...runPage(run, rerunButton(context, run)));
+      show(context.main, ...runPage(run, rerunButtons(context, run)));
       // A final run can still gain its timings (a late worker result), but never steps.
       return !(isFinal(run.status) && run.timings !== null);
     },
@@ -41,21 +41,35 @@ export function runView(context: ViewContext, runId: string): Dispose {
 }
 
 /**
- * Re-runs the run (same flow version, same request) and goes to the new run's page. Only on a
- * final run: the page of one in flight is redrawn every second.
+ * Re-runs the run with the same request, on the same flow version or the flow's published one,
+ * and goes to the new run's page. Only on a final run: the page of one in flight is redrawn every
+ * second.
  */
-function rerunButton(context: ViewContext, run: RunView): HTMLElement | null {
+function rerunButtons(context: ViewContext, run: RunView): HTMLElement | null {
   if (!isFinal(run.status)) return null;
+  return h(
+    'span',
+    { class: 'actions' },
+    rerunButton(context, run, 'run'),
+    ' ',
+    rerunButton(context, run, 'latest'),
+  );
+}
+
+function rerunButton(context: ViewContext, run: RunView, version: 'run' | 'latest'): HTMLElement {
+  const latest = version === 'latest';
   return h(
     'button',
     {
       type: 'button',
-      'data-testid': 'rerun',
-      title: 'Run the same flow version again with the same request',
+      'data-testid': latest ? 'rerun-latest' : 'rerun',
+      title: latest
+        ? "Run the flow's published version with the same request"
+        : 'Run the same flow version again with the same request',
       onclick: (event: Event) => {
         const button = event.currentTarget as HTMLButtonElement;
         button.disabled = true;
-        void context.api.rerun(run.id).then(
+        void context.api.rerun(run.id, version).then(
           ({ runId }) => {
             window.location.hash = `#/runs/${runId}`;
           },
@@ -66,7 +80,7 @@ function rerunButton(context: ViewContext, run: RunView): HTMLElement | null {
         );
       },
     },
-    'Re-run',
+    latest ? 'Re-run on latest' : 'Re-run',
   );
 }
 
@@ -131,6 +145,9 @@ function facts(run: RunView): HTMLElement {
     ['log', log],
   ];
   if (run.rerunOf !== null) rows.push(['re-run of', runLink(run.rerunOf, 'rerun-of')]);
+  if (run.causedBy !== null) rows.push(['error run of', runLink(run.causedBy, 'caused-by')]);
+  if (run.errorRun !== null) rows.push(['error run', runLink(run.errorRun, 'error-run')]);
+  if (run.errorFlowSkipped !== null) rows.push(['error flow', `not started: ${run.errorFlowSkipped}`]);
   if (run.reruns.length > 0) {
     rows.push([
       're-runs',

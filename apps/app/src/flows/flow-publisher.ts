@@ -10,6 +10,7 @@ import {
 import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
+import { checkErrorFlow } from './error-flow-check.ts';
 import type { FlowsRepository, FlowVersionRecord, PublishRecord } from './flows-repository.ts';
 
 /**
@@ -38,7 +39,8 @@ export class FlowPublisher {
   /**
    * Publishes a stored version. A version that references a connection that does not exist is
    * not published (INVALID_FLOW naming it). One deleted after this check fails the runs that need
-   * it (CONNECTION_MISSING).
+   * it (CONNECTION_MISSING). Nor is one whose `onFailure` names itself or no flow
+   * (error-flow-check.ts).
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
     const record = await this.prepare(version);
@@ -51,6 +53,7 @@ export class FlowPublisher {
    * create or add-and-publish calls inside the transaction that inserts the version.
    */
   async prepare(version: FlowVersionRecord): Promise<PublishRecord> {
+    await checkErrorFlow(this.#flows, version.flowId, version.definition);
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {

@@ -112,6 +112,7 @@ function toOperation(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema {
   const parameters = [
     ...parametersOf(operation.params, 'path', schemaOf),
     ...parametersOf(operation.query, 'query', schemaOf),
+    ...parametersOf(operation.headers, 'header', schemaOf),
   ];
   const answers =
     operation.auth === 'apiKey' ? { ...operation.responses, ...API_KEY_LIMITED } : operation.responses;
@@ -146,8 +147,9 @@ function toRequestBody(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema 
       },
     ]),
   );
-  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required.
-  return { required: body instanceof z.ZodType, content };
+  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required unless
+  // the operation says its defaults stand in for one.
+  return { required: body instanceof z.ZodType && operation.bodyOptional !== true, content };
 }
 
 function toResponse(response: OperationResponse, example: unknown, schemaOf: SchemaOf): JsonSchema {
@@ -166,7 +168,7 @@ function toResponse(response: OperationResponse, example: unknown, schemaOf: Sch
 
 function parametersOf(
   schema: z.ZodType | undefined,
-  place: 'path' | 'query',
+  place: 'path' | 'query' | 'header',
   schemaOf: SchemaOf,
 ): JsonSchema[] {
   if (schema === undefined) return [];

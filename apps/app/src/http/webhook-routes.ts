@@ -23,6 +23,14 @@ import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts'
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
 import { errorResponseScope, renderErrorResponse } from './error-response.ts';
+import {
+  awaitRepeatAnswer,
+  callerGoneSignal,
+  checkRepeat,
+  type IdempotencyDeps,
+  idempotencyKeyOf,
+  shareAnswer,
+} from './idempotent-webhook.ts';
 import { responsePolicyProblem } from './response-header-policy.ts';
 import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
@@ -41,7 +49,7 @@ const HOP_BY_HOP = new Set([
   'te',
 ]);
 
-export interface WebhookDeps {
+export interface WebhookDeps extends IdempotencyDeps {
   flows: FlowsRepository;
   lifecycle: RunLifecycle;
   /** Where a run goes once accepted: a waiting worker, or the queue. */
@@ -158,6 +166,7 @@ async function accept(
   }
   // Before the run exists: a refused sender leaves no row, no job, and reaches no worker.
   if (flow.verify !== null) await verifySender(request, flow.verify, deps);
+  const idempotency = idempotencyKeyOf(request, deps.idempotencyTtlHours);
   const runId = randomUUID();
   const syncInstanceId = sync ? deps.hub.instanceId : null;
   // The run's context travels with its job: every later span of the run descends from this one.
@@ -167,7 +176,7 @@ async function accept(
   // The row holds all the job does (the reconciler enqueues it again should Redis lose it).
   let accepted: { rank: number } | null = null;
   try {
-    accepted = await deps.lifecycle.accept({
+    const run = {
       id: runId,
       flowId: flow.flowId,
       flowVersionId: flow.flowVersionId,
@@ -176,7 +185,17 @@ async function accept(
       syncInstanceId,
       traceparent,
       startedBy: reserved?.workerId,
-    });
+    };
+    if (idempotency === null) accepted = await deps.lifecycle.accept(run);
+    else {
+      // One run per flow and key: a repeat gets the key's run and its answer, never a new run.
+      const created = await deps.lifecycle.acceptWithKey(run, idempotency);
+      if (created.kind === 'existing') {
+        checkRepeat(flow.flowId, idempotency, sync, created.key);
+        return answerRepeat(reply, deps, flow.flowId, idempotency.key, created.key.runId, sync);
+      }
+      accepted = created.kind === 'created' ? { rank: created.rank } : null;
+    }
   } finally {
     if (accepted === null) reserved?.putBack();
   }
@@ -225,13 +244,10 @@ async function accept(
 
   if (waiter === null) return reply.status(202).send({ runId });
   // The raw response closes before it is written only when the client went away.
-  const left = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableEnded) left.abort();
-  };
-  reply.raw.once('close', onClose);
+  const left = callerGoneSignal(reply);
   const outcome = await waiter.wait(deps.webhookTimeoutMs, left.signal);
-  reply.raw.off('close', onClose);
+  left.done();
+  if (idempotency !== null) await shareAnswer(deps, request, flow.flowId, idempotency.key, outcome);
   let dropped = false;
   if ((outcome.type === 'timeout' || outcome.type === 'caller-gone') && !flow.runWhenCallerGone) {
     dropped = await dropUnstarted(deps, request, runId, outcome.type);
@@ -270,6 +286,30 @@ function sendFlowResponse(reply: FastifyReply, response: FlowResponse): FastifyR
       reply.header(name, value);
   }
   return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
+}
+
+/**
+ * A repeat of a live idempotency key: 202 with the key's run (async), or the run's answer (sync:
+ * as the first caller got it, or waited for as the first caller does; 504 with the run id past
+ * WEBHOOK_TIMEOUT_SECONDS, the run left to go on).
+ */
+async function answerRepeat(
+  reply: FastifyReply,
+  deps: WebhookDeps,
+  flowId: string,
+  key: string,
+  runId: string,
+  sync: boolean,
+): Promise<FastifyReply> {
+  reply.header(RUN_ID_HEADER, runId);
+  if (!sync) return reply.status(202).send({ runId });
+  const left = callerGoneSignal(reply);
+  try {
+    const outcome = await awaitRepeatAnswer(deps, flowId, key, runId, deps.webhookTimeoutMs, left.signal);
+    return sendOutcome(reply, outcome, deps.webhookTimeoutMs, false);
+  } finally {
+    left.done();
+  }
 }
 
 /** WEBHOOK_SIGNATURE_INVALID (401) unless the request carries a good signature of its body. */

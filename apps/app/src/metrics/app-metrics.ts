@@ -81,7 +81,7 @@ export class AppMetrics {
     });
     this.#retentionDeleted = new Counter({
       name: 'flowbox_retention_deleted_total',
-      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, refused_delivery (refused webhook deliveries).',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, refused_delivery (refused webhook deliveries), idempotency_key (expired webhook keys).',
       labelNames: ['kind'],
       registers,
     });
@@ -199,7 +199,10 @@ export class AppMetrics {
     this.#runsRecovered.inc({ action });
   }
 
-  retentionDeleted(kind: 'run' | 'log' | 'tombstone' | 'refused_delivery', count: number): void {
+  retentionDeleted(
+    kind: 'run' | 'log' | 'tombstone' | 'refused_delivery' | 'idempotency_key',
+    count: number,
+  ): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);
   }
 

@@ -40,6 +40,9 @@ const RunRowSchema = z.object({
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
   rerun_of: z.string().nullable(),
+  // Left out by the run list's SELECT.
+  caused_by: z.string().nullable().default(null),
+  error_flow_skipped: z.string().nullable().default(null),
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -67,6 +70,10 @@ export interface RunRecord {
   finishedAt: Date | null;
   /** The run this one re-runs, or null. */
   rerunOf: string | null;
+  /** For a run of an error flow: the failed run it reports. */
+  causedBy: string | null;
+  /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
+  errorFlowSkipped: string | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -99,5 +106,7 @@ export function toRunRecord(row: unknown): RunRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     rerunOf: r.rerun_of,
+    causedBy: r.caused_by,
+    errorFlowSkipped: r.error_flow_skipped,
   };
 }

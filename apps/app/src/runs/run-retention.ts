@@ -14,12 +14,17 @@ const BATCH_SIZE = 100;
 const MAX_BATCHES = 50;
 const INTERVAL_MS = 60_000;
 
+/** Expired idempotency keys deleted per pass (one statement). */
+const KEYS_PER_PASS = 10_000;
+
 /** What one retention pass deleted. */
 export interface Retained {
   runs: number;
   logs: number;
   tombstones: number;
   refusedDeliveries: number;
+  /** Expired webhook idempotency keys. */
+  idempotencyKeys: number;
 }
 
 /** Where run logs are deleted (ObjectStorage). */
@@ -33,7 +38,9 @@ export interface RetentionStorage {
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
- * as long again. Refused webhook deliveries older than that go in the same pass.
+ * as long again. Refused webhook deliveries older than that and expired idempotency keys go in
+ * the same pass (an expired key is also taken over by the next request that sends it, so a late
+ * delete costs only rows).
  */
 export class RunRetention {
   readonly #pass: LeaderPass;
@@ -82,7 +89,7 @@ export class RunRetention {
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
-    const done: Retained = { runs: 0, logs: 0, tombstones: 0, refusedDeliveries: 0 };
+    const done: Retained = { runs: 0, logs: 0, tombstones: 0, refusedDeliveries: 0, idempotencyKeys: 0 };
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
@@ -99,13 +106,15 @@ export class RunRetention {
         }
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
         done.refusedDeliveries = (await this.#refusedDeliveries?.removeOlderThan(this.#days)) ?? 0;
+        done.idempotencyKeys = await this.#runs.pruneIdempotencyKeys(KEYS_PER_PASS);
       });
     } finally {
       this.#metrics.retentionDeleted('run', done.runs);
       this.#metrics.retentionDeleted('log', done.logs);
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
       this.#metrics.retentionDeleted('refused_delivery', done.refusedDeliveries);
-      if (done.runs + done.tombstones + done.refusedDeliveries > 0) {
+      this.#metrics.retentionDeleted('idempotency_key', done.idempotencyKeys);
+      if (done.runs + done.tombstones + done.refusedDeliveries + done.idempotencyKeys > 0) {
         this.#logger.info(
           { ...done, retentionDays: this.#days },
           'retention deleted old runs and their logs',

@@ -313,8 +313,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Starts a new run of the run's flow version with the same trigger request.
-         * @description Asynchronously; the new run's `rerunOf` names this one. 410 when the request is gone (retention deleted the run, or it predates kept requests).
+         * Starts a new run of the run's flow with the same trigger request.
+         * @description Asynchronously, on the run's own flow version, or the flow's published one with `{"version": "latest"}`; the new run's `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).
          */
         post: operations["rerunRun"];
         delete?: never;
@@ -447,7 +447,7 @@ export interface components {
                  * @description One of ERROR_CATALOG (packages/protocol/src/errors.ts).
                  * @enum {string}
                  */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
             };
             /**
@@ -704,26 +704,42 @@ export interface components {
             /** @description Newest first. */
             deliveries: components["schemas"]["RefusedDelivery"][];
         };
-        /** @description The new run, and the run it re-runs. */
+        /** @description The new run, the run it re-runs and the version it runs. */
         RerunAccepted: {
+            /** @description The flow version the new run runs. */
+            flowVersionId: string;
             /** Format: uuid */
             rerunOf: string;
             /** Format: uuid */
             runId: string;
         };
+        RerunRequest: {
+            /**
+             * @description `run` (the default): the flow version the run ran. `latest`: the flow's published version now.
+             * @default run
+             * @enum {string}
+             */
+            version: "run" | "latest";
+        };
         /** @description One run: status, steps, error, latency anatomy and a link to its log. */
         Run: {
             attempts: number;
+            /** @description For a run of an error flow: the failed run whose flow names it as `onFailure`. */
+            causedBy: string | null;
             /** Format: date-time */
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
                 step?: string;
             } | null;
+            /** @description Why this failed run's error flow could not start (deleted, unpublished or disabled). */
+            errorFlowSkipped: string | null;
+            /** @description The run of its flow's error flow (`onFailure`) that this run's failure started. */
+            errorRun: string | null;
             finishedAt: string | null;
             flowId: string;
             flowVersionId: string;
@@ -734,7 +750,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -775,7 +791,7 @@ export interface components {
                 durationMs: number;
                 error?: {
                     /** @enum {string} */
-                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                     message: string;
                     name: string;
                     stack?: string;
@@ -866,7 +882,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -882,7 +898,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -2797,6 +2813,9 @@ export interface operations {
                      *       "reruns": [
                      *         "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67"
                      *       ],
+                     *       "causedBy": null,
+                     *       "errorRun": null,
+                     *       "errorFlowSkipped": null,
                      *       "logUrl": "http://127.0.0.1:7070/flowbox/runs/orders/0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90.json?X-Amz-Expires=900"
                      *     }
                      */
@@ -2841,7 +2860,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
         responses: {
             /** @description The new run, accepted. */
             202: {
@@ -2852,10 +2875,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "runId": "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67",
-                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90"
+                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "flowVersionId": "orders-v2"
                      *     }
                      */
                     "application/json": components["schemas"]["RerunAccepted"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No key or the wrong one (UNAUTHORIZED). */
@@ -3000,7 +3033,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3056,6 +3092,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3091,7 +3136,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3173,6 +3221,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3208,7 +3265,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3272,6 +3332,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3334,7 +3403,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3415,6 +3487,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The flow has too many queued or running runs (admission). */
             429: {

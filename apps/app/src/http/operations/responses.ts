@@ -8,6 +8,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them).',
   410: "The run's trigger request is gone (retention, or it predates kept requests).",
   413: 'The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE).',
+  422: "The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created.",
   429: 'The flow has too many queued or running runs (admission).',
   500: 'An internal error.',
   502: "The flow's run failed before it answered.",

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { EXAMPLE_IDS, errorExample } from '../api-examples.ts';
 import type { ApiOperation, OperationResponse } from '../api-operation.ts';
 import { FlowParams } from '../views/flow-requests.ts';
@@ -10,6 +11,18 @@ const WEBHOOK_REQUEST_NOTE =
   '`body` (parsed) and `rawBody` (as sent; base64 when `rawBodyEncoding` is `base64`). ' +
   'Templates read them as `{{trigger.headers.x}}`, `{{trigger.query.x}}`, `{{trigger.body.x}}`; ' +
   "`{{trigger.x}}` is the body's `x`.";
+
+/** The IETF httpapi draft's field; see docs/guarantees.md (idempotency keys). */
+const WebhookHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      'At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request\'s run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token.',
+    ),
+});
 
 const FLOW_ANSWER: OperationResponse = {
   description:
@@ -34,12 +47,13 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     body: WEBHOOK_BODIES,
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
       204: NO_ANSWER,
-      ...errors(400, 404, 413, 429, 500, 502, 503, 504),
+      ...errors(400, 404, 413, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...SERVER_LIMITS,
     },
@@ -59,11 +73,12 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
       204: NO_ANSWER,
-      ...errors(400, 404, 429, 500, 502, 503, 504),
+      ...errors(400, 404, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...SERVER_LIMITS,
     },
@@ -79,8 +94,14 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     body: WEBHOOK_BODIES,
-    responses: { 202: ACCEPTED, ...errors(400, 404, 413, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
+    responses: {
+      202: ACCEPTED,
+      ...errors(400, 404, 413, 422, 429, 503),
+      ...SIGNATURE_REFUSED,
+      ...SERVER_LIMITS,
+    },
     example: { request: ORDER, status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
   },
   triggerWebhookGet: {
@@ -93,7 +114,8 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
-    responses: { 202: ACCEPTED, ...errors(400, 404, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
+    headers: WebhookHeaders,
+    responses: { 202: ACCEPTED, ...errors(400, 404, 422, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
     example: { status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
   },
 } as const satisfies Record<string, ApiOperation>;
