@@ -54,7 +54,8 @@ export interface Scenario {
   network?: boolean;
 }
 
-const NAME = /^(warm|cold-prewarm|cold|isolate|target|loop100|router)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?(-net)?$/;
+const NAME =
+  /^(warm|cold-prewarm|cold|isolate|target|loop100|router)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?(-net)?$/;
 const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?(?:-i(\d+))?$/;
 const MAX_IDLE_S = 600;
 const MAX_RATE = 10_000;
