@@ -37,7 +37,7 @@ export function connectionNamesIn(value: unknown): string[] {
   const names = new Set<string>();
   for (const reference of findTemplateReferences(value)) {
     if (reference.root !== CONNECTIONS_ROOT) continue;
-    const name = reference.expression.split('.')[1];
+    const name = reference.segments[1];
     if (name !== undefined && name !== '') names.add(name.trim());
   }
   return [...names].sort();

@@ -34,6 +34,7 @@ export * from './response-rules.ts';
 export * from './run.ts';
 export * from './socket-events.ts';
 export * from './sync-channel.ts';
+export * from './template-expression.ts';
 export * from './templates.ts';
 export * from './trace.ts';
 export * from './user-stack.ts';

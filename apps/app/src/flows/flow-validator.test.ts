@@ -120,6 +120,22 @@ describe('validateFlowDefinition', () => {
     );
   });
 
+  it('takes a template with a literal fallback, checking its root, and refuses any other fallback', () => {
+    const fallback = withStep(1, {
+      input: { sum: '{{ trigger.query.sum ?? 0 }}', c: '{{connections.api ?? ""}}' },
+    });
+    expect(connectionNamesOf(validateFlowDefinition(fallback, catalog))).toEqual(['api']);
+    expectInvalid(
+      withStep(1, { input: { sum: '{{ step_9.result ?? 0 }}' } }),
+      /^definition\.steps\.1\.input\.sum: template \{\{step_9\.result \?\? 0\}\} names 'step_9'/,
+    );
+    expectInvalid(
+      withStep(1, { input: { sum: ['{{ step_1.result ?? step_0 }}'] } }),
+      /^definition\.steps\.1\.input\.sum\.0: template \{\{step_1\.result \?\? step_0\}\}: the fallback step_0 is not a string/,
+    );
+    expectInvalid(withStep(1, { input: { sum: '{{step_1..result}}' } }), /has an empty segment/);
+  });
+
   it('refuses a literal interim status or unsendable header in the response step, not a templated one', () => {
     const respond = BENCHMARK_FLOW.steps.length - 1;
     for (const status of [100, 101, 103, '101', 600]) {

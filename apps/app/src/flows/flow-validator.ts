@@ -56,7 +56,11 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
       checkCompiles(step.code, `${at}.code`);
     }
     for (const reference of findTemplateReferences(step.input)) {
-      if (reference.root === CONNECTIONS_ROOT && !CONNECTION_REFERENCE.test(reference.expression)) {
+      if (reference.problem !== undefined) {
+        const where = reference.path === '' ? `${at}.input` : `${at}.input.${reference.path}`;
+        throw invalid(`${where}: template {{${reference.expression}}}: ${reference.problem}`);
+      }
+      if (reference.root === CONNECTIONS_ROOT && !CONNECTION_REFERENCE.test(reference.segments.join('.'))) {
         const where = reference.path === '' ? `${at}.input` : `${at}.input.${reference.path}`;
         throw invalid(
           `${where}: template {{${reference.expression}}} must name a connection: {{connections.<name>}}`,

@@ -112,7 +112,7 @@ async function record(
   // Until the templates resolve, the report shows the input as written.
   let input = rawInput;
   try {
-    input = resolveTemplates(rawInput, scope);
+    input = resolveTemplates(rawInput, scope, name);
     const output = await run(input);
     const result: StepResult = { name, kind, status: 'SUCCEEDED', input, startedAt, durationMs: 0 };
     if (output !== undefined) result.output = output;

@@ -105,7 +105,7 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
       if (step.type === 'piece') {
         return inStep(step.name, `${step.piece}/${step.action}`, step.input, async () => {
           // Resolved inside (the outputs live there), validated here, run inside: no parser in the run's realm.
-          const resolved = await call('resolveInput', { input: step.input });
+          const resolved = await call('resolveInput', { name: step.name, input: step.input });
           if (resolved.error !== undefined) return resolved;
           let input: unknown;
           try {
@@ -118,7 +118,7 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
         });
       }
       return inStep(step.name, 'code', step.input, async (sessions) => {
-        const resolved = await call('resolveInput', { input: step.input });
+        const resolved = await call('resolveInput', { name: step.name, input: step.input });
         if (resolved.error !== undefined) return resolved;
         // The bundle loader checked that every code step has its compiled source.
         const source = deps.bundle.code[step.name];

@@ -127,6 +127,7 @@ const logOf =
  * action's input comes `resolved` (resolveInput, then the engine's validation).
  */
 async function record(
+  stepName: string,
   rawInput: unknown,
   execute: (input: unknown) => Promise<unknown>,
   resolved = false,
@@ -134,7 +135,7 @@ async function record(
   let input = rawInput;
   let outcome: StepOutcome;
   try {
-    if (!resolved) input = resolveTemplates(rawInput, scope);
+    if (!resolved) input = resolveTemplates(rawInput, scope, stepName);
     stepGlobals.install();
     outcome = { input, output: await execute(input) };
   } catch (error) {
@@ -158,7 +159,7 @@ async function runTrigger(json: string): Promise<string> {
     input: unknown;
     payload: TriggerPayload;
   };
-  return record(step.input, async () => {
+  return record(step.name, step.input, async () => {
     const trigger = piece(step.piece).triggers.get(step.trigger);
     if (trigger === undefined) {
       throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no trigger '${step.trigger}'`);
@@ -174,6 +175,7 @@ async function runTrigger(json: string): Promise<string> {
 async function runAction(json: string): Promise<string> {
   const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
   return record(
+    step.name,
     step.input,
     async (input) => {
       const action = piece(step.piece).actions.get(step.action);
@@ -200,9 +202,9 @@ async function runAction(json: string): Promise<string> {
 
 /** A code step's input, resolved here; the engine runs its code and hands the output back. */
 function resolveInput(json: string): string {
-  const step = parse(json) as { input: unknown };
+  const step = parse(json) as { name?: string; input: unknown };
   try {
-    return stringify({ input: resolveTemplates(step.input, scope) });
+    return stringify({ input: resolveTemplates(step.input, scope, step.name) });
   } catch (error) {
     return stringify({ input: step.input, error: serializeError(error, 'STEP_FAILED') });
   }
