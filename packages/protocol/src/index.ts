@@ -20,6 +20,7 @@ export * from './artifacts.ts';
 export * from './benchmark-flow.ts';
 export * from './callbacks.ts';
 export * from './code-step.ts';
+export * from './code-step-position.ts';
 export * from './connections.ts';
 export * from './egress.ts';
 export * from './errors.ts';

@@ -168,6 +168,10 @@ describe('validateFlowDefinition', () => {
       withStep(1, { code: 'return {' }),
       /^definition\.steps\.1\.code: does not compile: SyntaxError/,
     );
+    expectInvalid(
+      withStep(1, { code: 'const a = 1;\n  return {;' }),
+      /^definition\.steps\.1\.code: does not compile: SyntaxError: Unexpected token ';' \(line 2, column 11\)$/,
+    );
     // Compiling only: code that would throw when run is fine here.
     expect(() =>
       validateFlowDefinition(withStep(1, { code: 'throw new Error("later")' }), catalog),

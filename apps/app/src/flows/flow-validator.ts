@@ -1,7 +1,11 @@
 import { Script } from 'node:vm';
 import {
   CODE_STEP_FILENAME,
+  CODE_STEP_LINE_OFFSET,
   CONNECTIONS_ROOT,
+  codeStepLines,
+  codeStepPosition,
+  describeCodeStepPosition,
   FlowboxError,
   type FlowDefinition,
   FlowDefinitionSchema,
@@ -116,10 +120,12 @@ const CONNECTION_REFERENCE = /^connections\.[a-z][a-z0-9_]{0,63}(\.[^.]+)*$/;
 function checkCompiles(code: string, at: string): void {
   try {
     // Compiles without running: vm.Script parses the wrapped function expression only.
-    new Script(wrapCodeStep(code), { filename: CODE_STEP_FILENAME });
+    new Script(wrapCodeStep(code), { filename: CODE_STEP_FILENAME, lineOffset: CODE_STEP_LINE_OFFSET });
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    throw invalid(`${at}: does not compile: ${message}`);
+    const position = codeStepPosition(error, codeStepLines(code));
+    const where = position === undefined ? '' : ` (${describeCodeStepPosition(position)})`;
+    throw invalid(`${at}: does not compile: ${message}${where}`);
   }
 }
 

@@ -80,7 +80,11 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const { outcome } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
 
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_2', message: 'boom' });
+    expect(outcome.error).toMatchObject({
+      code: 'CODE_STEP_FAILED',
+      step: 'step_2',
+      message: 'boom (line 1, column 7)',
+    });
     expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([
       ['trigger', 'SUCCEEDED'],
       ['step_1', 'SUCCEEDED'],
