@@ -15,6 +15,7 @@ import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { RunPieces } from '../pieces/run-pieces.ts';
+import { openPieceLog } from '../steps/step-lines.ts';
 import type { StepRunner } from '../steps/step-runner.ts';
 import { resolveTemplates, type TemplateScope } from '../steps/template.ts';
 
@@ -41,16 +42,24 @@ export function createHostStepRunner(
       deps.log(level, msg, { ...data, runId: job.runId, step: stepName });
 
   return {
-    runTrigger() {
+    async runTrigger() {
       const { trigger } = deps.bundle.definition;
-      return record(trigger.name, `${trigger.piece}/${trigger.trigger}`, trigger.input, {}, async () => {
-        const piece = deps.pieces.trigger(trigger.piece, trigger.trigger);
-        return piece.execute(job.trigger, {
-          runId: job.runId,
-          stepName: trigger.name,
-          log: stepLog(trigger.name),
-        });
-      });
+      const pieceLog = openPieceLog(stepLog(trigger.name));
+      const result = await record(
+        trigger.name,
+        `${trigger.piece}/${trigger.trigger}`,
+        trigger.input,
+        {},
+        async () => {
+          const piece = deps.pieces.trigger(trigger.piece, trigger.trigger);
+          return piece.execute(job.trigger, {
+            runId: job.runId,
+            stepName: trigger.name,
+            log: pieceLog.log,
+          });
+        },
+      );
+      return pieceLog.keep(result);
     },
     async runStep(step, scope) {
       if (step.type === 'code') {
@@ -79,8 +88,9 @@ export function createHostStepRunner(
         return logs.length > 0 ? { ...result, logs } : result;
       }
       const http = openPieceFetch(deps.egressFetch);
+      const pieceLog = openPieceLog(stepLog(step.name));
       try {
-        return await record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
+        const result = await record(step.name, `${step.piece}/${step.action}`, step.input, scope, (input) => {
           const action = deps.pieces.action(step.piece, step.action);
           const checked = deps.inputs.validate(deps.pieces.key(step.piece), action, input, step.name);
           const ctx: ActionContext = {
@@ -88,10 +98,11 @@ export function createHostStepRunner(
             stepName: step.name,
             respond,
             fetch: http.fetch,
-            log: stepLog(step.name),
+            log: pieceLog.log,
           };
           return action.execute(checked, ctx);
         });
+        return pieceLog.keep(result);
       } finally {
         // A request the piece left running does not outlive its step.
         http.close();

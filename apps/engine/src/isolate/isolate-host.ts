@@ -11,6 +11,7 @@ import {
 import type { CodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import type { PieceFetchSession } from '../pieces/piece-fetch.ts';
+import { pieceLogLine } from '../steps/step-lines.ts';
 
 /**
  * The engine's side of a run's isolate (inside/host-bridge.ts is the other): what each name
@@ -158,6 +159,9 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
           runId: deps.runId,
           step: String(list[2]),
         });
+        // Kept in the running step's `logs` too, as the piece's lines are in the other modes.
+        const line = pieceLogLine(list[0], list[1], data);
+        host.step?.code.host.log(line.level, line.message);
       }
     },
   };

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
+import { action, flowOf, pieceStep, withPieces, writeTestPiece } from '../../test/support/isolate-harness.ts';
+import { CONSOLE_MAX_BYTES } from '../steps/step-lines.ts';
+
+const h = useExecutorHarness();
+
+const SECRET = 'sk-live-0123456789abcdef';
+
+/** A piece whose actions write with `ctx.log`: a few lines (one naming the secret), and a flood. */
+const chattyPiece = () =>
+  writeTestPiece(h.dir, {
+    name: 'chatty',
+    actions: [
+      action(
+        'talk',
+        `(input, ctx) => { ctx.log('info', 'hello', { n: 1 }); ctx.log('trace', 'detail');
+          ctx.log('fatal', 'using ${SECRET}'); ctx.log('warn', 'plain', {}); return 'ok'; }`,
+      ),
+      action(
+        'flood',
+        `(input, ctx) => { for (let i = 0; i < 40; i += 1) ctx.log('info', 'x'.repeat(1024)); return 'ok'; }`,
+      ),
+    ].join(','),
+  });
+
+describe.each(['shared', 'isolate'] as const)(
+  "a piece's ctx.log lines, kept in its step (%s)",
+  (isolation) => {
+    it('are in the step as a console line each, levels mapped, data as JSON, connections redacted', async () => {
+      const piece = await chattyPiece();
+      const job = await h.job(flowOf(pieceStep('talk', 'chatty', 'talk')), {
+        isolation,
+        connections: { api: SECRET },
+      });
+      const { outcome } = await h.executor.execute({ ...job, ...withPieces(job, piece) });
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.steps[1]?.logs).toEqual([
+        { level: 'info', message: 'hello {"n":1}' },
+        { level: 'debug', message: 'detail' },
+        { level: 'error', message: 'using [connection:api]' },
+        { level: 'warn', message: 'plain' },
+      ]);
+      // The trigger logged nothing: no `logs` at all.
+      expect(outcome.steps[0]).not.toHaveProperty('logs');
+    });
+
+    it('are capped as a code step console is, the last line saying what was dropped', async () => {
+      const piece = await chattyPiece();
+      const job = await h.job(flowOf(pieceStep('flood', 'chatty', 'flood')), { isolation });
+      const { outcome } = await h.executor.execute({ ...job, ...withPieces(job, piece) });
+      const logs = outcome.steps[1]?.logs ?? [];
+      const kept = logs.slice(0, -1);
+      expect(kept).toHaveLength(CONSOLE_MAX_BYTES / 1024);
+      expect(logs.at(-1)).toEqual({
+        level: 'warn',
+        message: `[${8 * 1024} more bytes of console output dropped]`,
+      });
+    });
+  },
+);
