@@ -45,6 +45,8 @@ type StepsOf<P, V, Actions> = {
     piece: P;
     action: A;
     input: Templated<Actions[A]>;
+    /** The connection the action receives as `ctx.auth`, when its piece declares `auth`. */
+    connection?: string;
   } & V;
 }[keyof Actions];
 
@@ -72,6 +74,7 @@ export interface LoosePieceStep {
   version?: string;
   action: string;
   input?: Record<string, unknown>;
+  connection?: string;
 }
 
 /** Typed once any piece is declared; loose before. */

@@ -184,6 +184,63 @@ describe('validateFlowDefinition', () => {
   });
 });
 
+describe("a piece step naming a connection for its action's auth", () => {
+  const withAuth = (name: string, auth: PieceRecord['actions']) => ({
+    ...record(name, '1.0.0', ['call'], []),
+    actions: auth,
+  });
+  const schema = { type: 'string', minLength: 1 };
+  const authCatalog = new PieceIndex([
+    ...['webhook', 'math-helper']
+      .flatMap((name) => catalog.versions(name).map((v) => catalog.resolve(name, v)))
+      .filter((p) => p !== undefined),
+    withAuth('crm', [
+      {
+        name: 'call',
+        description: '',
+        inputSchema: {},
+        auth: { type: 'SECRET_TEXT', displayName: 'API key', required: true, schema },
+      },
+    ]),
+    withAuth('plain', [{ name: 'call', description: '', inputSchema: {} }]),
+  ]);
+  const flowWith = (step: Record<string, unknown>) => {
+    const copy = structuredClone(BENCHMARK_FLOW) as FlowDefinition;
+    copy.steps.splice(1, 0, {
+      type: 'piece',
+      name: 'crm_call',
+      action: 'call',
+      input: {},
+      ...step,
+    } as FlowDefinition['steps'][number]);
+    return copy;
+  };
+  const refused = (definition: unknown, message: RegExp) =>
+    expect(() => validateFlowDefinition(definition, authCatalog)).toThrow(
+      expect.objectContaining({ code: 'INVALID_FLOW', message: expect.stringMatching(message) }),
+    );
+
+  it("takes the connection the action needs, and lists it among the flow's connections", () => {
+    const definition = validateFlowDefinition(flowWith({ piece: 'crm', connection: 'crm_key' }), authCatalog);
+    expect(connectionNamesOf(definition)).toEqual(['crm_key']);
+  });
+
+  it('refuses a required one left out, one the action does not declare, and a bad name', () => {
+    refused(
+      flowWith({ piece: 'crm' }),
+      /^definition\.steps\.1\.connection: crm@1\.0\.0 call needs a connection \(API key, SECRET_TEXT\)/,
+    );
+    refused(
+      flowWith({ piece: 'plain', connection: 'x' }),
+      /^definition\.steps\.1\.connection: plain@1\.0\.0 call declares no auth/,
+    );
+    refused(
+      flowWith({ piece: 'crm', connection: 'Bad-Name' }),
+      /^definition\.steps\.1\.connection: must be a connection name/,
+    );
+  });
+});
+
 describe('connections in a flow definition', () => {
   it('takes {{connections.<name>}} and its fields anywhere in an input, and lists the names', () => {
     const definition = withStep(1, {

@@ -11,6 +11,7 @@ import {
   FlowDefinitionSchema,
   findTemplateReferences,
   formatIssues,
+  type PieceStepDefinition,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { PieceIndex } from '../pieces/piece-registry.ts';
@@ -52,6 +53,8 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex): FlowDe
       if (!piece.manifest.actions.includes(step.action)) {
         throw invalid(`${at}.action: piece '${step.piece}' has no action '${step.action}'`);
       }
+      const problem = connectionProblem(step, piece);
+      if (problem !== null) throw invalid(`${at}.connection: ${problem}`);
       if (step.piece === RESPONSE_STEP.piece && step.action === RESPONSE_STEP.action) {
         const problem = literalResponseProblem(step.input, at);
         if (problem !== null) throw invalid(problem);
@@ -113,6 +116,24 @@ function resolvePiece(
   }
   pinned.set(piece.name, piece.version);
   return piece;
+}
+
+/**
+ * Whether a piece step's `connection` fits the credential its action declares: named when it is
+ * required, absent when it declares none. (That the connection exists is checked at publish.)
+ * A version recorded before the registry read actions has no declarations to check against.
+ */
+function connectionProblem(step: PieceStepDefinition, piece: PieceRecord): string | null {
+  if (piece.actions === null) return null;
+  const auth = piece.actions.find((action) => action.name === step.action)?.auth;
+  const ref = `${piece.name}@${piece.version} ${step.action}`;
+  if (step.connection !== undefined && auth === undefined) {
+    return `${ref} declares no auth, so it takes no connection; pass a secret as an input template {{connections.${step.connection}}}`;
+  }
+  if (step.connection === undefined && auth?.required === true) {
+    return `${ref} needs a connection (${auth.displayName}, ${auth.type}): name one as "connection"`;
+  }
+  return null;
 }
 
 const CONNECTION_REFERENCE = /^connections\.[a-z][a-z0-9_]{0,63}(\.[^.]+)*$/;

@@ -15,6 +15,7 @@ import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { RunPieces } from '../pieces/run-pieces.ts';
+import { stepAuth } from '../steps/step-auth.ts';
 import { openPieceLog } from '../steps/step-lines.ts';
 import type { StepRunner } from '../steps/step-runner.ts';
 import { resolveTemplates, type TemplateScope } from '../steps/template.ts';
@@ -99,6 +100,10 @@ export function createHostStepRunner(
             respond,
             fetch: http.fetch,
             log: pieceLog.log,
+            auth: stepAuth(step, action.auth, job.connections, {
+              validators: deps.inputs,
+              pieceKey: deps.pieces.key(step.piece),
+            }),
           };
           return action.execute(checked, ctx);
         });

@@ -5,6 +5,7 @@ import {
   type FlowBundle,
   FlowboxError,
   forUsers,
+  type PieceStepDefinition,
   type SerializedError,
   SerializedErrorSchema,
   type StepResult,
@@ -12,6 +13,7 @@ import {
 } from '@flowbox/protocol';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
+import { stepAuth } from '../steps/step-auth.ts';
 import type { StepRunner } from '../steps/step-runner.ts';
 import type { IsolateHost, IsolateStepSessions } from './isolate-host.ts';
 import type { RunIsolate, RuntimeCall } from './isolate-run.ts';
@@ -91,6 +93,13 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
     return deps.inputs.validate(piece.key, { name: actionName, inputSchema }, input, stepName);
   };
 
+  /** The step's `ctx.auth`, as host-step-runner.ts gives it in the other modes. */
+  const authOf = (step: PieceStepDefinition): unknown => {
+    const piece = deps.pieces.get(step.piece);
+    const check = { validators: deps.inputs, pieceKey: piece?.key ?? step.piece };
+    return stepAuth(step, piece?.auths[step.action], job.connections, check);
+  };
+
   const call = async (name: RuntimeCall, payload: unknown): Promise<StepOutcome> =>
     JSON.parse(await run.call(name, JSON.stringify(payload))) as StepOutcome;
 
@@ -108,12 +117,14 @@ export function createIsolateStepRunner(deps: IsolateStepRunnerDeps, job: Engine
           const resolved = await call('resolveInput', { name: step.name, input: step.input });
           if (resolved.error !== undefined) return resolved;
           let input: unknown;
+          let auth: unknown;
           try {
             input = validated(step.piece, step.action, resolved.input, step.name);
+            auth = authOf(step);
           } catch (error) {
             return { input: resolved.input, error: serializeError(error, 'STEP_FAILED') };
           }
-          const outcome = await call('runAction', { ...step, input });
+          const outcome = await call('runAction', { ...step, input, auth });
           return { ...outcome, input: resolved.input };
         });
       }

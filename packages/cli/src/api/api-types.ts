@@ -447,28 +447,9 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -502,28 +483,9 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: ({
-                action: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                piece: string;
-                /** @constant */
-                type: "piece";
-                version?: string;
-            } | {
-                code: string;
-                /** @default {} */
-                input: {
-                    [key: string]: unknown;
-                };
-                name: string;
-                /** @constant */
-                type: "code";
-            })[];
+            steps: components["schemas"]["__schema0"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -599,6 +561,16 @@ export interface components {
             [key: string]: unknown;
         };
         PieceAction: {
+            auth?: {
+                description?: string;
+                displayName: string;
+                required: boolean;
+                schema: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                type: "SECRET_TEXT" | "BASIC_AUTH" | "CUSTOM_AUTH";
+            };
             description: string;
             /** @description The action's input as JSON Schema, from its zod schema. */
             inputSchema: {
@@ -758,10 +730,12 @@ export interface components {
                 }[];
                 name: string;
                 output?: unknown;
+                path?: string;
+                skipReason?: string;
                 /** Format: date-time */
                 startedAt: string;
                 /** @enum {string} */
-                status: "SUCCEEDED" | "FAILED";
+                status: "SUCCEEDED" | "FAILED" | "SKIPPED";
             }[];
             /** @description Started by the sync webhook (the caller waits for its answer). */
             sync: boolean;

@@ -76,6 +76,11 @@ function describePieces(): string {
       actions: [...piece.actions.keys()].sort(),
       triggers: [...piece.triggers.keys()].sort(),
       inputs: Object.fromEntries([...piece.actions].map(([name, action]) => [name, action.inputSchema])),
+      auths: Object.fromEntries(
+        [...piece.actions].flatMap(([name, action]) =>
+          action.auth === undefined ? [] : [[name, action.auth]],
+        ),
+      ),
     })),
   );
 }
@@ -173,7 +178,8 @@ async function runTrigger(json: string): Promise<string> {
 
 /** An action on its input, already resolved here and validated by the engine (isolate-step-runner.ts). */
 async function runAction(json: string): Promise<string> {
-  const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
+  // `auth`: the step's connection, checked by the engine against the action's declaration.
+  const step = parse(json) as { name: string; piece: string; action: string; input: unknown; auth?: unknown };
   return record(
     step.name,
     step.input,
@@ -191,6 +197,7 @@ async function runAction(json: string): Promise<string> {
         fetch: async (request) =>
           rethrow(await callAsync('piece-fetch', request)) as Awaited<ReturnType<ActionContext['fetch']>>,
         log: logOf(step.name),
+        auth: step.auth,
       };
       const output = await action.execute(input, ctx);
       scope[step.name] = output;
