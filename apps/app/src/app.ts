@@ -165,13 +165,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
   });
   // The engine's reports, over HTTP or its worker's socket, are checked and kept the same way.
+  const allowedResponseHeaders = parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS);
   const engineCallbacks = createEngineCallbacks({
     ended,
     progress,
     hub,
     tokens,
     tracer,
-    allowedResponseHeaders: parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS),
+    allowedResponseHeaders,
   });
   const metrics = new AppMetrics();
   const lifecycle = new RunLifecycle({
@@ -248,6 +249,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     tracer,
     signingSecrets,
     metrics,
+    allowedResponseHeaders,
   });
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
@@ -266,7 +268,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       },
     });
     management.addHook('onRequest', requireApiKey(config.API_KEY, failures));
-    registerFlowRoutes(management, { flows, publisher, registry });
+    registerFlowRoutes(management, {
+      flows,
+      publisher,
+      registry,
+      limits: {
+        maxDepth: config.FLOW_MAX_DEPTH,
+        maxSteps: config.FLOW_MAX_STEPS,
+        flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+      },
+    });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
     registerConnectionRoutes(management, { connections, signingSecrets });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
+import { DEFAULT_LOOP_MAX_ITERATIONS } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
@@ -8,6 +9,9 @@ import { isRedisUrl } from './redis/redis-target.ts';
 
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
 const MAX_QUEUE_SHARDS = 64;
+
+/** The least FLOW_MAX_DEPTH may be: flows nest routers and loops at least this deep. */
+const FLOW_MIN_DEPTH = 8;
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
 export const AppEnvSchema = z.object({
@@ -142,6 +146,20 @@ export const AppEnvSchema = z.object({
     .describe(
       "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. With a bound, a worker that polls ahead of its last result gets its next run only once that result is in (a run started early would hold a place under its flow's cap). 0: no bound.",
     ),
+  FLOW_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .min(FLOW_MIN_DEPTH)
+    .max(64)
+    .default(FLOW_MIN_DEPTH)
+    .describe(
+      "Deepest nesting of routers and loops in a flow (a loop in a router's branch is 2); a deeper definition is refused 400 (`INVALID_FLOW`) when it is created. At least 8.",
+    ),
+  FLOW_MAX_STEPS: envFields
+    .positiveInt(200)
+    .describe(
+      "Most steps one flow may hold, counted across its routers' branches and its loops' bodies (a router or loop counts as a step too); past it a definition is refused 400 (`INVALID_FLOW`) when it is created. Versions stored before a change keep running.",
+    ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe(
@@ -167,7 +185,14 @@ export const AppEnvSchema = z.object({
     .describe('Memory limit of the isolate a code step runs in.'),
   RUN_LOG_MAX_BYTES: envFields
     .positiveInt(10_485_760)
-    .describe('Largest run log an engine may upload to S3.'),
+    .describe(
+      "Largest run log an engine may upload to S3. A run's steps past it keep their status, error and timing; their inputs or outputs are left out of the log (a `dropped` marker, counted in the log's `dropped`), never the run's result.",
+    ),
+  LOOP_MAX_ITERATIONS: envFields
+    .positiveInt(DEFAULT_LOOP_MAX_ITERATIONS)
+    .describe(
+      'Most items one loop step may run in a run; a loop over more fails `LOOP_TOO_MANY_ITERATIONS` before its first iteration.',
+    ),
   QUEUE_DIRECT_HANDOFF: envFields
     .boolean(true)
     .describe(
@@ -217,7 +242,7 @@ export const AppEnvSchema = z.object({
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(
-      'Create and publish the benchmark flow (`benchmark`: webhook, math helper, code step, response) at start. Its webhook runs a code step for anyone who calls it, so it is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.',
+      "Create and publish the benchmark flows at start (`benchmark`: webhook, math helper, code step, response; `benchmark-loop100`: a loop over 100 items; `benchmark-router`: a router before the benchmark flow's steps). Their webhooks run code steps for anyone who calls them, so seeding is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.",
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()

@@ -60,7 +60,14 @@ export interface RunView {
   flowId: string;
   flowVersionId: string;
   sync: boolean;
-  steps: Array<{ name: string; status: string; output?: unknown; error?: { code: string; message: string } }>;
+  steps: Array<{
+    name: string;
+    path?: string;
+    status: string;
+    output?: unknown;
+    error?: { code: string; message: string };
+    skipReason?: string;
+  }>;
   error: { code: string; message: string; step?: string } | null;
   logKey: string | null;
   logUrl: string | null;

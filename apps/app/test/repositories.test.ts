@@ -76,6 +76,7 @@ describe.each([
       enabled: true,
       runWhenCallerGone: false,
       verify: null,
+      errorResponse: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
     expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
@@ -87,6 +88,45 @@ describe.each([
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
+  });
+
+  it('loads a stored definition holding keys it does not know, dropping them', async () => {
+    const flows = createFlowsRepository(pool);
+    await flows.createFlow({ id: 'written-later', name: 'w', definition: BENCHMARK_FLOW });
+    // As a newer app would have written it: a key at the top, in the trigger and in a step.
+    await pool.query(
+      `UPDATE flow_versions SET definition = jsonb_set(jsonb_set(definition || '{"later": 1}',
+         '{trigger,note}', '"x"'), '{steps,0,retry}', '{"attempts": 3}') WHERE id = 'written-later-v1'`,
+    );
+    const { rows } = await pool.query<{ later: number; retry: unknown }>(
+      "SELECT definition->'later' AS later, definition->'steps'->0->'retry' AS retry FROM flow_versions WHERE id = 'written-later-v1'",
+    );
+    expect(rows[0]).toEqual({ later: 1, retry: { attempts: 3 } });
+    expect((await flows.getVersion('written-later-v1'))?.definition).toEqual(BENCHMARK_FLOW);
+  });
+
+  it('creates or adds nothing when the publish asked with it throws', async () => {
+    const flows = createFlowsRepository(pool);
+    const refuse = async (): Promise<never> => {
+      throw new Error('refused');
+    };
+    await expect(
+      flows.createFlow({ id: 'refused', name: 'r', definition: BENCHMARK_FLOW }, refuse),
+    ).rejects.toThrow('refused');
+    expect(await flows.getFlow('refused')).toBeNull();
+    expect(await flows.listVersions('refused')).toEqual([]);
+
+    const published = await flows.createFlow(
+      { id: 'kept', name: 'k', definition: BENCHMARK_FLOW },
+      async () => ({
+        bundle: { key: 'k', sha256: SHA, sizeBytes: 1, pieces: [] },
+        connections: [],
+      }),
+    );
+    expect(published).toMatchObject({ id: 'kept-v1', publishedAt: expect.any(Date) });
+    expect((await flows.getFlow('kept'))?.publishedVersionId).toBe('kept-v1');
+    await expect(flows.addVersion('kept', BENCHMARK_FLOW, refuse)).rejects.toThrow('refused');
+    expect((await flows.listVersions('kept')).map((v) => v.id)).toEqual(['kept-v1']);
   });
 
   it('keeps sealed connections, lists their users and refuses to delete one a published version names', async () => {

@@ -13,6 +13,60 @@ import {
   waitForFinal,
 } from './faults/fault-harness.ts';
 
+/** A router (first match, with a fallback), then a loop of a code step and a nested router. */
+const TREE_FLOW = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    {
+      type: 'router',
+      name: 'route',
+      mode: 'first',
+      branches: [
+        {
+          name: 'big',
+          when: [[{ left: '{{trigger.body.total}}', op: 'gt', right: 100 }]],
+          steps: [{ type: 'code', name: 'notify', code: 'return { big: true };', input: {} }],
+        },
+      ],
+      otherwise: [{ type: 'code', name: 'small', code: 'return { big: false };', input: {} }],
+    },
+    {
+      type: 'loop',
+      name: 'each',
+      items: '{{trigger.body.items}}',
+      concurrency: 4,
+      steps: [
+        {
+          type: 'code',
+          name: 'check',
+          code: "if (inputs.i === 6) throw new Error('no stock for item ' + inputs.i); return { ok: inputs.i };",
+          input: { i: '{{each.index}}' },
+          continueOnFailure: true,
+        },
+        {
+          type: 'router',
+          name: 'kind',
+          mode: 'all',
+          branches: [
+            {
+              name: 'heavy',
+              when: [[{ left: '{{each.item.kg}}', op: 'gte', right: 5 }]],
+              steps: [{ type: 'code', name: 'fee', code: 'return { fee: 3 };', input: {} }],
+            },
+          ],
+        },
+      ],
+    },
+    {
+      type: 'piece',
+      name: 'reply',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, body: { lines: '{{each.iterations}}' } },
+    },
+  ],
+};
+
 const chromiumPath = findChromium(process.env.PATH);
 /** CI installs chromium (.ci/run): there a missing one is a failure, elsewhere a skipped file. */
 const required = process.env.CI === 'true';
@@ -131,7 +185,8 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
-      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      // This run's heading, not the previous page's (also a failed run, with its own Re-run).
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="FAILED"]').waitFor();
       await page.locator('[data-testid=rerun]').click();
 
       // The new run's page: its id in the URL and the heading, a link back to the one it re-runs.
@@ -222,6 +277,102 @@ describe.skipIf(chromiumPath === null && !required)(
       const answer = await postWebhook(fault.url, 'doomed');
       expect(answer.status).toBe(404);
       expect(answer.body).toMatchObject({ error: { code: 'FLOW_NOT_FOUND' } });
+    });
+
+    it('draws a version’s shape: a router’s branches and its fallback, a loop’s body, nested', async () => {
+      const created = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows',
+        { id: 'tree', name: 'Tree', definition: TREE_FLOW, publish: true },
+        fault.stack.apiKey,
+      );
+      expect(created.status).toBe(201);
+      // The flows page is read when shown: show it afresh.
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator('nav a', { hasText: 'Flows' }).click();
+      await page.locator('[data-testid="versions-tree"]').click();
+      const shape = page.locator('tr[data-version-id="tree-v1"] [data-testid=flow-shape]');
+      await shape.waitFor();
+      const kinds = await shape
+        .locator('[data-shape-kind]')
+        .evaluateAll((items) =>
+          items.map(
+            (item) => `${item.getAttribute('data-shape-path')}:${item.getAttribute('data-shape-kind')}`,
+          ),
+        );
+      expect(kinds).toEqual([
+        'route:router',
+        'route/big/notify:code',
+        'route/otherwise/small:code',
+        'each:loop',
+        'each/check:code',
+        'each/kind:router',
+        'each/kind/heavy/fee:code',
+        'reply:piece',
+      ]);
+      // Branches side by side under the router, each with its conditions; the loop's body inside it.
+      expect(await shape.locator('[data-shape-path="route/big"] .shape-when').textContent()).toBe(
+        '{{trigger.body.total}} gt 100',
+      );
+      expect(await shape.locator('[data-shape-path="each"] > .shape-head').textContent()).toContain(
+        '4 at once',
+      );
+      expect(
+        await shape.locator('[data-shape-path="each"] [data-shape-path="each/kind/heavy/fee"]').count(),
+      ).toBe(1);
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-flow-shape.png') });
+    });
+
+    it('shows a run’s steps as a tree: the branch that ran, iterations collapsed past five, the failed step', async () => {
+      const items = Array.from({ length: 8 }, (_, index) => ({ kg: index }));
+      const answer = await postWebhook(fault.url, 'tree', { total: 250, items });
+      expect(answer.status).toBe(200);
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="SUCCEEDED"]').waitFor();
+
+      // The branch taken ran; the fallback is greyed with why.
+      await page.locator('article[data-path="route/big/notify"]').waitFor();
+      const skipped = page.locator('[data-path="route/otherwise"].skipped');
+      expect(await skipped.locator('[data-testid=skip-reason]').textContent()).toBe('a branch ran');
+
+      // Eight iterations: the first five and the failed one shown, the rest behind a control.
+      const loop = page.locator('[data-loop="each"]');
+      const visible = () =>
+        loop
+          .locator(':scope > .iteration')
+          .evaluateAll((nodes) =>
+            nodes
+              .filter((node) => !node.hasAttribute('hidden'))
+              .map((node) => Number(node.getAttribute('data-iteration'))),
+          );
+      expect(await visible()).toEqual([0, 1, 2, 3, 4, 6]);
+      expect(await loop.locator('[data-testid=iterations-count]').textContent()).toBe('6 of 8 iterations');
+      await loop.locator('[data-testid=iterations-expand]').click();
+      expect(await visible()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      await loop.locator('[data-testid=iteration-search]').fill('7');
+      expect(await visible()).toEqual([7]);
+      await loop.locator('[data-testid=iteration-search]').fill('');
+
+      // The failed step (it continued) is highlighted in its iteration, with its input and error.
+      const failed = loop.locator(
+        '.iteration[data-iteration="6"][data-status="FAILED"] article[data-path="each[6]/check"].failed',
+      );
+      expect(await failed.textContent()).toContain('no stock for item 6');
+      expect(await failed.locator('.io').textContent()).toContain('"i": 6');
+      // Nested router inside the loop: heavy items took branch heavy, light ones skipped it.
+      await loop.locator('article[data-path="each[7]/kind/heavy/fee"]').waitFor();
+      expect(await loop.locator('[data-path="each[0]/kind/heavy"].skipped').count()).toBe(1);
+      // The waterfall draws each iteration as a lane of its steps' bars (four ran at once).
+      const waterfall = page.locator('[data-testid=waterfall]');
+      expect(await waterfall.locator('[data-row="each[0]"] rect').count()).toBe(2);
+      expect(await waterfall.locator('[data-row="each[7]"] rect').count()).toBe(3);
+      expect(await waterfall.locator('[data-row="each[6]"]').getAttribute('class')).toBe(
+        'row lane lane-failed',
+      );
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run-tree.png'), fullPage: true });
     });
 
     it('draws the live chart over the runs list', async () => {

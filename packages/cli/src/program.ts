@@ -113,6 +113,7 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
           `${pushed.created ? 'created flow' : 'updated flow'} ${pushed.flowId}: version ${pushed.versionNumber} (${pushed.versionId})${pushed.published ? ', published' : ', not published (use --publish)'}`,
           `  sync webhook:  POST ${pushed.webhooks.sync}`,
           `  async webhook: POST ${pushed.webhooks.async}`,
+          ...pushed.warnings.map((warning) => `  warning: ${warning}`),
           '',
         ].join('\n'),
       );

@@ -168,6 +168,14 @@ describe('flowbox CLI end to end', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error INVALID_FLOW: create flow pinned-flow: .*9\.9\.9/);
 
+    // The same without the pin pushes, and the app's warning is shown: no step answers a sync caller.
+    const { version: _unpinned, ...greeting } = pinned.steps[0] ?? {};
+    await writeFile(join(piece, 'silent-flow.json'), JSON.stringify({ ...pinned, steps: [greeting] }));
+    const silent = await flowbox(cli, ['flow', 'push', 'silent-flow.json'], piece);
+    expect(silent.stderr).toBe('');
+    expect(silent.stdout).toMatch(/^ {2}warning: no step answers a sync caller .*204 No Content/m);
+    expect(push.stdout).not.toContain('warning:');
+
     const flows = await flowbox(cli, ['flow', 'list'], piece);
     expect(flows.stdout).toMatch(/^cli-e2e\s+a scaffolded piece and the http piece\s+enabled\s+cli-e2e-v1$/m);
     const missing = await flowbox(cli, ['runs', 'show', 'no-such-run'], piece);

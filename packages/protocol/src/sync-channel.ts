@@ -17,7 +17,10 @@ export const SyncMessageSchema = z.discriminatedUnion('type', [
     runId: z.string(),
     response: FlowResponseSchema,
   }),
-  /** The run ended without a response step answering: the caller gets an error naming the run. */
+  /**
+   * The run ended without a response step answering: the caller gets 204 when it succeeded, else
+   * the flow's errorResponse or an error naming the run (webhook-routes.ts).
+   */
   z.object({
     version: z.literal(1),
     type: z.literal('run-ended'),

@@ -1,6 +1,7 @@
 import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
+import { flowShape } from './flow-shape.ts';
 import { time } from './format.ts';
 
 /**
@@ -108,7 +109,7 @@ export function flowsView(context: ViewContext): Dispose {
       h(
         'thead',
         {},
-        h('tr', {}, ...['version', 'steps', 'created', 'published', ''].map((label) => h('th', {}, label))),
+        h('tr', {}, ...['version', 'shape', 'created', 'published', ''].map((label) => h('th', {}, label))),
       ),
       h(
         'tbody',
@@ -125,7 +126,7 @@ export function flowsView(context: ViewContext): Dispose {
                 `v${version.number} `,
                 version.id === flow.publishedVersionId ? h('span', { class: 'badge enabled' }, 'live') : null,
               ),
-              h('td', {}, version.definition.steps.map((step) => step.name).join(' → ')),
+              h('td', {}, flowShape(version.definition)),
               h('td', { class: 'mono' }, time(version.createdAt)),
               h('td', { class: 'mono' }, time(version.publishedAt)),
               h(

@@ -5,6 +5,7 @@ import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { json, ms, time } from './format.ts';
 import { Poller } from './poller.ts';
+import { stepTreeView } from './step-tree-view.ts';
 import { waterfallChart } from './waterfall-chart.ts';
 
 /** A run in flight is read again this often, until it is final. */
@@ -93,7 +94,12 @@ function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
           )
         : waterfallChart(run.timings, run.steps),
     ),
-    h('section', { class: 'steps' }, h('h2', {}, `Steps (${run.steps.length})`), ...run.steps.map(stepCard)),
+    h(
+      'section',
+      { class: 'steps' },
+      h('h2', {}, `Steps (${run.steps.length})`),
+      ...stepTreeView(run.steps, stepCard),
+    ),
   ].filter((node): node is HTMLElement => node !== null);
 }
 
@@ -156,16 +162,24 @@ function errorBox(
   );
 }
 
+/** One step's result; a failed one highlighted with its error and input, a skipped one greyed with why. */
 function stepCard(step: StepView): HTMLElement {
+  const state = step.status === 'FAILED' ? 'failed' : step.status === 'SKIPPED' ? 'skipped' : '';
   return h(
     'article',
-    { class: `step ${step.status === 'FAILED' ? 'failed' : ''}`, 'data-step': step.name },
+    { class: `step ${state}`, 'data-step': step.name, 'data-path': step.path ?? step.name },
     h(
       'header',
       {},
       h('strong', {}, step.name),
+      step.path === undefined || step.path === step.name
+        ? null
+        : h('span', { class: 'mono muted' }, step.path),
       h('span', { class: 'muted' }, step.kind),
       statusBadge(step.status),
+      step.skipReason === undefined
+        ? null
+        : h('span', { class: 'muted', 'data-testid': 'skip-reason' }, step.skipReason),
       h('span', { class: 'num' }, ms(step.durationMs)),
     ),
     step.error === undefined ? null : errorBox('Step error', step.error),

@@ -10,7 +10,7 @@ import {
 import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
-import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
+import type { FlowsRepository, FlowVersionRecord, PublishRecord } from './flows-repository.ts';
 
 /**
  * Publishing builds a version's flow bundle (definition plus compiled code steps, pinned to the
@@ -36,10 +36,21 @@ export class FlowPublisher {
   }
 
   /**
-   * A version that references a connection that does not exist is not published (INVALID_FLOW
-   * naming it). One deleted after this check fails the runs that need it (CONNECTION_MISSING).
+   * Publishes a stored version. A version that references a connection that does not exist is
+   * not published (INVALID_FLOW naming it). One deleted after this check fails the runs that need
+   * it (CONNECTION_MISSING).
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
+    const record = await this.prepare(version);
+    await this.#flows.publish(version.id, record.bundle, record.connections);
+    return { ...version, ...record, publishedAt: version.publishedAt ?? new Date() };
+  }
+
+  /**
+   * Checks a version's connections and builds and stores its bundle, recording nothing: what a
+   * create or add-and-publish calls inside the transaction that inserts the version.
+   */
+  async prepare(version: FlowVersionRecord): Promise<PublishRecord> {
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {
@@ -53,9 +64,7 @@ export class FlowPublisher {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = objectKeys.flowBundle(version.id, sha256);
     await this.#storage.put(key, bytes, 'application/json');
-    const record = { key, sha256, sizeBytes: bytes.byteLength, pieces: bundle.pieces };
-    await this.#flows.publish(version.id, record, connections);
-    return { ...version, bundle: record, connections, publishedAt: version.publishedAt ?? new Date() };
+    return { bundle: { key, sha256, sizeBytes: bytes.byteLength, pieces: bundle.pieces }, connections };
   }
 
   /** Pins each piece to the version the definition names, or the latest published now. */

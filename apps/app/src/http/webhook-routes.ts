@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type ErrorResponse,
   FlowboxError,
+  type FlowResponse,
   httpStatusOf,
   type RunJobData,
+  type SerializedError,
   serializeError,
   TRACEPARENT_HEADER,
   type WebhookVerify,
@@ -18,6 +21,8 @@ import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
+import { errorResponseScope, renderErrorResponse } from './error-response.ts';
+import { responsePolicyProblem } from './response-header-policy.ts';
 import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
@@ -49,6 +54,8 @@ export interface WebhookDeps {
   tracer: Tracer | null;
   signingSecrets: SigningSecrets;
   metrics: AppMetrics;
+  /** WEBHOOK_RESPONSE_ALLOWED_HEADERS: restricted headers a flow's errorResponse may set. */
+  allowedResponseHeaders: ReadonlySet<string>;
 }
 
 interface WebhookRequest {
@@ -224,7 +231,40 @@ async function accept(
   if ((outcome.type === 'timeout' || outcome.type === 'caller-gone') && !flow.runWhenCallerGone) {
     dropped = await dropUnstarted(deps, request, runId, outcome.type);
   }
+  if (outcome.type === 'run-ended' && outcome.error !== undefined && flow.errorResponse !== null) {
+    const run = { id: runId, flowId: flow.flowId, status: outcome.status };
+    const own = flowErrorResponse(flow.errorResponse, run, outcome.error, deps.allowedResponseHeaders);
+    if (own.ok) return sendFlowResponse(reply, own.response);
+    request.log.warn(
+      { runId, problem: own.problem },
+      "the flow's errorResponse cannot be sent; answered flowbox's error",
+    );
+  }
   return sendOutcome(reply, outcome, deps.webhookTimeoutMs, dropped);
+}
+
+/**
+ * The flow's errorResponse for a failed run, rendered over its error and held to the rules of
+ * a response step's answer (response-header-policy.ts); the run keeps the full error.
+ */
+function flowErrorResponse(
+  template: ErrorResponse,
+  run: { id: string; flowId: string; status: string },
+  error: SerializedError,
+  allowed: ReadonlySet<string>,
+): { ok: true; response: FlowResponse } | { ok: false; problem: string } {
+  const response = renderErrorResponse(template, errorResponseScope(run, error));
+  const problem = responsePolicyProblem(response, allowed);
+  return problem === null ? { ok: true, response } : { ok: false, problem };
+}
+
+function sendFlowResponse(reply: FastifyReply, response: FlowResponse): FastifyReply {
+  const { status, headers, body } = response;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
+      reply.header(name, value);
+  }
+  return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
 }
 
 /** WEBHOOK_SIGNATURE_INVALID (401) unless the request carries a good signature of its body. */
@@ -291,15 +331,11 @@ function sendOutcome(
   dropped: boolean,
 ): FastifyReply {
   switch (outcome.type) {
-    case 'flow-response': {
-      const { status, headers, body } = outcome.response;
-      for (const [name, value] of Object.entries(headers)) {
-        if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
-          reply.header(name, value);
-      }
-      return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
-    }
+    case 'flow-response':
+      return sendFlowResponse(reply, outcome.response);
     case 'run-ended': {
+      // No step answered a run that succeeded: nothing to say but that it ran (its id is a header).
+      if (outcome.status === 'SUCCEEDED' && outcome.error === undefined) return reply.status(204).send();
       const error = outcome.error ?? {
         code: 'INTERNAL' as const,
         message: `the run ended ${outcome.status} without a response`,

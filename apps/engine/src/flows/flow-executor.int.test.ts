@@ -173,23 +173,32 @@ describe('flow executor', () => {
     });
   });
 
-  it('fails a step whose output would not fit in the run log, and still stores the log', async () => {
+  it("leaves out of the log an output that would not fit, keeping the run, its result and the next step's input", async () => {
     const logUpload = {
       url: h.app.logUploadUrl('runs/run-1.json'),
       fields: {},
       key: 'runs/run-1.json',
       maxBytes: 64 * 1024,
     };
-    const flow = withCodeStep({ code: "return 'x'.repeat(200_000);" });
+    const flow = withCodeStep({
+      code: "return { result: 'x'.repeat(200_000).length, big: 'x'.repeat(200_000) };",
+    });
     const { outcome } = await h.executor.execute(await h.job(flow, { logUpload }));
-    expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toMatchObject({ code: 'STEP_OUTPUT_TOO_LARGE', step: 'step_2' });
-    const failed = outcome.steps.find((s) => s.name === 'step_2');
-    expect(failed).toMatchObject({ status: 'FAILED' });
-    expect(failed?.output).toBeUndefined();
-    // What the run reports and stores stays within the limit.
+    expect(outcome.status).toBe('SUCCEEDED');
+    const big = outcome.steps.find((s) => s.name === 'step_2');
+    expect(big).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { dropped: expect.stringMatching(/^2000\d\d bytes/) },
+    });
+    // The scope kept the real output: the response step read it, and the caller got all of it.
+    const [response] = h.posts('response');
+    const answer = FlowResponseReportSchema.parse(response?.json).response.body as { big: string };
+    expect(answer.big).toHaveLength(200_000);
+    // What the run reports and stores stays within the limit, and says what it left out.
     expect(outcome.logKey).toBe('runs/run-1.json');
     expect(Buffer.byteLength(JSON.stringify(outcome.steps))).toBeLessThan(64 * 1024);
+    const stored = h.app.requests.find(isUpload);
+    expect(RunLogSchema.parse(stored?.json).dropped).toBe(2);
   });
 
   it('refuses to upload a log over maxBytes', async () => {

@@ -3,10 +3,11 @@ import { createInputValidators, type InputValidators } from '@flowbox/pieces-fra
 import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
 import type { Isolate } from 'isolated-vm';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
+import type { LeafExecutor } from '../flows/interpreter/leaf-executor.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
-import type { StepRunner } from '../steps/step-runner.ts';
 import { loadIsolateFramework } from './isolate-framework.ts';
 import { createIsolateHost } from './isolate-host.ts';
+import { createIsolateLeafExecutor } from './isolate-leaf-executor.ts';
 import {
   type BlankContext,
   createBlankContext,
@@ -14,11 +15,10 @@ import {
   openRunIsolate,
 } from './isolate-run.ts';
 import { createIsolateSnapshots, type IsolateSnapshot } from './isolate-snapshots.ts';
-import { createIsolateStepRunner } from './isolate-step-runner.ts';
 
-/** A run in its own context: its steps, and the end of the context (always called). */
+/** A run in its own context: its leaves' executor, and the end of the context (always called). */
 export interface IsolatedRun {
-  steps: StepRunner;
+  leaves: LeafExecutor;
   /** CPU time the run used in its isolate, in milliseconds (for the engine's own figures). */
   cpuMs(): number;
   close(): void;
@@ -204,14 +204,13 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         ivm,
         blank,
         runId: job.runId,
-        connections: job.connections,
         memoryMb,
         cpuLimitMs: job.limits.codeStepTimeoutMs,
         deadline: performance.now() + runWindowMs(job.limits.flowTimeoutMs),
         host,
       });
       return {
-        steps: createIsolateStepRunner(
+        leaves: createIsolateLeafExecutor(
           { bundle, run, host, egressFetch, pieces: snapshot.pieces, inputs },
           job,
         ),

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { LeafOutcome } from '../flows/interpreter/leaf-executor.ts';
 import { openPieceLog, pieceLogLine } from './step-lines.ts';
 
-const result = {
-  name: 's',
-  kind: 'p/a',
-  status: 'SUCCEEDED' as const,
-  input: {},
-  startedAt: '',
-  durationMs: 0,
-};
+/** What a leaf executor answers for a piece step. */
+const result: LeafOutcome = { output: { ok: true } };
 
 describe('pieceLogLine', () => {
   it("maps the framework's levels and appends the data as JSON", () => {

@@ -1,5 +1,5 @@
 import type { PieceLog } from '@flowbox/pieces-framework';
-import type { ConsoleLine, StepResult } from '@flowbox/protocol';
+import type { ConsoleLine } from '@flowbox/protocol';
 
 /** A step's kept lines (a code step's console, a piece's `ctx.log`); the rest is counted, not kept. */
 export const CONSOLE_MAX_BYTES = 32 * 1024;
@@ -69,11 +69,19 @@ const PIECE_LEVELS: Readonly<Record<string, ConsoleLine['level']>> = {
   fatal: 'error',
 };
 
+/** What a leaf reports (a LeafOutcome): the kept lines go in its `logs`. */
+interface WithLogs {
+  logs?: ConsoleLine[];
+}
+
 /**
  * A piece step's `ctx.log` in the engine (shared and process isolation): each line goes to the
  * engine's log, as it always has, and is kept in the step's `logs` (`keep`) while the step runs.
  */
-export function openPieceLog(forward: PieceLog): { log: PieceLog; keep(result: StepResult): StepResult } {
+export function openPieceLog(forward: PieceLog): {
+  log: PieceLog;
+  keep<T extends WithLogs>(outcome: T): T;
+} {
   const lines = createStepLines();
   return {
     log(level, msg, data) {

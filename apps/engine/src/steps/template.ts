@@ -16,13 +16,19 @@ export type TemplateScope = Readonly<Record<string, unknown>>;
  * then leaves its object field out (so a piece's default or required-field check applies) and an
  * array item undefined, and inside text it is empty. `{{ path ?? "x" }}` reads `"x"` when the
  * path is undefined or null. An invalid expression, or a connection the run was not given, is a
- * TEMPLATE_ERROR naming `step`, the input field and the template (docs/templates.md).
+ * TEMPLATE_ERROR naming `step`, the field (under `root`: a leaf's `input`, a router's `when`, a
+ * loop's `items`; '' for none) and the template (docs/templates.md).
  */
-export function resolveTemplates(value: unknown, scope: TemplateScope, step?: string): unknown {
+export function resolveTemplates(
+  value: unknown,
+  scope: TemplateScope,
+  step?: string,
+  root = 'input',
+): unknown {
   try {
     return resolveValue(value, scope);
   } catch (error) {
-    if (error instanceof TemplateProblem) throw error.located(step);
+    if (error instanceof TemplateProblem) throw error.located(step, root);
     throw error;
   }
 }
@@ -68,8 +74,8 @@ class TemplateProblem extends Error {
     this.reason = reason;
   }
 
-  located(step: string | undefined): FlowboxError {
-    const field = ['input', ...this.field].join('.');
+  located(step: string | undefined, root: string): FlowboxError {
+    const field = (root === '' ? this.field : [root, ...this.field]).join('.');
     const where = step === undefined ? field : `step '${step}', ${field}`;
     return new FlowboxError('TEMPLATE_ERROR', `${where}: template {{${this.expression}}}: ${this.reason}`);
   }

@@ -78,6 +78,34 @@ describe('runs show', () => {
     );
   });
 
+  it('names nested steps by their path, and a skipped branch with why', () => {
+    const text = renderRun({
+      ...RUN,
+      steps: [
+        {
+          name: 'check',
+          path: 'each[3]/check',
+          kind: 'code',
+          status: 'SUCCEEDED',
+          durationMs: 1,
+          startedAt: '',
+          output: { ok: 1 },
+        },
+        {
+          name: 'small',
+          path: 'route/small',
+          kind: 'branch',
+          status: 'SKIPPED',
+          durationMs: 0,
+          startedAt: '',
+          skipReason: 'a branch ran',
+        },
+      ],
+    });
+    expect(text).toMatch(/each\[3\]\/check\s+code\s+SUCCEEDED\s+1 ms\s+\{"ok":1\}/);
+    expect(text).toMatch(/route\/small\s+branch\s+SKIPPED\s+0 ms\s+a branch ran/);
+  });
+
   it('says a run in flight has no timings yet', () => {
     expect(renderRun({ ...RUN, status: 'RUNNING', timings: null, error: null, steps: [] })).toMatch(
       /time\n {2}\(not finished\)\n\nsteps\n {2}\(none yet\)/,

@@ -29,6 +29,9 @@ export interface RunDetail extends RunSummary {
   } | null;
   steps: {
     name: string;
+    /** Where it ran in the flow's tree: `route/big/notify`, `each[3]/check`. */
+    path?: string;
+    skipReason?: string;
     kind: string;
     status: string;
     durationMs: number;
@@ -139,11 +142,15 @@ export function renderRun(run: RunDetail): string {
   if (run.steps.length === 0) lines.push('  (none yet)');
   else {
     const rows = run.steps.map((step) => [
-      `  ${step.name}`,
+      `  ${step.path ?? step.name}`,
       step.kind,
       step.status,
       ms(step.durationMs),
-      step.error === undefined ? preview(step.output) : `${step.error.code}: ${step.error.message}`,
+      step.error !== undefined
+        ? `${step.error.code}: ${step.error.message}`
+        : step.skipReason !== undefined
+          ? step.skipReason
+          : preview(step.output),
     ]);
     lines.push(table(rows));
     for (const step of run.steps) lines.push(...stackLines(step));

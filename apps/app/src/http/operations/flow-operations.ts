@@ -31,7 +31,7 @@ export const FLOW_OPERATIONS = {
     example: {
       request: { id: 'orders', name: 'New orders', definition: BENCHMARK_FLOW, publish: true },
       status: 201,
-      response: { flow: FLOW_EXAMPLE, version: VERSION_EXAMPLE },
+      response: { flow: FLOW_EXAMPLE, version: VERSION_EXAMPLE, warnings: [] },
     },
   },
   listFlows: {
@@ -113,6 +113,7 @@ export const FLOW_OPERATIONS = {
           bundle: null,
           publishedAt: null,
         },
+        warnings: [],
       },
     },
   },
@@ -125,6 +126,6 @@ export const FLOW_OPERATIONS = {
     auth: 'apiKey',
     params: FlowVersionParams,
     responses: { 200: { description: 'Published.', view: FlowVersionEnvelopeView }, ...errors(401, 404) },
-    example: { status: 200, response: { version: VERSION_EXAMPLE } },
+    example: { status: 200, response: { version: VERSION_EXAMPLE, warnings: [] } },
   },
 } as const satisfies Record<string, ApiOperation>;

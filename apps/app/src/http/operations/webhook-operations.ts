@@ -12,7 +12,12 @@ const WEBHOOK_REQUEST_NOTE =
   "`{{trigger.x}}` is the body's `x`.";
 
 const FLOW_ANSWER: OperationResponse = {
-  description: "The flow's own response (its status, headers and body).",
+  description:
+    "The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run.",
+};
+const NO_ANSWER: OperationResponse = {
+  description:
+    'The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run.',
 };
 const ACCEPTED: OperationResponse = { description: 'Accepted.', view: RunAcceptedView };
 const ORDER = { orderId: 'A-1001', total: 42.5 };
@@ -33,6 +38,7 @@ export const WEBHOOK_OPERATIONS = {
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
+      204: NO_ANSWER,
       ...errors(400, 404, 413, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...SERVER_LIMITS,
@@ -56,6 +62,7 @@ export const WEBHOOK_OPERATIONS = {
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
+      204: NO_ANSWER,
       ...errors(400, 404, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...SERVER_LIMITS,
