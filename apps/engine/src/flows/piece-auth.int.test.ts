@@ -1,5 +1,6 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
+import { FLOW_MODES } from '../../test/support/flow-constructs.ts';
 import { useExecutorHarness } from '../../test/support/flow-executor-harness.ts';
 import { flowOf, withPieces, writeTestPiece } from '../../test/support/isolate-harness.ts';
 
@@ -42,10 +43,10 @@ const step = (name: string, action: string, connection?: string) => ({
   ...(connection === undefined ? {} : { connection }),
 });
 
-describe.each(['shared', 'isolate'] as const)("a piece step's connection as ctx.auth (%s)", (isolation) => {
+describe.each(FLOW_MODES)("a piece step's connection as ctx.auth (%s)", (_mode, mode) => {
   const run = async (flow: FlowDefinition, connections: Record<string, unknown>) => {
     const piece = await crmPiece();
-    const job = await h.job(flow, { isolation, connections: connections as never });
+    const job = await h.job(flow, { ...mode, connections: connections as never });
     return (await h.executor.execute({ ...job, ...withPieces(job, piece) })).outcome;
   };
 
