@@ -200,6 +200,41 @@ describe('flowbox CLI end to end', () => {
     ]);
   });
 
+  it('says where a code step failed in its code: at push, and in runs show', {
+    timeout: 120_000,
+  }, async () => {
+    const flowOfCode = (code: string) => ({
+      trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook' },
+      steps: [{ type: 'code', name: 'compute', code, input: {} }],
+    });
+    await writeFile(join(work, 'code-syntax.json'), JSON.stringify(flowOfCode('const a = 1;\n  return {;')));
+    const refused = await flowbox(cli, ['flow', 'push', 'code-syntax.json', '--publish'], work);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "definition.steps.0.code: does not compile: SyntaxError: Unexpected token ';' (line 2, column 11)",
+    );
+
+    const throws = "const f = () => {\n  throw new Error('boom');\n};\nf();";
+    await writeFile(join(work, 'code-throws.json'), JSON.stringify(flowOfCode(throws)));
+    const push = await flowbox(cli, ['flow', 'push', 'code-throws.json', '--publish'], work);
+    expect(push.code, push.stderr).toBe(0);
+    const answer = await fetch(`${cli.url}/v1/webhooks/code-throws/sync`, { method: 'POST' });
+    expect(answer.status).toBe(500);
+    const runId = answer.headers.get('x-flowbox-run-id') ?? '';
+    // The caller is answered as the step fails; the run's record follows from the worker's result.
+    for (;;) {
+      const view = await fetch(`${cli.url}/v1/runs/${runId}`, {
+        headers: { authorization: `Bearer ${cli.apiKey}` },
+      });
+      if (((await view.json()) as { status: string }).status === 'FAILED') break;
+    }
+    const show = await flowbox(cli, ['runs', 'show', runId], work);
+    expect(show.stdout).toContain('error    CODE_STEP_FAILED at compute: boom (line 2, column 9)');
+    expect(show.stdout).toContain(
+      'compute failed\n  at f (file:///code-step.js:2:9)\n  at codeStep (file:///code-step.js:4:1)',
+    );
+  });
+
   it('follows runs with runs tail (polling) until stopped', { timeout: 120_000 }, async () => {
     const controller = new AbortController();
     let output = '';

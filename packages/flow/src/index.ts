@@ -53,6 +53,8 @@ type StepsOf<P, V, Actions> = {
     piece: P;
     action: A;
     input: Templated<Actions[A]>;
+    /** The connection the action receives as `ctx.auth`, when its piece declares `auth`. */
+    connection?: string;
   } & V &
     StepFailureSettings;
 }[keyof Actions];
@@ -81,6 +83,7 @@ export interface LoosePieceStep extends StepFailureSettings {
   version?: string;
   action: string;
   input?: Record<string, unknown>;
+  connection?: string;
 }
 
 /** Typed once any piece is declared; loose before. */

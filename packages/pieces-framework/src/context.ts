@@ -51,6 +51,11 @@ export interface ActionContext {
    */
   fetch: PieceFetch;
   log: PieceLog;
+  /**
+   * The value of the connection the step names (`"connection": "<name>"`), checked against the
+   * action's (or its piece's) `auth`; undefined when it declares none or the step names none.
+   */
+  readonly auth?: unknown;
 }
 
 /** What a trigger sees of the run it starts. */

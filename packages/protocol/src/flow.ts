@@ -72,6 +72,14 @@ export const PieceStepDefinitionSchema = z.strictObject({
   version: PieceVersionSchema.optional(),
   action: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * The connection whose value the action receives as `ctx.auth`, checked against the credential
+   * its piece declares (`auth`); never an input. Named as connections are (connections.ts).
+   */
+  connection: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be a connection name: 1-64 characters of a-z, 0-9 and _')
+    .optional(),
   ...StepFailureSettings,
 });
 

@@ -38,6 +38,13 @@ describe('checkErrorResponse', () => {
     );
   });
 
+  it('refuses a template that is not one, naming the field', () => {
+    expect(problem({ status: 500, body: { step: '{{ error.step ?? "none" }}' } })).toBeNull();
+    expect(problem({ status: 500, body: { step: '{{ error.step ?? none }}' } })).toMatch(
+      /^definition\.errorResponse\.body\.step: template \{\{error\.step \?\? none\}\}: the fallback none/,
+    );
+  });
+
   it('refuses a status or literal header HTTP cannot carry', () => {
     expect(problem({ status: 101 })).toMatch(/^definition\.errorResponse\.status: status 101/);
     expect(problem({ status: 500, headers: { 'bad name': 'x' } })).toMatch(

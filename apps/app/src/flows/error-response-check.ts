@@ -31,6 +31,9 @@ export function checkErrorResponse(definition: FlowDefinition): void {
     ...findTemplateReferences(response.body, 'body'),
   ];
   for (const reference of references) {
+    if (reference.problem !== undefined) {
+      throw invalid(`${AT}.${reference.path}: template {{${reference.expression}}}: ${reference.problem}`);
+    }
     if (!ROOTS.has(reference.root)) {
       throw invalid(
         `${AT}.${reference.path}: template {{${reference.expression}}} names '${reference.root}'; an errorResponse reads only {{error.code}}, {{error.message}}, {{error.step}} and {{run.id}}, {{run.status}}, {{run.flowId}}`,

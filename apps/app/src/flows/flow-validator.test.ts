@@ -137,6 +137,37 @@ describe('validateFlowDefinition', () => {
     );
   });
 
+  it('takes a template with a literal fallback, checking its root, and refuses any other fallback', () => {
+    const fallback = withStep(1, {
+      input: { sum: '{{ trigger.query.sum ?? 0 }}', c: '{{connections.api ?? ""}}' },
+    });
+    expect(connectionNamesOf(validate(fallback))).toEqual(['api']);
+    expectInvalid(
+      withStep(1, { input: { sum: '{{ step_9.result ?? 0 }}' } }),
+      /^definition\.steps\.1\.input\.sum: template \{\{step_9\.result \?\? 0\}\} in step 'step_2' names 'step_9'/,
+    );
+    expectInvalid(
+      withStep(1, { input: { sum: ['{{ step_1.result ?? step_0 }}'] } }),
+      /^definition\.steps\.1\.input\.sum\.0: template \{\{step_1\.result \?\? step_0\}\}: the fallback step_0 is not a string/,
+    );
+    expectInvalid(withStep(1, { input: { sum: '{{step_1..result}}' } }), /has an empty segment/);
+  });
+
+  it("refuses a template that is not one in a router's conditions, naming the condition", () => {
+    const routed = structuredClone(BENCHMARK_ROUTER_FLOW);
+    const router = routed.steps[0];
+    if (router?.type !== 'router') throw new Error('the benchmark router flow starts with its router');
+    const condition = router.branches[1]?.when[0]?.[0];
+    if (condition === undefined) throw new Error('the branch has a condition');
+    condition.left = '{{ trigger.body.kind ?? "none" }}';
+    expect(validate(routed)).toEqual(routed);
+    condition.left = '{{ trigger.body.kind ?? none }}';
+    expectInvalid(
+      routed,
+      /^definition\.steps\.0\.branches\.1\.when\.0\.0\.left: template \{\{trigger\.body\.kind \?\? none\}\}: the fallback none/,
+    );
+  });
+
   it('refuses a literal interim status or unsendable header in the response step, not a templated one', () => {
     const respond = BENCHMARK_FLOW.steps.length - 1;
     for (const status of [100, 101, 103, '101', 600]) {
@@ -169,6 +200,10 @@ describe('validateFlowDefinition', () => {
       withStep(1, { code: 'return {' }),
       /^definition\.steps\.1\.code: does not compile: SyntaxError/,
     );
+    expectInvalid(
+      withStep(1, { code: 'const a = 1;\n  return {;' }),
+      /^definition\.steps\.1\.code: does not compile: SyntaxError: Unexpected token ';' \(line 2, column 11\)$/,
+    );
     // Compiling only: code that would throw when run is fine here.
     expect(() => validate(withStep(1, { code: 'throw new Error("later")' }), catalog)).not.toThrow();
   });
@@ -176,6 +211,65 @@ describe('validateFlowDefinition', () => {
   it('refuses a step name used twice or the name trigger', () => {
     expectInvalid(withStep(1, { name: 'step_1' }), "definition.steps.1.name: 'step_1' is already used");
     expectInvalid(withStep(0, { name: 'trigger' }), /^definition\.steps\.0\.name/);
+  });
+});
+
+describe("a piece step naming a connection for its action's auth", () => {
+  const withAuth = (name: string, auth: PieceRecord['actions']) => ({
+    ...record(name, '1.0.0', ['call'], []),
+    actions: auth,
+  });
+  const schema = { type: 'string', minLength: 1 };
+  /** An action without inputs, as the registry records one (publish checks literal inputs against it). */
+  const NO_PROPS = { type: 'object', properties: {}, required: [], additionalProperties: false };
+  const authCatalog = new PieceIndex([
+    ...['webhook', 'math-helper']
+      .flatMap((name) => catalog.versions(name).map((v) => catalog.resolve(name, v)))
+      .filter((p) => p !== undefined),
+    withAuth('crm', [
+      {
+        name: 'call',
+        description: '',
+        inputSchema: NO_PROPS,
+        auth: { type: 'SECRET_TEXT', displayName: 'API key', required: true, schema },
+      },
+    ]),
+    withAuth('plain', [{ name: 'call', description: '', inputSchema: NO_PROPS }]),
+  ]);
+  const flowWith = (step: Record<string, unknown>) => {
+    const copy = structuredClone(BENCHMARK_FLOW) as FlowDefinition;
+    copy.steps.splice(1, 0, {
+      type: 'piece',
+      name: 'crm_call',
+      action: 'call',
+      input: {},
+      ...step,
+    } as FlowDefinition['steps'][number]);
+    return copy;
+  };
+  const refused = (definition: unknown, message: RegExp) =>
+    expect(() => validate(definition, authCatalog)).toThrow(
+      expect.objectContaining({ code: 'INVALID_FLOW', message: expect.stringMatching(message) }),
+    );
+
+  it("takes the connection the action needs, and lists it among the flow's connections", () => {
+    const definition = validate(flowWith({ piece: 'crm', connection: 'crm_key' }), authCatalog);
+    expect(connectionNamesOf(definition)).toEqual(['crm_key']);
+  });
+
+  it('refuses a required one left out, one the action does not declare, and a bad name', () => {
+    refused(
+      flowWith({ piece: 'crm' }),
+      /^definition\.steps\.1\.connection: crm@1\.0\.0 call needs a connection \(API key, SECRET_TEXT\)/,
+    );
+    refused(
+      flowWith({ piece: 'plain', connection: 'x' }),
+      /^definition\.steps\.1\.connection: plain@1\.0\.0 call declares no auth/,
+    );
+    refused(
+      flowWith({ piece: 'crm', connection: 'Bad-Name' }),
+      /^definition\.steps\.1\.connection: must be a connection name/,
+    );
   });
 });
 

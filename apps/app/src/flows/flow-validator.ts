@@ -1,12 +1,17 @@
 import { Script } from 'node:vm';
 import {
   CODE_STEP_FILENAME,
+  CODE_STEP_LINE_OFFSET,
   CONNECTIONS_ROOT,
+  codeStepLines,
+  codeStepPosition,
+  describeCodeStepPosition,
   FlowboxError,
   type FlowDefinition,
   FlowDefinitionSchema,
   findTemplateReferences,
   formatIssues,
+  type PieceStepDefinition,
   walkSteps,
   wrapCodeStep,
 } from '@flowbox/protocol';
@@ -22,10 +27,11 @@ import { templatedFields, templateScopeProblems } from './template-scope.ts';
 /**
  * Checks a flow definition before it is stored: its shape and its tree (flow-tree-check.ts:
  * unique names, nesting, size), that every piece version, action and trigger is published in the
- * registry (`pieces`: a snapshot of it), that templates name only what ran before them
- * (template-scope.ts), that routers' conditions can hold (condition-check.ts), and that code
+ * registry (`pieces`: a snapshot of it), that a piece step's `connection` fits the credential
+ * its action declares, that templates are ones the engine resolves and name only what ran before
+ * them (template-scope.ts), that routers' conditions can hold (condition-check.ts), and that code
  * steps compile, wherever they sit. Errors point at the field, e.g.
- * `definition.steps.0.branches.1.steps.2.code: SyntaxError: ...`.
+ * `definition.steps.0.branches.1.steps.2.code: SyntaxError: ... (line 2, column 11)`.
  */
 export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits: FlowLimits): FlowDefinition {
   const nesting = typeof raw === 'object' && raw !== null ? rawNestingProblem(raw, limits.maxDepth) : null;
@@ -51,6 +57,8 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
       if (!piece.manifest.actions.includes(step.action)) {
         throw invalid(`${at}.action: piece '${step.piece}' has no action '${step.action}'`);
       }
+      const problem = connectionProblem(step, piece);
+      if (problem !== null) throw invalid(`${at}.connection: ${problem}`);
       if (step.piece === RESPONSE_STEP.piece && step.action === RESPONSE_STEP.action) {
         const problem = literalResponseProblem(step.input, at);
         if (problem !== null) throw invalid(problem);
@@ -63,8 +71,11 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
     }
     for (const { field, value } of templatedFields(step)) {
       for (const reference of findTemplateReferences(value)) {
-        if (reference.root === CONNECTIONS_ROOT && !CONNECTION_REFERENCE.test(reference.expression)) {
-          const where = reference.path === '' ? `${at}.${field}` : `${at}.${field}.${reference.path}`;
+        const where = reference.path === '' ? `${at}.${field}` : `${at}.${field}.${reference.path}`;
+        if (reference.problem !== undefined) {
+          throw invalid(`${where}: template {{${reference.expression}}}: ${reference.problem}`);
+        }
+        if (reference.root === CONNECTIONS_ROOT && !CONNECTION_REFERENCE.test(reference.segments.join('.'))) {
           throw invalid(
             `${where}: template {{${reference.expression}}} must name a connection: {{connections.<name>}}`,
           );
@@ -111,15 +122,35 @@ function resolvePiece(
   return piece;
 }
 
+/**
+ * Whether a piece step's `connection` fits the credential its action declares: named when it is
+ * required, absent when it declares none. (That the connection exists is checked at publish.)
+ * A version recorded before the registry read actions has no declarations to check against.
+ */
+function connectionProblem(step: PieceStepDefinition, piece: PieceRecord): string | null {
+  if (piece.actions === null) return null;
+  const auth = piece.actions.find((action) => action.name === step.action)?.auth;
+  const ref = `${piece.name}@${piece.version} ${step.action}`;
+  if (step.connection !== undefined && auth === undefined) {
+    return `${ref} declares no auth, so it takes no connection; pass a secret as an input template {{connections.${step.connection}}}`;
+  }
+  if (step.connection === undefined && auth?.required === true) {
+    return `${ref} needs a connection (${auth.displayName}, ${auth.type}): name one as "connection"`;
+  }
+  return null;
+}
+
 const CONNECTION_REFERENCE = /^connections\.[a-z][a-z0-9_]{0,63}(\.[^.]+)*$/;
 
 function checkCompiles(code: string, at: string): void {
   try {
     // Compiles without running: vm.Script parses the wrapped function expression only.
-    new Script(wrapCodeStep(code), { filename: CODE_STEP_FILENAME });
+    new Script(wrapCodeStep(code), { filename: CODE_STEP_FILENAME, lineOffset: CODE_STEP_LINE_OFFSET });
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    throw invalid(`${at}: does not compile: ${message}`);
+    const position = codeStepPosition(error, codeStepLines(code));
+    const where = position === undefined ? '' : ` (${describeCodeStepPosition(position)})`;
+    throw invalid(`${at}: does not compile: ${message}${where}`);
   }
 }
 

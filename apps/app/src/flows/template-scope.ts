@@ -105,7 +105,7 @@ function referenceProblem(
 ): string | null {
   const { root } = reference;
   if (root === 'trigger' || root === CONNECTIONS_ROOT) return null;
-  const field = reference.expression.split('.')[1];
+  const field = reference.segments[1];
   const around = visit.parents.find((parent) => parent.name === root);
   if (around?.type === 'loop') {
     if (field !== undefined && LOOP_ITERATION_FIELDS.has(field)) return null;

@@ -56,4 +56,17 @@ describe('renderErrorResponse', () => {
       'FLOW_TIMEOUT/',
     );
   });
+
+  it('reads a `?? literal` fallback when the path gives nothing, as a step input does', () => {
+    const noStep = errorResponseScope(
+      { id: 'r', flowId: 'f', status: 'TIMED_OUT' },
+      { name: 'FlowboxError', code: 'FLOW_TIMEOUT', message: 'late' },
+    );
+    const template = {
+      status: 503,
+      body: { step: '{{ error.step ?? "none" }}', text: "in {{error.step ?? 'the flow'}}" },
+    };
+    expect(renderErrorResponse(template, noStep).body).toEqual({ step: 'none', text: 'in the flow' });
+    expect(renderErrorResponse(template, scope).body).toEqual({ step: 'charge', text: 'in charge' });
+  });
 });

@@ -1,6 +1,7 @@
 import {
   type ErrorResponse,
   type FlowResponse,
+  parseTemplateExpression,
   type SerializedError,
   TEMPLATE_PATTERN,
 } from '@flowbox/protocol';
@@ -49,13 +50,23 @@ function render(value: unknown, scope: ErrorResponseScope): unknown {
   return value;
 }
 
-/** Own properties only, so `{{error.constructor}}` reaches nothing. */
+/**
+ * Own properties only, so `{{error.constructor}}` reaches nothing; `{{ error.step ?? "none" }}`
+ * reads its fallback when the path reads nothing. Publish refused expressions that are not one.
+ */
 function lookup(expression: string, scope: ErrorResponseScope): unknown {
+  const parsed = parseTemplateExpression(expression);
+  if (typeof parsed === 'string') return undefined;
   let current: unknown = scope;
-  for (const segment of expression.split('.')) {
-    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) return undefined;
+  for (const segment of parsed.segments) {
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) {
+      current = undefined;
+      break;
+    }
     current = (current as Record<string, unknown>)[segment];
   }
+  if (parsed.fallback !== undefined && (current === undefined || current === null))
+    return parsed.fallback.value;
   return current;
 }
 

@@ -42,5 +42,5 @@ export type CodeRunners = Readonly<Record<ExecutionMode, CodeRunner>>;
 /** How the runners name the user's code in stack traces (`file:///code-step.js:2:7`). */
 export const CODE_STEP_URL = `file:///${CODE_STEP_FILENAME}`;
 
-/** The wrapped source puts the user's line 1 on its line 2. */
-export const CODE_STEP_LINE_OFFSET = -1;
+/** The wrapped source puts the user's line 1 on its line 2 (the protocol's, as the app compiles it). */
+export { CODE_STEP_LINE_OFFSET } from '@flowbox/protocol';

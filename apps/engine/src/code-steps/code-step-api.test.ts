@@ -115,7 +115,10 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) 
 
     it('fails the step when a timer callback throws', async () => {
       const code = "setTimeout(() => { throw new Error('from a timer'); }, 5); await new Promise(() => {});";
-      expect((await step(code)).error).toEqual({ code: 'CODE_STEP_FAILED', message: 'from a timer' });
+      expect((await step(code)).error).toEqual({
+        code: 'CODE_STEP_FAILED',
+        message: 'from a timer (line 1, column 26)',
+      });
     });
 
     it('stops a step whose timer outlasts its timeout, and a busy loop after a timer', async () => {

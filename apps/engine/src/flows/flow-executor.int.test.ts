@@ -80,7 +80,11 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const { outcome } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
 
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_2', message: 'boom' });
+    expect(outcome.error).toMatchObject({
+      code: 'CODE_STEP_FAILED',
+      step: 'step_2',
+      message: 'boom (line 1, column 7)',
+    });
     expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([
       ['trigger', 'SUCCEEDED'],
       ['step_1', 'SUCCEEDED'],
@@ -122,15 +126,28 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
 });
 
 describe('flow executor', () => {
-  it('fails a step whose template names an unknown step with TEMPLATE_ERROR', async () => {
+  it('gives a code step undefined for a template naming a step that did not run', async () => {
     const { outcome } = await h.executor.execute(
-      await h.job(withCodeStep({ input: { sum: '{{step_9.result}}' } })),
+      await h.job(
+        withCodeStep({ code: 'return { sum: inputs.sum ?? "none" };', input: { sum: '{{step_9.result}}' } }),
+      ),
+    );
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.steps[2]).toMatchObject({ input: {}, output: { sum: 'none' } });
+  });
+
+  it('fails a step whose template is not one with TEMPLATE_ERROR naming step, field and template', async () => {
+    const { outcome } = await h.executor.execute(
+      await h.job(withCodeStep({ input: { sum: 'x{{step_1..result}}' } })),
     );
 
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'TEMPLATE_ERROR', step: 'step_2' });
-    expect(outcome.error?.message).toMatch(/step_9/);
-    expect(outcome.steps[2]?.input).toEqual({ sum: '{{step_9.result}}' });
+    expect(outcome.error?.message).toBe(
+      "step 'step_2', input.sum: template {{step_1..result}}: the path 'step_1..result' has an empty segment",
+    );
+    expect(outcome.steps[2]?.input).toEqual({ sum: 'x{{step_1..result}}' });
   });
 
   it('fails a step with an unknown piece', async () => {

@@ -14,6 +14,8 @@ import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
 import type { RunPieces } from '../pieces/run-pieces.ts';
+import { stepAuth } from '../steps/step-auth.ts';
+import { openPieceLog } from '../steps/step-lines.ts';
 import type { LeafExecutor, LeafOutcome } from './interpreter/leaf-executor.ts';
 
 /** What one run's leaves run with: its bundle, its pieces and the code runner of its mode. */
@@ -51,16 +53,18 @@ export function createHostLeafExecutor(
     close() {
       deps.codeRunner.endRun?.(codeRun);
     },
-    trigger() {
+    async trigger() {
       const { trigger } = deps.bundle.definition;
-      return settle(async () => {
+      const pieceLog = openPieceLog(stepLog(trigger.name));
+      const outcome = await settle(async () => {
         const piece = deps.pieces.trigger(trigger.piece, trigger.trigger);
         return piece.execute(job.trigger, {
           runId: job.runId,
           stepName: trigger.name,
-          log: stepLog(trigger.name),
+          log: pieceLog.log,
         });
       });
+      return pieceLog.keep(outcome);
     },
     async leaf(step, input, run) {
       if (step.type === 'code') {
@@ -92,10 +96,11 @@ export function createHostLeafExecutor(
         }
       }
       const http = openPieceFetch(deps.egressFetch);
+      const pieceLog = openPieceLog(stepLog(step.name));
       const stop = () => http.close();
       run.signal?.addEventListener('abort', stop, { once: true });
       try {
-        return await settle(() => {
+        const outcome = await settle(() => {
           const action = deps.pieces.action(step.piece, step.action);
           const checked = deps.inputs.validate(deps.pieces.key(step.piece), action, input, step.name);
           const ctx: ActionContext = {
@@ -103,10 +108,15 @@ export function createHostLeafExecutor(
             stepName: step.name,
             respond,
             fetch: http.fetch,
-            log: stepLog(step.name),
+            log: pieceLog.log,
+            auth: stepAuth(step, action.auth, job.connections, {
+              validators: deps.inputs,
+              pieceKey: deps.pieces.key(step.piece),
+            }),
           };
           return action.execute(checked, ctx);
         });
+        return pieceLog.keep(outcome);
       } finally {
         run.signal?.removeEventListener('abort', stop);
         // A request the piece left running does not outlive its step.

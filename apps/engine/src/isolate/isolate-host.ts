@@ -11,6 +11,7 @@ import {
 import type { CodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import type { PieceFetchSession } from '../pieces/piece-fetch.ts';
+import { pieceLogLine } from '../steps/step-lines.ts';
 
 /**
  * The engine's side of a run's isolate (inside/host-bridge.ts is the other): what each name
@@ -25,7 +26,7 @@ export interface IsolateHost {
   notify(name: unknown, args: unknown): void;
   /**
    * A leaf starts: its console, timers and requests. Calls that name its token (a piece's
-   * `ctx.fetch`) use them; the globals' calls (console, timers, `fetch`) use the latest leaf
+   * `ctx.fetch`, `ctx.log`) use them; the globals' calls (console, timers, `fetch`) use the latest leaf
    * still running, since a run's context has one set of globals.
    */
   openStep(sessions: IsolateStepSessions): number;
@@ -180,6 +181,10 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
           runId: deps.runId,
           step: String(list[2]),
         });
+        // Kept in the leaf's `logs` too (the leaf its token names), as in the other modes.
+        const line = pieceLogLine(list[0], list[1], data);
+        const own = typeof list[4] === 'number' ? steps.get(list[4]) : current();
+        own?.code.host.log(line.level, line.message);
       }
     },
   };

@@ -5,6 +5,7 @@ import {
   type FlowBundle,
   FlowboxError,
   forUsers,
+  type PieceStepDefinition,
   type SerializedError,
   SerializedErrorSchema,
   serializeError,
@@ -12,6 +13,7 @@ import {
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import type { LeafExecutor, LeafOutcome } from '../flows/interpreter/leaf-executor.ts';
 import { openPieceFetch } from '../pieces/piece-fetch.ts';
+import { stepAuth } from '../steps/step-auth.ts';
 import type { IsolateHost, IsolateStepSessions } from './isolate-host.ts';
 import type { RunIsolate } from './isolate-run.ts';
 import type { SnapshotPiece } from './isolate-snapshots.ts';
@@ -89,19 +91,27 @@ export function createIsolateLeafExecutor(deps: IsolateLeafExecutorDeps, job: En
     return deps.inputs.validate(piece.key, { name: actionName, inputSchema }, input, stepName);
   };
 
+  /** The step's `ctx.auth`, as host-leaf-executor.ts gives it in the other modes. */
+  const authOf = (step: PieceStepDefinition): unknown => {
+    const piece = deps.pieces.get(step.piece);
+    const check = { validators: deps.inputs, pieceKey: piece?.key ?? step.piece };
+    return stepAuth(step, piece?.auths[step.action], job.connections, check);
+  };
+
   const call = async (name: 'runTrigger' | 'runAction', payload: unknown): Promise<IsolateAnswer> =>
     JSON.parse(await run.call(name, JSON.stringify(payload))) as IsolateAnswer;
 
   return {
     trigger(input) {
       const { trigger } = deps.bundle.definition;
-      return inStep(undefined, () =>
+      return inStep(undefined, (_sessions, token) =>
         call('runTrigger', {
           name: trigger.name,
           piece: trigger.piece,
           trigger: trigger.trigger,
           input,
           payload: job.trigger,
+          token,
         }),
       );
     },
@@ -113,6 +123,7 @@ export function createIsolateLeafExecutor(deps: IsolateLeafExecutorDeps, job: En
             piece: step.piece,
             action: step.action,
             input: validated(step.piece, step.action, input, step.name),
+            auth: authOf(step),
             token,
           }),
         );

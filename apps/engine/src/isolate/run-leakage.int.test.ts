@@ -126,8 +126,8 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
     // The warm-up (run-runtime.ts) runs a trigger and steps step_1..step_3 of a piece of its own.
     const flow = flowOf(code('step_1', 'return inputs;', { left: '{{step_2}}' }));
     const { outcome } = await run(flow, { isolation: 'isolate' }, 'flow-3');
-    expect(outcome.steps[1]?.error).toMatchObject({ code: 'TEMPLATE_ERROR' });
-    expect(outcome.steps[1]?.error?.message).toContain("unknown step 'step_2'");
+    // The warm-up's step_2 is not in this run's scope: the template reads nothing, the field is left out.
+    expect(outcome.steps[1]).toMatchObject({ status: 'SUCCEEDED', input: {}, output: {} });
   });
 
   it("the control: in shared mode a piece's module state does reach the next run", async () => {

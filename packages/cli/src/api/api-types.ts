@@ -605,6 +605,16 @@ export interface components {
             [key: string]: unknown;
         };
         PieceAction: {
+            auth?: {
+                description?: string;
+                displayName: string;
+                required: boolean;
+                schema: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                type: "SECRET_TEXT" | "BASIC_AUTH" | "CUSTOM_AUTH";
+            };
             description: string;
             /** @description The action's input as JSON Schema, from its zod schema. */
             inputSchema: {

@@ -147,6 +147,34 @@ describe.each(FLOW_MODES)('flow constructs, %s', (_mode, mode) => {
     },
   );
 
+  it('router conditions on a field the data does not have: exists, not_exists and empty test it', async () => {
+    const when = (op: 'exists' | 'not_exists' | 'empty') => [[{ left: '{{trigger.body.email}}', op }]];
+    const flow = flowOf(
+      {
+        type: 'router',
+        name: 'route',
+        mode: 'all',
+        branches: [
+          { name: 'has', when: when('exists'), steps: [codeStep('from_has', 'return 1;')] },
+          { name: 'lacks', when: when('not_exists'), steps: [codeStep('from_lacks', 'return 2;')] },
+          { name: 'blank', when: when('empty'), steps: [codeStep('from_blank', 'return 3;')] },
+          {
+            name: 'deep',
+            when: [[{ left: '{{trigger.body.user.address.city}}', op: 'not_exists' }]],
+            steps: [codeStep('from_deep', 'return 4;')],
+          },
+        ],
+      },
+      codeStep('after', 'return inputs;', { branches: '{{route.branches}}' }),
+    );
+    const { outcome } = await h.executor.execute(
+      await h.job(flow, { ...mode, trigger: triggerWith({ total: 1 }) }),
+    );
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(byPath(outcome.steps, 'route/has')?.status).toBe('SKIPPED');
+    expect(byPath(outcome.steps, 'after')?.output).toEqual({ branches: ['lacks', 'blank', 'deep'] });
+  });
+
   it('loop: iterations in item order whatever the concurrency, {{each.item}} and {{each.index}}', async () => {
     const flow = flowOf(
       {

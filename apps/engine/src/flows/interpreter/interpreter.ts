@@ -86,7 +86,7 @@ async function runTrigger(
   let output: unknown;
   let error: SerializedError | undefined;
   try {
-    input = resolveTemplates(trigger.input, frame);
+    input = resolveTemplates(trigger.input, frame, trigger.name);
     const outcome = await context.leaves.trigger(input);
     output = outcome.output;
     error = outcome.error;

@@ -30,7 +30,7 @@ export async function runLeaf(
   let input: unknown = step.input;
   let outcome: LeafOutcome;
   try {
-    input = resolveTemplates(step.input, frame);
+    input = resolveTemplates(step.input, frame, step.name);
     outcome = await withTimeout(context, step, path, (run) => context.leaves.leaf(step, input, run));
   } catch (error) {
     outcome = { error: forUsers(serializeError(error, 'STEP_FAILED')) };

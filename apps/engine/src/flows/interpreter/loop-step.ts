@@ -24,7 +24,7 @@ export async function runLoop(
   const started = performance.now();
   let items: unknown;
   try {
-    items = resolveTemplates(step.items, frame);
+    items = resolveTemplates(step.items, frame, step.name, 'items');
     checkItems(step, items, context.limits.loopMaxIterations);
   } catch (error) {
     const result = containerResult(step.name, path, 'loop', startedAt, started, { items: step.items });

@@ -43,7 +43,7 @@ export async function runRouter(
         skips.push([branch.name, `branch ${held[0]} ran first`]);
         continue;
       }
-      if (branchHolds(branch.name, branch.when, frame)) held.push(branch.name);
+      if (branchHolds(step.name, branch.name, branch.when, frame)) held.push(branch.name);
       else skips.push([branch.name, `the conditions of branch ${branch.name} did not hold`]);
     }
   } catch (error) {
@@ -87,13 +87,18 @@ export async function runRouter(
   record(result);
 }
 
+/**
+ * Whether a branch's `when` holds over `frame`. A side whose path reads nothing is undefined, so
+ * `exists`, `not_exists` and `empty` test a field the data does not have.
+ */
 function branchHolds(
+  router: string,
   name: string,
   when: RouterStepDefinition['branches'][number]['when'],
   frame: ScopeFrame,
 ): boolean {
   try {
-    return whenHolds(resolveTemplates(when, frame) as ResolvedCondition[][]);
+    return whenHolds(resolveTemplates(when, frame, router, 'when') as ResolvedCondition[][]);
   } catch (error) {
     if (error instanceof FlowboxError) throw new FlowboxError(error.code, `branch ${name}: ${error.message}`);
     throw error;

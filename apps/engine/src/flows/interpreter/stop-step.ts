@@ -27,7 +27,7 @@ export async function runStop(
   const written = { status: step.status, message: step.message, response: step.response };
   const result = containerResult(step.name, path, 'stop', startedAt, started, written);
   try {
-    const input = resolveTemplates(written, frame) as typeof written;
+    const input = resolveTemplates(written, frame, step.name, '') as typeof written;
     result.input = input;
     if (input.response !== undefined) await context.respond(responseOf(input.response));
   } catch (error) {

@@ -67,6 +67,11 @@ function describePieces(): string {
       actions: [...piece.actions.keys()].sort(),
       triggers: [...piece.triggers.keys()].sort(),
       inputs: Object.fromEntries([...piece.actions].map(([name, action]) => [name, action.inputSchema])),
+      auths: Object.fromEntries(
+        [...piece.actions].flatMap(([name, action]) =>
+          action.auth === undefined ? [] : [[name, action.auth]],
+        ),
+      ),
     })),
   );
 }
@@ -99,8 +104,9 @@ function rethrow(answer: HostAnswer): unknown {
   return answer.value;
 }
 
+/** A leaf's `ctx.log`: the engine logs each line and keeps it in the leaf's (`token`) step. */
 const logOf =
-  (stepName: string) =>
+  (stepName: string, token: number | undefined) =>
   (level: PieceLogLevel, msg: string, data?: Record<string, unknown>): void => {
     let json: string | undefined;
     try {
@@ -108,7 +114,7 @@ const logOf =
     } catch {
       json = undefined;
     }
-    notify('log', level, String(msg), stepName, json);
+    notify('log', level, String(msg), stepName, json, token);
   };
 
 /** Leaves running now (a loop's iterations may run at once in the run's context). */
@@ -145,23 +151,32 @@ async function runTrigger(json: string): Promise<string> {
     trigger: string;
     input: unknown;
     payload: TriggerPayload;
+    token?: number;
   };
   return record(async () => {
     const trigger = piece(step.piece).triggers.get(step.trigger);
     if (trigger === undefined) {
       throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no trigger '${step.trigger}'`);
     }
-    const ctx: TriggerContext = { runId: run.runId, stepName: step.name, log: logOf(step.name) };
+    const ctx: TriggerContext = { runId: run.runId, stepName: step.name, log: logOf(step.name, step.token) };
     return trigger.execute(step.payload, ctx);
   });
 }
 
 /**
  * An action on its input, resolved and validated by the engine (isolate-leaf-executor.ts);
- * `token` names the leaf, whose requests its `ctx.fetch` makes.
+ * `token` names the leaf, whose requests its `ctx.fetch` makes and whose step keeps its `ctx.log`.
  */
 async function runAction(json: string): Promise<string> {
-  const step = parse(json) as { name: string; piece: string; action: string; input: unknown; token: number };
+  // `auth`: the step's connection, checked by the engine against the action's declaration.
+  const step = parse(json) as {
+    name: string;
+    piece: string;
+    action: string;
+    input: unknown;
+    token: number;
+    auth?: unknown;
+  };
   return record(async () => {
     const action = piece(step.piece).actions.get(step.action);
     if (action === undefined) {
@@ -177,7 +192,8 @@ async function runAction(json: string): Promise<string> {
         rethrow(await callAsync('piece-fetch', request, step.token)) as Awaited<
           ReturnType<ActionContext['fetch']>
         >,
-      log: logOf(step.name),
+      log: logOf(step.name, step.token),
+      auth: step.auth,
     };
     return action.execute(step.input, ctx);
   });
