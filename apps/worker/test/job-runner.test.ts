@@ -185,7 +185,8 @@ describe('job runner', () => {
     const result = await harness.runner.run(await harness.job('run-1', { flow }));
     expect(result.outcome).toMatchObject({
       status: 'FAILED',
-      error: { code: 'CODE_STEP_FAILED', step: 'step_1', message: 'boom' },
+      // The user's line and column follow the message.
+      error: { code: 'CODE_STEP_FAILED', step: 'step_1', message: expect.stringMatching(/^boom \(line 1, column \d+\)$/) },
     });
     expect(harness.runner.enginePid).toBe(result.provisioning?.engine.pid);
   });
