@@ -9,6 +9,7 @@ import {
 } from '@flowbox/protocol';
 import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
 
@@ -22,13 +23,17 @@ export class FlowPublisher {
   readonly #storage: ObjectStorage;
   readonly #registry: PieceRegistry;
   readonly #connections: Connections;
+  readonly #scheduleMinIntervalSeconds: number;
 
   constructor(deps: {
     flows: FlowsRepository;
     storage: ObjectStorage;
     registry: PieceRegistry;
     connections: Connections;
+    /** SCHEDULE_MIN_INTERVAL_SECONDS, checked again at publish (it may have been raised). */
+    scheduleMinIntervalSeconds?: number;
   }) {
+    this.#scheduleMinIntervalSeconds = deps.scheduleMinIntervalSeconds ?? 60;
     this.#flows = deps.flows;
     this.#storage = deps.storage;
     this.#registry = deps.registry;
@@ -40,6 +45,9 @@ export class FlowPublisher {
    * naming it). One deleted after this check fails the runs that need it (CONNECTION_MISSING).
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
+    checkScheduleTrigger(version.definition.trigger, {
+      minIntervalSeconds: this.#scheduleMinIntervalSeconds,
+    });
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {

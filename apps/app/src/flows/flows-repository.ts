@@ -16,6 +16,8 @@ export interface PublishedFlow {
   runWhenCallerGone: boolean;
   /** The published definition's `trigger.verify`: how its webhooks' senders are checked, if at all. */
   verify: WebhookVerify | null;
+  /** The published definition's trigger piece: `schedule` flows start from ticks, not webhooks. */
+  triggerPiece: string;
 }
 
 export interface FlowBundleRecord {
@@ -133,10 +135,12 @@ const INSERT_VERSION = `
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
-      const { rows } = await pool.query<FlowRow & { run_when_caller_gone: boolean; verify: unknown }>(
+      const { rows } = await pool.query<
+        FlowRow & { run_when_caller_gone: boolean; verify: unknown; trigger_piece: string | null }
+      >(
         `SELECT f.id, f.published_version_id, f.enabled,
            coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
-           v.definition->'trigger'->'verify' AS verify
+           v.definition->'trigger'->'verify' AS verify, v.definition->'trigger'->>'piece' AS trigger_piece
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -148,6 +152,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
         enabled: row.enabled,
         runWhenCallerGone: row.run_when_caller_gone,
         verify: row.verify == null ? null : WebhookVerifySchema.parse(row.verify),
+        triggerPiece: row.trigger_piece ?? '',
       };
     },
 
@@ -216,7 +221,9 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
            SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
                connections = $6::text[], published_at = coalesce(published_at, now())
            WHERE id = $1 RETURNING flow_id)
-         UPDATE flows SET published_version_id = $1, updated_at = now() FROM v WHERE flows.id = v.flow_id`,
+         UPDATE flows SET published_version_id = $1, updated_at = now(),
+           schedule_since = CASE WHEN published_version_id IS DISTINCT FROM $1 THEN now() ELSE schedule_since END
+         FROM v WHERE flows.id = v.flow_id`,
         [
           flowVersionId,
           bundle.key,
@@ -230,7 +237,8 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
 
     async update(flowId, { name, enabled }) {
       const { rows } = await pool.query<FlowRow>(
-        `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now()
+        `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now(),
+           schedule_since = CASE WHEN $3 AND NOT enabled THEN now() ELSE schedule_since END
          WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
         [flowId, name ?? null, enabled ?? null],
       );

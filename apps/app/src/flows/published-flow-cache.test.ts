@@ -33,6 +33,7 @@ describe('withPublishedFlowCache', () => {
     enabled: true,
     runWhenCallerGone: false,
     verify: null,
+    triggerPiece: 'webhook',
   };
 
   it('answers repeated lookups from memory until the TTL passes', async () => {

@@ -70,6 +70,7 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
   startedAt: '2026-11-25T18:00:00.003Z',
   finishedAt: '2026-11-25T18:00:00.022Z',
   rerunOf: null,
+  source: 'webhook',
 };
 
 export const RUN_EXAMPLE: RunView = {

@@ -6,6 +6,7 @@ import type { FlowPublisher } from '../flows/flow-publisher.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
@@ -14,6 +15,8 @@ export interface FlowRouteDeps {
   flows: FlowsRepository;
   publisher: FlowPublisher;
   registry: PieceRegistry;
+  /** SCHEDULE_MIN_INTERVAL_SECONDS: the floor a schedule trigger is checked against. */
+  scheduleMinIntervalSeconds: number;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -29,6 +32,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     handler: async (request, reply) => {
       const body = parse(CreateFlowInput, request.body);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
       let version = await deps.flows.createFlow({ id, name: body.name, definition });
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
@@ -85,6 +89,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       let version = await deps.flows.addVersion(request.params.flowId, definition);
       if (body.publish) version = await deps.publisher.publish(version);
       return reply.status(201).send({ version: versionView(version) });

@@ -16,6 +16,10 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
+/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, or a re-run. */
+export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun']);
+export type RunSource = z.infer<typeof RunSourceSchema>;
+
 /**
  * A row of `runs` as pg returns it. Its JSON columns were written from parsed messages, but
  * Postgres does not hold them to a schema: they are parsed here, where they leave it, so a
@@ -40,6 +44,7 @@ const RunRowSchema = z.object({
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
   rerun_of: z.string().nullable(),
+  source: RunSourceSchema,
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -67,6 +72,7 @@ export interface RunRecord {
   finishedAt: Date | null;
   /** The run this one re-runs, or null. */
   rerunOf: string | null;
+  source: RunSource;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -99,5 +105,6 @@ export function toRunRecord(row: unknown): RunRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     rerunOf: r.rerun_of,
+    source: r.source,
   };
 }

@@ -12,7 +12,7 @@ import {
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
-import { type RunRecord, toRunRecord } from './run-record.ts';
+import { type RunRecord, type RunSource, toRunRecord } from './run-record.ts';
 import { queryRerunSource, queryReruns, type RerunSource } from './run-reruns.ts';
 import {
   pruneTombstones,
@@ -22,7 +22,7 @@ import {
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
-export type { RunRecord } from './run-record.ts';
+export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
 
@@ -58,6 +58,8 @@ export interface NewRun {
   traceparent?: string | undefined;
   /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
   rerunOf?: string | undefined;
+  /** What started the run; `webhook` when unset. */
+  source?: RunSource | undefined;
   /**
    * The idle worker the run goes to as it is accepted (RunHandoff.reserve): the row is written
    * RUNNING, its first attempt started. Unset: QUEUED.
@@ -191,6 +193,7 @@ export function createRunsRepository(
       traceparent,
       rerunOf,
       startedBy,
+      source,
     }) {
       // One round trip counts the flow's waiting runs (stopped at the bound, on the
       // (flow_id, status, …) index), refuses a deleted flow, and ranks the run after every run of
@@ -207,10 +210,10 @@ export function createRunsRepository(
          flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
          created AS (
            INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
-             worker_id, started_at, attempts)
+             worker_id, started_at, attempts, source)
            SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
              backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
-             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END
+             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END, $12
            FROM backlog, flow
            WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            RETURNING rank)
@@ -227,6 +230,7 @@ export function createRunsRepository(
           traceparent ?? null,
           rerunOf ?? null,
           startedBy ?? null,
+          source ?? (rerunOf === undefined ? 'webhook' : 'rerun'),
         ],
       });
       const row = rows[0];

@@ -3,7 +3,7 @@ import type { ApiOperation, OperationResponse } from '../api-operation.ts';
 import { FlowParams } from '../views/flow-requests.ts';
 import { RunAcceptedView } from '../views/run-view.ts';
 import { WEBHOOK_BODIES, WebhookQuery } from '../views/webhook-request.ts';
-import { errors, SERVER_LIMITS, SIGNATURE_REFUSED } from './responses.ts';
+import { errors, NOT_A_WEBHOOK, SERVER_LIMITS, SIGNATURE_REFUSED } from './responses.ts';
 
 const WEBHOOK_REQUEST_NOTE =
   "The flow's trigger sees the whole request: `method`, `headers` (lower-cased names), `query`, " +
@@ -35,6 +35,7 @@ export const WEBHOOK_OPERATIONS = {
       200: FLOW_ANSWER,
       ...errors(400, 404, 413, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
     },
     example: {
@@ -58,6 +59,7 @@ export const WEBHOOK_OPERATIONS = {
       200: FLOW_ANSWER,
       ...errors(400, 404, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
     },
     example: { status: 404, response: errorExample('FLOW_NOT_FOUND', 'flow orders not found') },
@@ -73,7 +75,13 @@ export const WEBHOOK_OPERATIONS = {
     params: FlowParams,
     query: WebhookQuery,
     body: WEBHOOK_BODIES,
-    responses: { 202: ACCEPTED, ...errors(400, 404, 413, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
+    responses: {
+      202: ACCEPTED,
+      ...errors(400, 404, 413, 429, 503),
+      ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
+      ...SERVER_LIMITS,
+    },
     example: { request: ORDER, status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
   },
   triggerWebhookGet: {
@@ -86,7 +94,13 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
-    responses: { 202: ACCEPTED, ...errors(400, 404, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
+    responses: {
+      202: ACCEPTED,
+      ...errors(400, 404, 429, 503),
+      ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
+      ...SERVER_LIMITS,
+    },
     example: { status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
   },
 } as const satisfies Record<string, ApiOperation>;
