@@ -23,6 +23,7 @@ import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { registerInspector } from './http/inspector-routes.ts';
+import { registerManualRunRoutes } from './http/manual-run-routes.ts';
 import { registerMetricsRoute } from './http/metrics-route.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
@@ -293,6 +294,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
+    registerManualRunRoutes(management, runStarts);
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });

@@ -78,6 +78,8 @@ export interface RunView {
   isolation: string | null;
   rerunOf: string | null;
   reruns: string[];
+  /** What started the run: webhook, schedule, manual or rerun. */
+  source: string;
   createdAt: string;
   startedAt: string | null;
 }

@@ -5,6 +5,7 @@ import { createApiClient } from './api/client.ts';
 import { CliError } from './cli-error.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
+import { readRunPayload, runSync, startRun } from './commands/flow-run.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
 import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
@@ -98,7 +99,7 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
-  const flow = program.command('flow').description('push and list flows');
+  const flow = program.command('flow').description('push, list and run flows');
   flow
     .command('push <file>')
     .description(
@@ -131,6 +132,21 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(
         `${flows.length === 0 ? 'no flows' : table([['FLOW', 'NAME', 'STATE', 'PUBLISHED VERSION'], ...rows])}\n`,
       );
+    });
+  flow
+    .command('run <flowId>')
+    .description("run a flow's published version by hand, whatever its trigger (a schedule's too)")
+    .option('--data <json|@file>', "the trigger's body: a JSON object, or @file holding one", undefined)
+    .option('--sync', "wait and print the flow's answer, as its sync webhook gives it")
+    .action(async (flowId: string, options: { data?: string; sync?: boolean }) => {
+      const payload = await readRunPayload(options.data, io.cwd);
+      if (options.sync === true) {
+        const answer = await runSync(api(), flowId, payload);
+        io.out(`run ${answer.runId ?? '(unknown)'} answered ${answer.status}\n${answer.body}\n`);
+        return;
+      }
+      const runId = await startRun(api(), flowId, payload);
+      io.out(`started run ${runId} of flow ${flowId}; read it with: flowbox runs show ${runId}\n`);
     });
   flow
     .command('types')
