@@ -30,6 +30,7 @@ import { API_VERSION } from './http/openapi-document.ts';
 import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
+import { registerScheduleRoutes } from './http/schedule-routes.ts';
 import { registerWebhookRoutes, type WebhookDeps } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
@@ -295,6 +296,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
     registerManualRunRoutes(management, runStarts);
+    registerScheduleRoutes(management, { flows, schedules });
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });

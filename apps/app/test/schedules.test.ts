@@ -32,7 +32,7 @@ describe('schedule triggers', () => {
         createLogger({ name: 'app', level: 'silent' }),
       );
       apps.push(app);
-      const started = await startApp(app, { seedBenchmarkFlow: false });
+      const started = await startApp(app, { seedBenchmarkFlow: instance === 'a' });
       url ??= started;
     }
     pool = createPool(config.DATABASE_URL, 2);
@@ -106,6 +106,25 @@ describe('schedule triggers', () => {
     for (const tick of ticks.slice(1))
       expect(tick).toMatchObject({ outcome: 'skipped', reason: 'overlap', run_id: null });
     expect((await pool.query("SELECT 1 FROM runs WHERE flow_id = 'no-overlap'")).rowCount).toBe(1);
+
+    // What the inspector shows: the trigger, the next ticks and the latest skipped ones.
+    const schedule = (await (await manage(url, 'GET', '/v1/flows/no-overlap/schedule')).json()) as {
+      trigger: string;
+      overlap: string;
+      nextTicks: string[];
+      passedTicks: Array<{ scheduledAt: string; outcome: string; reason: string }>;
+    };
+    expect(schedule).toMatchObject({ trigger: 'every', overlap: 'skip' });
+    expect(schedule.nextTicks).toHaveLength(5);
+    expect(Date.parse(schedule.nextTicks[1] ?? '') - Date.parse(schedule.nextTicks[0] ?? '')).toBe(1_000);
+    expect(schedule.passedTicks[0]).toMatchObject({ outcome: 'skipped', reason: 'overlap' });
+    const flow = (await (await manage(url, 'GET', '/v1/flows/no-overlap')).json()) as { trigger: unknown };
+    expect(flow.trigger).toEqual({
+      piece: 'schedule',
+      trigger: 'every',
+      input: { seconds: 1, overlap: 'skip' },
+    });
+    expect((await manage(url, 'GET', '/v1/flows/benchmark/schedule')).status).toBe(404);
   });
 
   it('disabling, deleting or publishing another schedule stops the old one once the API answered', async () => {

@@ -28,5 +28,7 @@ describe('schedule piece', () => {
     };
     expect(Number.isNaN(Date.parse(output.firedAt))).toBe(false);
     expect(output.scheduledAt).toBe(output.firedAt);
+    // The payload's own fields read as {{trigger.x}}.
+    expect(output).toMatchObject({ x: 1 });
   });
 });

@@ -4,16 +4,19 @@ import type { TriggerPayload } from '@flowbox/protocol';
 export interface TickOutput {
   scheduledAt: string;
   firedAt: string;
+  /** A manual run's other payload fields. */
+  [field: string]: unknown;
 }
 
 /**
- * The app fires a tick with `{ scheduledAt, firedAt }` as the payload's body. A manual run of a
- * schedule flow may send them to replay a tick; what it leaves out is the moment the run started.
+ * The app fires a tick with `{ scheduledAt, firedAt }` as the payload's body: that is the
+ * output. A manual run's payload is the output too (its fields read as `{{trigger.x}}`); it may
+ * send `scheduledAt` and `firedAt` to replay a tick, else both are the moment the run started.
  */
 export function tickOutput(payload: TriggerPayload): TickOutput {
   const body = typeof payload.body === 'object' && payload.body !== null ? payload.body : {};
   const now = new Date().toISOString();
   const firedAt = typeof body.firedAt === 'string' ? body.firedAt : now;
   const scheduledAt = typeof body.scheduledAt === 'string' ? body.scheduledAt : firedAt;
-  return { scheduledAt, firedAt };
+  return { ...body, scheduledAt, firedAt };
 }

@@ -1,12 +1,13 @@
 import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
+import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
 
 /**
- * Flows with their versions: enable or disable a flow (a disabled flow's webhooks answer 404),
- * publish a version (builds its bundle and makes it live). Read when shown and after each change;
- * nothing here moves on its own, so it is not polled.
+ * Flows with their triggers and versions: enable or disable a flow (a disabled flow's webhooks
+ * answer 404), publish a version (builds its bundle and makes it live), run one by hand, see a
+ * schedule's ticks. Read when shown and after each change; not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading flows…'));
@@ -39,14 +40,27 @@ export function flowsView(context: ViewContext): Dispose {
       h(
         'thead',
         {},
-        h('tr', {}, ...['flow', 'name', 'state', 'live version', '', ''].map((label) => h('th', {}, label))),
+        h(
+          'tr',
+          {},
+          ...['flow', 'name', 'trigger', 'state', 'live version', '', '', ''].map((label) =>
+            h('th', {}, label),
+          ),
+        ),
       ),
       h('tbody', {}, ...flows.flatMap((flow) => flowRows(flow))),
     );
 
   const flowRows = (flow: FlowView) => {
-    const versions = h('td', { colspan: 6, class: 'versions' });
+    const versions = h('td', { colspan: 8, class: 'versions' });
     const versionsRow = h('tr', { class: 'versions-row', hidden: true }, versions);
+    const details = h('td', { colspan: 8, class: 'versions' });
+    const detailsRow = h('tr', { class: 'versions-row', hidden: true }, details);
+    const open = (fill: () => void) => () => {
+      detailsRow.hidden = !detailsRow.hidden;
+      if (!detailsRow.hidden) fill();
+    };
+    const isSchedule = flow.trigger?.piece === 'schedule';
     const toggle = h(
       'button',
       {
@@ -74,6 +88,23 @@ export function flowsView(context: ViewContext): Dispose {
         h('td', {}, flow.name),
         h(
           'td',
+          { class: 'mono', 'data-testid': `trigger-${flow.id}` },
+          triggerLabel(flow),
+          isSchedule
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'link',
+                  'data-testid': `ticks-${flow.id}`,
+                  onclick: open(() => scheduleDetails(context, flow, details)),
+                },
+                ' ticks',
+              )
+            : null,
+        ),
+        h(
+          'td',
           {},
           h(
             'span',
@@ -95,8 +126,24 @@ export function flowsView(context: ViewContext): Dispose {
             flow.enabled ? 'Disable' : 'Enable',
           ),
         ),
+        h(
+          'td',
+          {},
+          flow.publishedVersionId === null
+            ? null
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  'data-testid': `run-${flow.id}`,
+                  onclick: open(() => show(details, runForm(context, flow))),
+                },
+                'Run',
+              ),
+        ),
         h('td', {}, toggle),
       ),
+      detailsRow,
       versionsRow,
     ];
   };

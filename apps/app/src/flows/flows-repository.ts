@@ -39,11 +39,19 @@ export interface FlowVersionRecord {
   publishedAt: Date | null;
 }
 
+/** A published version's trigger, as the flow lists show it. */
+export interface FlowTriggerRecord {
+  piece: string;
+  trigger: string;
+  input: Record<string, unknown>;
+}
+
 export interface FlowRecord {
   id: string;
   name: string;
   enabled: boolean;
   publishedVersionId: string | null;
+  trigger: FlowTriggerRecord | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -80,6 +88,7 @@ interface FlowRow {
   name: string;
   enabled: boolean;
   published_version_id: string | null;
+  trigger?: { piece: string; trigger: string; input?: Record<string, unknown> } | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -103,6 +112,10 @@ const toFlow = (row: FlowRow): FlowRecord => ({
   name: row.name,
   enabled: row.enabled,
   publishedVersionId: row.published_version_id,
+  trigger:
+    row.trigger == null
+      ? null
+      : { piece: row.trigger.piece, trigger: row.trigger.trigger, input: row.trigger.input ?? {} },
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -125,6 +138,10 @@ const toVersion = (row: VersionRow): FlowVersionRecord => ({
   createdAt: row.created_at,
   publishedAt: row.published_at,
 });
+
+/** A flow's columns with its published version's trigger. */
+const WITH_TRIGGER = `SELECT f.*, v.definition->'trigger' AS trigger
+  FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id`;
 
 const INSERT_VERSION = `
   INSERT INTO flow_versions (id, flow_id, number, definition)
@@ -157,7 +174,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
     },
 
     async getFlow(flowId) {
-      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows WHERE id = $1 AND deleted_at IS NULL', [
+      const { rows } = await pool.query<FlowRow>(`${WITH_TRIGGER} WHERE f.id = $1 AND f.deleted_at IS NULL`, [
         flowId,
       ]);
       return rows[0] === undefined ? null : toFlow(rows[0]);
@@ -165,7 +182,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
 
     async listFlows() {
       const { rows } = await pool.query<FlowRow>(
-        'SELECT * FROM flows WHERE deleted_at IS NULL ORDER BY created_at, id',
+        `${WITH_TRIGGER} WHERE f.deleted_at IS NULL ORDER BY f.created_at, f.id`,
       );
       return rows.map(toFlow);
     },
@@ -237,9 +254,11 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
 
     async update(flowId, { name, enabled }) {
       const { rows } = await pool.query<FlowRow>(
-        `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now(),
-           schedule_since = CASE WHEN $3 AND NOT enabled THEN now() ELSE schedule_since END
-         WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+        `WITH f AS (
+           UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now(),
+             schedule_since = CASE WHEN $3 AND NOT enabled THEN now() ELSE schedule_since END
+           WHERE id = $1 AND deleted_at IS NULL RETURNING *)
+         SELECT f.*, v.definition->'trigger' AS trigger FROM f LEFT JOIN flow_versions v ON v.id = f.published_version_id`,
         [flowId, name ?? null, enabled ?? null],
       );
       return rows[0] === undefined ? null : toFlow(rows[0]);

@@ -20,6 +20,7 @@ export const FLOW_EXAMPLE: FlowView = {
   name: 'New orders',
   enabled: true,
   publishedVersionId: 'orders-v1',
+  trigger: { piece: 'webhook', trigger: 'catch_webhook', input: {} },
   createdAt: AT,
   updatedAt: AT,
 };

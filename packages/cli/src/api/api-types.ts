@@ -176,6 +176,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flows/{flowId}/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A schedule flow's next ticks and the latest ticks it skipped or missed.
+         * @description 404 FLOW_NOT_FOUND for a flow that does not exist or whose published version's trigger is not a schedule.
+         */
+        get: operations["getFlowSchedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{flowId}/versions": {
         parameters: {
             query?: never;
@@ -483,6 +503,14 @@ export interface components {
             id: string;
             name: string;
             publishedVersionId: string | null;
+            /** @description The published version's trigger (`webhook` or `schedule`, with its input); null before a version is published. */
+            trigger: {
+                input: {
+                    [key: string]: unknown;
+                };
+                piece: string;
+                trigger: string;
+            } | null;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -561,6 +589,29 @@ export interface components {
         FlowList: {
             flows: components["schemas"]["Flow"][];
         };
+        /** @description A schedule flow's coming ticks and the latest it skipped or missed. */
+        FlowSchedule: {
+            /** @enum {string} */
+            catchUp: "none" | "last";
+            flowId: string;
+            /** @description The next ticks from now, as the cron library computes them. */
+            nextTicks: string[];
+            /** @enum {string} */
+            overlap: "allow" | "skip";
+            /** @description The latest ticks that started no run, newest first. */
+            passedTicks: {
+                /** @description Ticks passed over before this one (after an outage). */
+                missed: number;
+                /** @enum {string} */
+                outcome: "skipped" | "missed";
+                /** @description `overlap`, `queue-full` or `catch-up-none`. */
+                reason: string | null;
+                /** Format: date-time */
+                scheduledAt: string;
+            }[];
+            /** @enum {string} */
+            trigger: "cron" | "every";
+        };
         /** @description One version of a flow's definition. */
         FlowVersion: {
             /** @description The built bundle, once the version was published. */
@@ -591,7 +642,7 @@ export interface components {
             /** @constant */
             status: "ok";
         };
-        /** @description The trigger's body: templates read it as `{{trigger.x}}`. A schedule flow's trigger reads `scheduledAt` and `firedAt` from it when given (to replay a tick), else the moment the run started. */
+        /** @description The trigger's body: templates read it as `{{trigger.x}}`. A schedule flow's trigger outputs it with `scheduledAt` and `firedAt` (the payload's, to replay a tick, else the moment the run started). */
         ManualRunPayload: {
             [key: string]: unknown;
         };
@@ -1384,6 +1435,11 @@ export interface operations {
                      *           "name": "New orders",
                      *           "enabled": true,
                      *           "publishedVersionId": "orders-v1",
+                     *           "trigger": {
+                     *             "piece": "webhook",
+                     *             "trigger": "catch_webhook",
+                     *             "input": {}
+                     *           },
                      *           "createdAt": "2026-11-25T18:00:00.000Z",
                      *           "updatedAt": "2026-11-25T18:00:00.000Z"
                      *         }
@@ -1485,6 +1541,11 @@ export interface operations {
                      *         "name": "New orders",
                      *         "enabled": true,
                      *         "publishedVersionId": "orders-v1",
+                     *         "trigger": {
+                     *           "piece": "webhook",
+                     *           "trigger": "catch_webhook",
+                     *           "input": {}
+                     *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "updatedAt": "2026-11-25T18:00:00.000Z"
                      *       },
@@ -1597,6 +1658,11 @@ export interface operations {
                      *       "name": "New orders",
                      *       "enabled": true,
                      *       "publishedVersionId": "orders-v1",
+                     *       "trigger": {
+                     *         "piece": "webhook",
+                     *         "trigger": "catch_webhook",
+                     *         "input": {}
+                     *       },
                      *       "createdAt": "2026-11-25T18:00:00.000Z",
                      *       "updatedAt": "2026-11-25T18:00:00.000Z"
                      *     }
@@ -1720,6 +1786,11 @@ export interface operations {
                      *       "name": "New orders",
                      *       "enabled": false,
                      *       "publishedVersionId": "orders-v1",
+                     *       "trigger": {
+                     *         "piece": "webhook",
+                     *         "trigger": "catch_webhook",
+                     *         "input": {}
+                     *       },
                      *       "createdAt": "2026-11-25T18:00:00.000Z",
                      *       "updatedAt": "2026-11-25T18:00:00.000Z"
                      *     }
@@ -1946,6 +2017,75 @@ export interface operations {
             };
             /** @description No answer within WEBHOOK_TIMEOUT_SECONDS. */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFlowSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its ticks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "flowId": "nightly",
+                     *       "trigger": "cron",
+                     *       "catchUp": "none",
+                     *       "overlap": "skip",
+                     *       "nextTicks": [
+                     *         "2026-11-26T08:00:00.000Z",
+                     *         "2026-11-27T08:00:00.000Z"
+                     *       ],
+                     *       "passedTicks": [
+                     *         {
+                     *           "scheduledAt": "2026-11-25T08:00:00.000Z",
+                     *           "outcome": "skipped",
+                     *           "reason": "overlap",
+                     *           "missed": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FlowSchedule"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,7 +8,7 @@ import { errors } from './responses.ts';
 const ManualRunPayload = z.record(z.string(), z.unknown()).meta({
   id: 'ManualRunPayload',
   description:
-    "The trigger's body: templates read it as `{{trigger.x}}`. A schedule flow's trigger reads `scheduledAt` and `firedAt` from it when given (to replay a tick), else the moment the run started.",
+    "The trigger's body: templates read it as `{{trigger.x}}`. A schedule flow's trigger outputs it with `scheduledAt` and `firedAt` (the payload's, to replay a tick, else the moment the run started).",
 });
 
 const NOTE =
