@@ -9,6 +9,7 @@ import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
+import { createSchedulesRepository } from '../src/schedules/schedules-repository.ts';
 import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -49,6 +50,7 @@ describe.each([
       '0009_connections.sql',
       '0010_piece_yanks.sql',
       '0011_run_isolation.sql',
+      '0012_schedules.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -76,6 +78,7 @@ describe.each([
       enabled: true,
       runWhenCallerGone: false,
       verify: null,
+      triggerPiece: 'webhook',
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
     expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
@@ -83,7 +86,36 @@ describe.each([
       ['bench-v2', true],
     ]);
 
+    // A tick is recorded once with its run, and only for the published version of an enabled flow.
+    const schedules = createSchedulesRepository(pool, { maxQueued: 0 });
+    const tick = {
+      runId: randomUUID(),
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      scheduledAt: new Date('2026-11-29T09:00:00Z'),
+      trigger: TRIGGER,
+      missed: 0,
+      overlap: 'allow' as const,
+      passOver: false,
+    };
+    expect(await schedules.fire(tick)).toEqual({ outcome: 'fired', rank: 1 });
+    expect(await schedules.fire({ ...tick, runId: randomUUID() })).toEqual({ outcome: 'duplicate' });
+    expect(await schedules.fire({ ...tick, flowVersionId: 'bench-v1', scheduledAt: new Date() })).toEqual({
+      outcome: 'stale',
+    });
+    const skipped = {
+      ...tick,
+      runId: randomUUID(),
+      overlap: 'skip' as const,
+      scheduledAt: new Date('2026-11-29T09:01:00Z'),
+    };
+    expect(await schedules.fire(skipped)).toEqual({ outcome: 'skipped', reason: 'overlap' });
+    expect((await schedules.passedTicks('bench', 5)).map((t) => t.reason)).toEqual(['overlap']);
+    expect((await pool.query('SELECT source FROM runs WHERE id = $1', [tick.runId])).rows).toEqual([
+      { source: 'schedule' },
+    ]);
     expect(await flows.update('bench', { enabled: false })).toMatchObject({ enabled: false, name: 'Bench' });
+    expect(await schedules.fire({ ...tick, scheduledAt: new Date() })).toEqual({ outcome: 'stale' });
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
