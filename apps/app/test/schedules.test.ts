@@ -21,6 +21,7 @@ interface TickRow {
 // Two apps on one database, no workers: runs stay QUEUED, which is all a tick has to make.
 describe('schedule triggers', () => {
   const apps: FlowboxApp[] = [];
+  const urls: string[] = [];
   let url: string;
   let pool: Pool;
 
@@ -33,6 +34,7 @@ describe('schedule triggers', () => {
       );
       apps.push(app);
       const started = await startApp(app, { seedBenchmarkFlow: instance === 'a' });
+      urls.push(started);
       url ??= started;
     }
     pool = createPool(config.DATABASE_URL, 2);
@@ -95,6 +97,11 @@ describe('schedule triggers', () => {
     const webhook = await postJson(`${url}/v1/webhooks/every-second`, {});
     expect(webhook.status).toBe(409);
     expect(await webhook.json()).toMatchObject({ error: { code: 'FLOW_NOT_WEBHOOK' } });
+    expect(webhook.headers.get('x-flowbox-run-id')).toBeNull();
+    expect(
+      (await pool.query("SELECT 1 FROM runs WHERE flow_id = 'every-second' AND source <> 'schedule'"))
+        .rowCount,
+    ).toBe(0);
   });
 
   it('overlap skip: records ticks skipped while the previous scheduled run is not final', async () => {
@@ -103,6 +110,15 @@ describe('schedule triggers', () => {
     const ticks = await ticksOf('no-overlap');
     // No worker: the first run stays QUEUED, so every later tick is skipped.
     expect(ticks[0]).toMatchObject({ outcome: 'fired' });
+    // Each tick counted once, by the app that recorded it: the two apps' counters add up.
+    let skippedCounted = 0;
+    for (const app of apps) {
+      const text = await (await fetch(`${urls[apps.indexOf(app)]}/metrics`)).text();
+      skippedCounted += Number(
+        /^flowbox_schedule_ticks_total\{outcome="skipped"\} (\d+)$/m.exec(text)?.[1] ?? 0,
+      );
+    }
+    expect(skippedCounted).toBeGreaterThanOrEqual(ticks.length - 1);
     for (const tick of ticks.slice(1))
       expect(tick).toMatchObject({ outcome: 'skipped', reason: 'overlap', run_id: null });
     expect((await pool.query("SELECT 1 FROM runs WHERE flow_id = 'no-overlap'")).rowCount).toBe(1);
