@@ -136,7 +136,12 @@ describe('run retention', () => {
       for (const id of [...old, young]) expect(await logExists(id, store)).toBe(true);
 
       // RUN_RETENTION_DAYS=0 keeps everything.
-      expect(await retention(0, 'app-a', store).retain()).toEqual({ runs: 0, logs: 0, tombstones: 0 });
+      expect(await retention(0, 'app-a', store).retain()).toEqual({
+        runs: 0,
+        logs: 0,
+        tombstones: 0,
+        ticks: 0,
+      });
       const done = await retention(30, 'app-a', store).retain();
       expect(done).toMatchObject({ runs: 2, logs: 2 });
 
@@ -194,6 +199,24 @@ describe('run retention', () => {
     );
     expect((await retention(30).retain()).tombstones).toBe(1);
     expect((await manage(url, 'POST', `/v1/runs/${old}/rerun`)).status).toBe(404);
+  });
+
+  it("prunes schedule ticks as old as the retention, keeping each flow's latest", async () => {
+    const tick = (days: number) =>
+      pool.query(
+        `INSERT INTO schedule_ticks (flow_id, scheduled_at, flow_version_id, outcome)
+         VALUES ($1, now() - make_interval(days => $2), $1 || '-v1', 'skipped')`,
+        [BENCHMARK_FLOW_ID, days],
+      );
+    for (const days of [50, 40, 35]) await tick(days);
+    const left = async () =>
+      (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schedule_ticks')).rows[0]?.n;
+    // All three are past 30 days; the latest stays: the ticker reads where the schedule stands from it.
+    expect((await retention(30).retain()).ticks).toBe(2);
+    expect(await left()).toBe(1);
+    await tick(1);
+    expect((await retention(30).retain()).ticks).toBe(1);
+    expect(await left()).toBe(1);
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

@@ -84,7 +84,7 @@ export class AppMetrics {
     });
     this.#retentionDeleted = new Counter({
       name: 'flowbox_retention_deleted_total',
-      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone.',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, schedule_tick.',
       labelNames: ['kind'],
       registers,
     });
@@ -229,7 +229,7 @@ export class AppMetrics {
     this.#schedulePassedOver.inc(count);
   }
 
-  retentionDeleted(kind: 'run' | 'log' | 'tombstone', count: number): void {
+  retentionDeleted(kind: 'run' | 'log' | 'tombstone' | 'schedule_tick', count: number): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);
   }
 

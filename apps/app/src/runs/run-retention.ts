@@ -18,6 +18,8 @@ export interface Retained {
   runs: number;
   logs: number;
   tombstones: number;
+  /** Schedule ticks as old as the retention (each flow's latest is kept). */
+  ticks: number;
 }
 
 /** Where run logs are deleted (ObjectStorage). */
@@ -31,7 +33,7 @@ export interface RetentionStorage {
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
- * as long again.
+ * as long again. Schedule ticks as old go too, each flow's latest kept.
  */
 export class RunRetention {
   readonly #pass: LeaderPass;
@@ -76,7 +78,7 @@ export class RunRetention {
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
-    const done: Retained = { runs: 0, logs: 0, tombstones: 0 };
+    const done: Retained = { runs: 0, logs: 0, tombstones: 0, ticks: 0 };
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
@@ -92,12 +94,14 @@ export class RunRetention {
           if (runs.length < BATCH_SIZE) break;
         }
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
+        done.ticks = await this.#runs.pruneScheduleTicks(this.#days);
       });
     } finally {
       this.#metrics.retentionDeleted('run', done.runs);
       this.#metrics.retentionDeleted('log', done.logs);
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
-      if (done.runs + done.tombstones > 0) {
+      this.#metrics.retentionDeleted('schedule_tick', done.ticks);
+      if (done.runs + done.tombstones + done.ticks > 0) {
         this.#logger.info(
           { ...done, retentionDays: this.#days },
           'retention deleted old runs and their logs',

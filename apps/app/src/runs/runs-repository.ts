@@ -15,6 +15,7 @@ import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
 import { type RunRecord, type RunSource, toRunRecord } from './run-record.ts';
 import { queryRerunSource, queryReruns, type RerunSource } from './run-reruns.ts';
 import {
+  pruneScheduleTicks,
   pruneTombstones,
   queryRetentionBatch,
   type RemovedRun,
@@ -161,6 +162,8 @@ export interface RunsRepository {
   remove(runIds: readonly string[]): Promise<number>;
   /** Deletes tombstones older than `olderThanDays`; returns how many. */
   pruneTombstones(olderThanDays: number): Promise<number>;
+  /** Deletes schedule ticks older than `olderThanDays`, each flow's latest kept; returns how many. */
+  pruneScheduleTicks(olderThanDays: number): Promise<number>;
   /** One page of runs without their steps, by keyset cursor, filtered by flow, status and start. */
   page(query: RunPageQuery): Promise<RunPage>;
   /** Throughput and latency percentiles of the runs accepted in a recent window. */
@@ -368,6 +371,7 @@ export function createRunsRepository(
     retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
     remove: (runIds) => removeRuns(pool, runIds),
     pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),
+    pruneScheduleTicks: (olderThanDays) => pruneScheduleTicks(pool, olderThanDays),
     page: (query) => queryRunPage(pool, query),
 
     stats: (query) => queryRunStats(pool, query),
