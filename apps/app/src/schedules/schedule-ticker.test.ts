@@ -1,6 +1,6 @@
 import { createLogger } from '@flowbox/node-kit';
 import type { RunJobData } from '@flowbox/protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AppMetrics } from '../metrics/app-metrics.ts';
 import { ScheduleTicker } from './schedule-ticker.ts';
 import type {
@@ -113,5 +113,29 @@ describe('ScheduleTicker', () => {
     await ticker.tick(at('2026-11-29T09:00:02.100Z'));
     await ticker.tick(at('2026-11-29T09:00:05.100Z'));
     expect(ticks.size).toBe(1);
+  });
+
+  it('waits a refresh after a failed pass instead of retrying at once', async () => {
+    vi.useFakeTimers({ now: new Date('2026-11-29T09:00:30.000Z') });
+    try {
+      let attempts = 0;
+      const { repo } = memorySchedules(every({}));
+      const failing: SchedulesRepository = {
+        ...repo,
+        async fire() {
+          attempts++;
+          throw new Error('Postgres is down');
+        },
+      };
+      const ticker = tickerOn(failing, []);
+      ticker.start();
+      await vi.advanceTimersByTimeAsync(5_000);
+      // One try a refresh (1 s here), not a loop on a tick that is due.
+      expect(attempts).toBeGreaterThanOrEqual(4);
+      expect(attempts).toBeLessThanOrEqual(6);
+      await ticker.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -88,11 +88,14 @@ export class ScheduleTicker {
   #wake(delayMs: number): void {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
-      this.#passing = this.tick()
-        .catch((error: unknown) => {
-          this.#logger.warn({ err: error }, 'schedule pass failed; trying again');
-        })
-        .finally(() => this.#wake(this.#delayToNext()));
+      this.#passing = this.tick().then(
+        () => this.#wake(this.#delayToNext()),
+        (error: unknown) => {
+          // Postgres down or a tick refused: the due ticks wait for the next try, not a hot loop.
+          this.#logger.warn({ err: error, retryInMs: this.#refreshMs }, 'schedule pass failed; trying again');
+          this.#wake(this.#refreshMs);
+        },
+      );
     }, delayMs);
     this.#timer.unref();
   }
