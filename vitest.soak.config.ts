@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { ENGINE_NODE_FLAGS } from './apps/worker/src/engines/engine-node-flags.ts';
 
 // `pnpm test:soak`: the long run of the fault-injection suite, not part of `pnpm test` or CI
 // (docs/testing.md). The same global setup as the store-backed test projects: one real Postgres,
@@ -8,6 +9,9 @@ export default defineConfig({
     include: ['apps/dev/soak/**/*.soak.ts'],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
+    // The in-process engine soak (isolate-engine.soak.ts) measures with the V8 flags the worker
+    // starts engines with, which shape its memory (engine-node-flags.ts).
+    poolOptions: { forks: { execArgv: [...ENGINE_NODE_FLAGS] } },
     // One file at a time: the soak measures memory and must not share the machine with itself.
     fileParallelism: false,
     testTimeout: 60 * 60_000,

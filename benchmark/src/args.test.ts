@@ -21,6 +21,12 @@ describe('parseBenchArgs', () => {
     });
   });
 
+  it('reads --latency and refuses it with --target', () => {
+    expect(parse([]).latency).toBeUndefined();
+    expect(parse(['--latency', 's3=30']).latency).toEqual({ s3: 30, pg: 1, redis: 0.5 });
+    expect(() => parse(['--latency', 's3=1', '--target', 'http://127.0.0.1:1'])).toThrow(/deployment's own/);
+  });
+
   it('takes a profile directory for --cpu-prof, relative to the working directory, and refuses it with --target', () => {
     expect(parse([]).cpuProfDir).toBeUndefined();
     expect(parse(['--cpu-prof', 'prof']).cpuProfDir).toBe('/repo/prof');

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ExecutionMode, ExecutionModeSchema } from '@flowbox/protocol';
+import { type NetworkLatency, parseLatency } from './network.ts';
 import { parseScenarioName, type Scenario } from './scenarios.ts';
 
 export type SuiteName = 'standard' | 'quick' | 'fleet';
@@ -43,6 +44,11 @@ export interface BenchOptions {
    * setting's cost at one commit): its workers' EXECUTION_MODE, and tracing (`--tree-hops`).
    */
   treeSide: TreeSide;
+  /**
+   * --latency: the one-way delays `-net` scenarios pay to each store; given without any `-net`
+   * scenario, every scenario runs on that network.
+   */
+  latency: NetworkLatency | undefined;
   help: boolean;
 }
 
@@ -77,6 +83,9 @@ and writes <out>/<date>-<host>[-quick].{json,md,svg}.
                           --execution-mode (with --baseline HEAD: what a mode costs at one commit)
   --tree-hops             with --baseline: only this tree's side runs traced, with its hop table
                           (with --baseline HEAD: what tracing costs)
+  --latency <spec>        one-way delays to the stores for -net scenarios, e.g. s3=20,pg=1,redis=0.5 (the
+                          default); toxiproxy in front of each store (built with Go on first use). Without
+                          a -net scenario named, every scenario runs on that network
   --hops                  run the stack with tracing on (to a receiver in the runner) and report, per
                           scenario, where a request's milliseconds go hop by hop (tracing's cost included)
   -h, --help              this text
@@ -113,6 +122,7 @@ export function parseBenchArgs(
       hops: { type: 'boolean', default: false },
       'tree-execution-mode': { type: 'string' },
       'tree-hops': { type: 'boolean', default: false },
+      latency: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -155,6 +165,7 @@ export function parseBenchArgs(
     baseline: baselineRef(values.baseline, target, values['cpu-prof']),
     hops: hopsFlag(values.hops === true, target),
     treeSide: treeSide(values['tree-execution-mode'], values['tree-hops'] === true, values),
+    latency: latencyOption(values.latency, target),
     help: values.help === true,
   };
 }
@@ -164,6 +175,12 @@ function cpuProfDir(raw: string | undefined, target: string | undefined, cwd: st
   if (target !== undefined)
     throw new Error('--cpu-prof: with --target the processes are not ours to profile');
   return resolve(cwd, raw);
+}
+
+function latencyOption(raw: string | undefined, target: string | undefined): NetworkLatency | undefined {
+  if (raw === undefined) return undefined;
+  if (target !== undefined) throw new Error("--latency: with --target the network is the deployment's own");
+  return parseLatency(raw);
 }
 
 function hopsFlag(hops: boolean, target: string | undefined): boolean {

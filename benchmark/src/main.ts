@@ -17,7 +17,14 @@ import { RATIO_HEADERS, ratioRows } from './report-ratios.ts';
 import { SUMMARY_HEADERS, summaryRow } from './report-tables.ts';
 import type { BenchReport } from './result-types.ts';
 import { writeResults } from './results-files.ts';
-import { fleetSuite, quickSuite, standardSuite, targetSuite, withConnections } from './scenarios.ts';
+import {
+  fleetSuite,
+  onNetwork,
+  quickSuite,
+  standardSuite,
+  targetSuite,
+  withConnections,
+} from './scenarios.ts';
 import { runLocalSuite, runTargetSuite, type SuiteOutcome, targetWorkerCount } from './suite-runner.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
@@ -45,6 +52,7 @@ async function main(): Promise<number> {
     cpuProfDir: options.cpuProfDir,
     hops: options.hops,
     treeSide: options.treeSide,
+    latency: options.latency,
   };
   const progress = new Progress(process.stderr);
   const controller = new AbortController();
@@ -96,7 +104,10 @@ async function main(): Promise<number> {
         env.baseline = baseline;
       }
       const suites = { standard: standardSuite, quick: quickSuite, fleet: fleetSuite };
-      const scenarios = withConnections(options.scenarios ?? suites[options.suite](), options.connections);
+      const scenarios = onNetwork(
+        withConnections(options.scenarios ?? suites[options.suite](), options.connections),
+        options.latency !== undefined,
+      );
       suite = options.scenarios !== null || options.connections !== undefined ? 'custom' : options.suite;
       outcome = await runLocalSuite(scenarios, settings, env, {
         progress,

@@ -104,6 +104,10 @@ function effectiveMode(r: ScenarioResult): 'warm' | 'cold' | null {
     case 'sim':
       // No engine ran: a simulated fleet measures the shared tiers, not warm or cold engines.
       return null;
+    case 'loop100':
+    case 'router':
+      // Another flow than the reference's: compare it with warm-1a1w-c1 of the same run.
+      return null;
   }
 }
 

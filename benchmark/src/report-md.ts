@@ -37,6 +37,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     report.target === null
       ? null
       : `- Target: ${report.target} (processes not on this machine: CPU, memory, Redis and Postgres not measured)`,
+    ...(report.services.network === undefined ? [] : [`- Network: ${report.services.network}.`]),
     `- Measured: ${report.services.measured.join('; ')}.`,
     report.services.notMeasured.length === 0
       ? null

@@ -17,6 +17,8 @@ const MODE_COLORS: Record<Mode, string> = {
   isolate: '#54a24b',
   target: '#9d755d',
   sim: '#b279a2',
+  loop100: '#ff9da6',
+  router: '#79706e',
 };
 const SEGMENT_COLORS: Record<(typeof SEGMENT_NAMES)[number], string> = {
   queue: '#bab0ac',

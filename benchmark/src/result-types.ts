@@ -152,7 +152,15 @@ export interface BenchReport {
   };
   target: string | null;
   machine: MachineInfo;
-  services: { postgres: string; redis: string; s3: string; measured: string[]; notMeasured: string[] };
+  services: {
+    postgres: string;
+    redis: string;
+    s3: string;
+    /** `--latency`: the proxies the `-net` scenarios reached the stores through. */
+    network?: string;
+    measured: string[];
+    notMeasured: string[];
+  };
   scenarios: ScenarioResult[];
   /**
    * `--baseline`: the same scenarios run by another commit's processes, each repeat alternating

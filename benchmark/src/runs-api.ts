@@ -15,6 +15,9 @@ import { z } from 'zod';
 export { BENCHMARK_FLOW_ID };
 export const WEBHOOK_PATH = `/v1/webhooks/${BENCHMARK_FLOW_ID}/sync`;
 
+/** A seeded flow's sync webhook. */
+export const webhookPath = (flowId: string): string => `/v1/webhooks/${flowId}/sync`;
+
 /** A run's timings: the worker's latency anatomy and the app's accepted-to-final total. */
 const RunTimingsSchema = JobTimingsSchema.extend({ totalMs: z.number().nonnegative() });
 
@@ -56,11 +59,12 @@ export async function fetchRuns(
   apiKey: string,
   since: Date,
   signal?: AbortSignal,
+  flowId: string = BENCHMARK_FLOW_ID,
 ): Promise<RunSample[]> {
   const byId = new Map<string, RunSample>();
   let cursor = since.toISOString();
   for (let page = 0; page < MAX_PAGES; page++) {
-    const url = `${appUrl}/v1/runs?flowId=${BENCHMARK_FLOW_ID}&since=${encodeURIComponent(cursor)}&limit=${PAGE}`;
+    const url = `${appUrl}/v1/runs?flowId=${flowId}&since=${encodeURIComponent(cursor)}&limit=${PAGE}`;
     const response = await fetch(url, {
       headers: { authorization: `Bearer ${apiKey}` },
       ...(signal === undefined ? {} : { signal }),

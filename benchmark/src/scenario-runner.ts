@@ -20,8 +20,8 @@ import {
 } from './proc-stats.ts';
 import { diffRedis, type RedisProbe } from './redis-stats.ts';
 import type { KindUsage, RepeatResult, ScenarioResult } from './result-types.ts';
-import { fetchRuns, WEBHOOK_PATH } from './runs-api.ts';
-import type { Scenario } from './scenarios.ts';
+import { fetchRuns, webhookPath } from './runs-api.ts';
+import { flowIdFor, type Scenario } from './scenarios.ts';
 
 /**
  * Runs one scenario against a stack that is already up (local or --target): a warm-up, then
@@ -70,7 +70,7 @@ export async function runScenario(
   scenario: Scenario,
   settings: RunSettings,
 ): Promise<Pick<ScenarioResult, 'warmup' | 'idle' | 'repeats'>> {
-  const urls = ctx.appUrls.map((url) => `${url}${WEBHOOK_PATH}`);
+  const urls = ctx.appUrls.map((url) => `${url}${webhookPath(flowIdFor(scenario.mode))}`);
   let warmup: ScenarioResult['warmup'] = null;
   const perWorker =
     scenario.mode === 'cold' || scenario.mode === 'cold-prewarm'
@@ -96,7 +96,7 @@ export async function runScenario(
     if (load.ok === 0)
       throw new Error(`warm-up: none of ${warmupRequests} requests succeeded (${describe(load)})`);
     ctx.onProgress('settling', null, '');
-    await settle(ctx, since);
+    await settle(ctx, since, flowIdFor(scenario.mode));
   }
   ctx.onProgress('idle baseline', null, '');
   const idle = await measureIdle(ctx, scenario.idleS === undefined ? IDLE_MS : scenario.idleS * 1000);
@@ -150,7 +150,7 @@ async function measureRepeat(
       ? await runLoad(shared)
       : await runPacedLoad({ ...shared, rate: scenario.rate });
   ctx.onProgress(`${label} settling`, null, '');
-  const settled = await settle(ctx, since);
+  const settled = await settle(ctx, since, flowIdFor(scenario.mode));
   const eventLoop = ctx.roots === null ? null : await readEventLoopDelay(ctx.appUrls, ctx.signal);
   const procEnd = ctx.roots === null ? null : snapshotOf(readTreeStats(ctx.roots), ctx.roots);
   const machineEnd = ctx.roots === null ? null : readMachineBusyTicks();
@@ -161,7 +161,9 @@ async function measureRepeat(
   const logsAfter = ctx.logCounts();
 
   const runs =
-    ctx.apiKey === null ? null : await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal);
+    ctx.apiKey === null
+      ? null
+      : await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal, flowIdFor(scenario.mode));
   const anatomy = runs === null ? null : computeAnatomy(runs);
   // Runs the server finished successfully; autocannon does not count the requests it cut off
   // at the end of the duration, but their work is in the counters.
@@ -268,12 +270,12 @@ async function measureIdle(ctx: MeasureContext, idleMs: number): Promise<Scenari
  * Redis and Postgres counters stand still (a result's last writes may follow its timings).
  * Returns false when the runs did not finish in time.
  */
-async function settle(ctx: MeasureContext, since: Date): Promise<boolean> {
+async function settle(ctx: MeasureContext, since: Date, flowId: string): Promise<boolean> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   let settled = false;
   while (Date.now() < deadline) {
     ctx.signal.throwIfAborted();
-    const pending = await pendingRuns(ctx, since);
+    const pending = await pendingRuns(ctx, since, flowId);
     if (pending === 0) {
       settled = true;
       break;
@@ -284,10 +286,10 @@ async function settle(ctx: MeasureContext, since: Date): Promise<boolean> {
   return settled;
 }
 
-async function pendingRuns(ctx: MeasureContext, since: Date): Promise<number | null> {
+async function pendingRuns(ctx: MeasureContext, since: Date, flowId: string): Promise<number | null> {
   if (ctx.postgres !== null) return (await ctx.postgres.pendingRuns(since)).pending;
   if (ctx.apiKey === null) return 0;
-  const runs = await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal);
+  const runs = await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal, flowId);
   // A run that ended without a worker (CALLER_GONE) has no timings and never will.
   return runs.filter(
     (r) => r.status === 'QUEUED' || r.status === 'RUNNING' || (r.timings === null && r.workerId !== null),

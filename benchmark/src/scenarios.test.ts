@@ -1,5 +1,7 @@
+import { BENCHMARK_FLOW_ID, BENCHMARK_LOOP_FLOW_ID, BENCHMARK_ROUTER_FLOW_ID } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import {
+  flowIdFor,
   parseScenarioName,
   quickSuite,
   standardSuite,
@@ -28,6 +30,25 @@ describe('scenarios', () => {
       rate: 5,
     });
     expect(() => parseScenarioName('warm-1a1w-c1-r0')).toThrow(/rate must be between 1/);
+  });
+
+  it('names the flow scenarios, which run warm workers against their own seeded flow', () => {
+    expect(parseScenarioName('loop100-1a1w-c1')).toMatchObject({
+      mode: 'loop100',
+      workers: 1,
+      connections: 1,
+    });
+    expect(parseScenarioName('router-1a1w-c1')).toMatchObject({ mode: 'router', workers: 1, connections: 1 });
+    expect(workerEnvFor('loop100')).toEqual(workerEnvFor('warm'));
+    expect(workerEnvFor('router')).toEqual(workerEnvFor('warm'));
+    expect([flowIdFor('loop100'), flowIdFor('router'), flowIdFor('warm')]).toEqual([
+      BENCHMARK_LOOP_FLOW_ID,
+      BENCHMARK_ROUTER_FLOW_ID,
+      BENCHMARK_FLOW_ID,
+    ]);
+    expect(standardSuite().map((s) => s.name)).toEqual(
+      expect.arrayContaining(['loop100-1a1w-c1', 'router-1a1w-c1']),
+    );
   });
 
   it('covers every mode, 1/2/4 workers, 1 and 2 apps and saturation in the standard suite', () => {

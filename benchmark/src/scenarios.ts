@@ -1,3 +1,5 @@
+import { BENCHMARK_FLOW_ID, BENCHMARK_LOOP_FLOW_ID, BENCHMARK_ROUTER_FLOW_ID } from '@flowbox/protocol';
+
 /**
  * Glossary
  * - mode: how the workers supply engines. `warm`: one engine serves job after job
@@ -12,12 +14,28 @@
  * - fixed-rate (open-loop) run: `-r<n>` sends n requests per second in all, evenly spaced, whatever the answers
  *   take, on up to `c` connections, e.g. `cold-prewarm-1a1w-c4-r5`. Back-to-back load (closed
  *   loop) never leaves a prewarmed spare time to boot; a fixed rate shows what prewarm is for.
+ * - flow scenarios: `loop100` and `router` run the warm mode against another seeded flow
+ *   (BENCHMARK_LOOP_FLOW: a loop over 100 items, a code and a math step each;
+ *   BENCHMARK_ROUTER_FLOW: a router of four branches before the benchmark flow's steps), e.g.
+ *   `loop100-1a1w-c1`; compare each with `warm-1a1w-c1` in the same run.
  * - simulated fleet: `sim-<apps>a<workers>w-t<ms>` runs real apps, Redis, Postgres and S3 with
  *   simulated workers (benchmark/src/sim/) that speak the worker protocol but spend a fixed
  *   service time instead of running an engine, e.g. `sim-16a160w-t200`; connections = workers
  *   unless `-c<n>` follows.
+ * - network run: `-net` at the end of a name (`warm-1a1w-c1-net`) reaches Postgres, Redis and S3
+ *   through proxies that add `--latency`'s delays (default s3=20,pg=1,redis=0.5 ms one way);
+ *   the same scenario without `-net` in the same run is its loopback twin.
  */
-export const MODES = ['warm', 'cold-prewarm', 'cold', 'isolate', 'target', 'sim'] as const;
+export const MODES = [
+  'warm',
+  'cold-prewarm',
+  'cold',
+  'isolate',
+  'target',
+  'sim',
+  'loop100',
+  'router',
+] as const;
 export type Mode = (typeof MODES)[number];
 
 export interface Scenario {
@@ -32,9 +50,12 @@ export interface Scenario {
   serviceMs?: number;
   /** Seconds of the no-load window after the warm-up (`-i<s>`); default 2. */
   idleS?: number;
+  /** `-net`: the stores are reached through the latency proxies (network.ts). */
+  network?: boolean;
 }
 
-const NAME = /^(warm|cold-prewarm|cold|isolate|target)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?$/;
+const NAME =
+  /^(warm|cold-prewarm|cold|isolate|target|loop100|router)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?(-net)?$/;
 const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?(?:-i(\d+))?$/;
 const MAX_IDLE_S = 600;
 const MAX_RATE = 10_000;
@@ -51,7 +72,7 @@ export function scenarioName(s: Omit<Scenario, 'name'>): string {
     const idle = s.idleS === undefined ? '' : `-i${s.idleS}`;
     return `sim-${s.apps}a${s.workers}w-t${s.serviceMs ?? 0}${connections}${rate}${idle}`;
   }
-  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${rate}`;
+  return `${s.mode}-${s.apps}a${s.workers}w-c${s.connections}${rate}${s.network === true ? '-net' : ''}`;
 }
 
 /** A simulated-fleet scenario: `apps` real apps, `workers` simulated workers of `serviceMs` each. */
@@ -86,14 +107,18 @@ export function parseScenarioName(name: string): Scenario {
       `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.filter((m) => m !== 'sim').join(' | ')}, e.g. warm-1a2w-c2, or sim-<apps>a<workers>w-t<ms>, e.g. sim-16a160w-t200`,
     );
   }
-  const [, mode, apps, workers, connections, rate] = match;
-  const parsed = scenario(
+  const [, mode, apps, workers, connections, rate, net] = match;
+  const shape = scenario(
     mode as Mode,
     Number(apps),
     Number(workers),
     Number(connections),
     rate === undefined ? undefined : Number(rate),
   );
+  if (net !== undefined && mode === 'target') {
+    throw new Error(`scenario "${name}": a deployment's network is its own; -net is for local stacks`);
+  }
+  const parsed = net === undefined ? shape : { ...shape, network: true, name: `${shape.name}-net` };
   if (
     parsed.apps < 1 ||
     parsed.workers < 1 ||
@@ -170,6 +195,8 @@ export function standardSuite(): Scenario[] {
     scenario('isolate', 1, 2),
     scenario('isolate', 1, 4),
     scenario('isolate', 1, 4, 4 * SATURATION_FACTOR),
+    scenario('loop100', 1, 1),
+    scenario('router', 1, 1),
   ];
 }
 
@@ -229,10 +256,25 @@ export function withConnections(list: readonly Scenario[], connections: number |
   return [...byName.values()];
 }
 
+/**
+ * `--latency` without any `-net` scenario: every scenario runs on that network. With one, only
+ * the `-net` scenarios do, so each can be compared with its loopback twin in the same run.
+ */
+export function onNetwork(list: readonly Scenario[], latencyGiven: boolean): Scenario[] {
+  if (!latencyGiven || list.some((s) => s.network === true)) return [...list];
+  return list.map((s) => {
+    if (s.mode === 'sim' || s.mode === 'target') return s;
+    const shape = { ...s, network: true };
+    return { ...shape, name: scenarioName(shape) };
+  });
+}
+
 /** The worker environment that puts a worker in the scenario's mode. */
 export function workerEnvFor(mode: Mode): Record<string, string> {
   switch (mode) {
     case 'warm':
+    case 'loop100':
+    case 'router':
       return { REUSE_SANDBOX: 'true' };
     case 'cold-prewarm':
       return { REUSE_SANDBOX: 'false', PREWARM: 'true' };
@@ -243,5 +285,17 @@ export function workerEnvFor(mode: Mode): Record<string, string> {
     case 'target':
     case 'sim':
       return {};
+  }
+}
+
+/** The seeded flow a scenario's load calls: the benchmark flow but for the flow scenarios. */
+export function flowIdFor(mode: Mode): string {
+  switch (mode) {
+    case 'loop100':
+      return BENCHMARK_LOOP_FLOW_ID;
+    case 'router':
+      return BENCHMARK_ROUTER_FLOW_ID;
+    default:
+      return BENCHMARK_FLOW_ID;
   }
 }

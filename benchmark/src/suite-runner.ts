@@ -2,11 +2,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StackEntries } from '@flowbox/dev';
-import { startOtlpReceiver } from '@flowbox/local-services';
+import { defaultToolsDir, startOtlpReceiver } from '@flowbox/local-services';
 import { summarizeScenario } from './aggregate.ts';
 import type { TreeSide } from './args.ts';
 import type { BaselineCheckout } from './baseline-checkout.ts';
 import { hopTable } from './hops.ts';
+import {
+  DEFAULT_LATENCY,
+  describeLatency,
+  type Network,
+  type NetworkLatency,
+  startNetwork,
+} from './network.ts';
 import {
   OBSERVER_ROLE,
   openPostgresProbe,
@@ -54,6 +61,8 @@ export async function runLocalSuite(
     hops?: boolean | undefined;
     /** --tree-execution-mode, --tree-hops: what this tree's side of a --baseline run changes. */
     treeSide?: TreeSide | undefined;
+    /** --latency: the delays `-net` scenarios pay (default DEFAULT_LATENCY). */
+    latency?: NetworkLatency | undefined;
   },
   deps: SuiteDeps,
 ): Promise<SuiteOutcome> {
@@ -71,8 +80,18 @@ export async function runLocalSuite(
     const servicePids = [...services.roots.postgres, ...services.roots.redis, ...services.roots.s3];
     deps.track(servicePids);
     const redis = await openRedisProbe(services.redisUrl);
+    let network: Network | null = null;
+    if (scenarios.some((s) => s.network === true)) {
+      progress.phase({ scenario: 'stores', phase: 'starting the latency proxies' });
+      network = await startNetwork(services, env.latency ?? DEFAULT_LATENCY, {
+        pathEnv: env.pathEnv,
+        toolsDir: env.toolsDir ?? defaultToolsDir(),
+      });
+      deps.track(network.pid === undefined ? [] : [network.pid]);
+    }
     const description = {
       ...services.description,
+      ...(network === null ? {} : { network: `${describeLatency(network.latency)}; for the -net scenarios` }),
       redis: `Redis ${await redis.version()}`,
       ...measuredLists(
         services.database.kind === 'postgres' && services.database.hasStatements,
@@ -88,7 +107,7 @@ export async function runLocalSuite(
         progress.phase({ scenario: label, phase: 'starting stack' });
         const tree = side === 'tree' ? (env.treeSide ?? {}) : {};
         return runOneLocal(scenario, stackIndex++, {
-          services,
+          services: scenario.network === true && network !== null ? network.over(services) : services,
           redis,
           root,
           settings: { ...runSettings, executionMode: tree.executionMode ?? runSettings.executionMode },
@@ -119,6 +138,7 @@ export async function runLocalSuite(
       }
     } finally {
       progress.phase({ scenario: 'stores', phase: 'stopping' });
+      await network?.close();
       await redis.close();
       await services.close();
       deps.untrack(servicePids);

@@ -25,7 +25,8 @@ const withExampleSecrets = (path: string) =>
   readText(path.endsWith('.env') && path.includes('/secrets/') ? `${path}.example` : path);
 const renderDir = (dir: string) => render(join(K8S_DIR, dir), { readEnvFile: withExampleSecrets });
 const OVERLAYS = { 'overlays/ratio-1-10': 10, 'overlays/ratio-1-20': 20 } as const;
-const ALL_DIRS = ['base', ...Object.keys(OVERLAYS)];
+const PID_NAMESPACE_OVERLAY = 'overlays/engine-pid-namespace';
+const ALL_DIRS = ['base', ...Object.keys(OVERLAYS), PID_NAMESPACE_OVERLAY];
 
 const KIND_FILES: Record<string, string> = {
   'v1/ConfigMap': 'configmap-v1.json',
@@ -162,6 +163,51 @@ describe('kubernetes manifests', () => {
       scaleTargetRef: object;
     };
     expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'flowbox-worker' });
+  });
+
+  // bubblewrap in a container needs unconfined profiles and an unmasked /proc, which needs a pod
+  // user namespace: the base runs engines beside the worker under the runtime's default profiles;
+  // the overlay asks for all that bubblewrap needs, and only for workers.
+  it('base: engines beside the worker (ENGINE_PID_NAMESPACE=false) under the default profiles', () => {
+    const resources = renderDir('base');
+    const worker = find(resources, 'Deployment', 'flowbox-worker');
+    const pod = (worker.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    expect(pod.hostUsers).toBeUndefined();
+    expect(pod.securityContext).toMatchObject({
+      seccompProfile: { type: 'RuntimeDefault' },
+      appArmorProfile: { type: 'RuntimeDefault' },
+    });
+    expect(containersOf(worker)[0]?.securityContext).not.toHaveProperty('procMount');
+    expect(find(resources, 'ConfigMap', 'flowbox-worker-config').data).toMatchObject({
+      ENGINE_PID_NAMESPACE: 'false',
+    });
+  });
+
+  it(`${PID_NAMESPACE_OVERLAY}: engines in their PID namespace, with what bubblewrap needs in a pod`, () => {
+    const resources = renderDir(PID_NAMESPACE_OVERLAY);
+    const worker = find(resources, 'Deployment', 'flowbox-worker');
+    const pod = (worker.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    expect(pod.hostUsers).toBe(false);
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'Unconfined' },
+      appArmorProfile: { type: 'Unconfined' },
+    });
+    const [container] = containersOf(worker);
+    expect(container?.securityContext).toMatchObject({
+      procMount: 'Unmasked',
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container?.securityContext).not.toHaveProperty('privileged');
+    // The container's own env wins over the config map's ENGINE_PID_NAMESPACE=false.
+    expect(container?.env).toContainEqual({ name: 'ENGINE_PID_NAMESPACE', value: 'true' });
+    expect(knownVariables('worker').has('ENGINE_PID_NAMESPACE')).toBe(true);
+    // The app's pods keep the runtime's defaults.
+    const app = find(resources, 'Deployment', 'flowbox-app');
+    expect(
+      (app.spec as { template: { spec: Record<string, unknown> } }).template.spec.hostUsers,
+    ).toBeUndefined();
   });
 
   it.each(Object.entries(OVERLAYS))('%s holds 1 app to %i workers', (dir, workers) => {

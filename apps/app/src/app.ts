@@ -6,6 +6,8 @@ import { createConnections } from './connections/connections.ts';
 import { SigningSecrets } from './connections/signing-secrets.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool } from './db/pool.ts';
+import { RefusedDeliveries } from './deliveries/refused-deliveries.ts';
+import { createRefusedDeliveriesRepository } from './deliveries/refused-deliveries-repository.ts';
 import type { AppConfig } from './env.ts';
 import type { FlowboxApp } from './flowbox-app.ts';
 import { FlowPublisher } from './flows/flow-publisher.ts';
@@ -95,6 +97,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     maxBytes: config.FLOW_CACHE_MAX_BYTES,
   });
   const pieces = createPiecesRepository(pool);
+  const refusedDeliveries = createRefusedDeliveriesRepository(pool);
+  // Refused webhooks are noted in memory and written in one batch a second.
+  const refused = new RefusedDeliveries({
+    repository: refusedDeliveries,
+    keepPerFlow: config.REFUSED_DELIVERIES_PER_FLOW,
+    logger: logger.child({ component: 'refused-deliveries' }),
+  });
   const runs = createRunsRepository(pool, {
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     bounds: { maxQueued: config.FLOW_MAX_QUEUED_RUNS, maxRunning: config.FLOW_MAX_CONCURRENT_RUNS },
@@ -175,13 +184,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     ttlMs: (config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS) * 1000,
   });
   // The engine's reports, over HTTP or its worker's socket, are checked and kept the same way.
+  const allowedResponseHeaders = parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS);
   const engineCallbacks = createEngineCallbacks({
     ended,
     progress,
     hub,
     tokens,
     tracer,
-    allowedResponseHeaders: parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS),
+    allowedResponseHeaders,
   });
   const metrics = new AppMetrics();
   const lifecycle = new RunLifecycle({
@@ -189,6 +199,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     ended,
     progress,
     hub,
+    queue,
     maxAttempts: config.RUN_MAX_ATTEMPTS,
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
@@ -225,6 +236,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     pool,
     holder: config.INSTANCE_ID,
     runs,
+    refusedDeliveries,
     storage,
     metrics,
     logger: logger.child({ component: 'run-retention' }),
@@ -255,7 +267,18 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     connectedWorkers: () => gateway?.connectedWorkers ?? 0,
     draining: () => draining,
   });
-  registerMetricsRoute(http, metrics, { token: config.METRICS_TOKEN });
+  registerMetricsRoute(http, metrics, {
+    token: config.METRICS_TOKEN,
+    failures: {
+      redis: producerRedis,
+      nameSpace: `${config.REDIS_PREFIX}:metrics-token-failures:`,
+      settings: {
+        maxFailures: config.API_KEY_MAX_FAILURES,
+        windowSeconds: config.API_KEY_FAILURE_WINDOW_SECONDS,
+      },
+      logger: logger.child({ component: 'metrics-token' }),
+    },
+  });
   registerWebhookAdmission(http, admission);
   const runStarts: WebhookDeps = {
     flows,
@@ -263,11 +286,16 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     handoff,
     queue,
     hub,
+    runs,
+    progress,
+    idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
     webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
     maxBodyDepth: config.WEBHOOK_MAX_DEPTH,
     tracer,
     signingSecrets,
     metrics,
+    allowedResponseHeaders,
+    refused,
   };
   registerWebhookRoutes(http, runStarts);
   // The management API sits behind the API key; webhooks, health and the engine callbacks
@@ -292,6 +320,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       publisher,
       registry,
       scheduleMinIntervalSeconds: config.SCHEDULE_MIN_INTERVAL_SECONDS,
+      refusedDeliveries,
+      limits: {
+        maxDepth: config.FLOW_MAX_DEPTH,
+        maxSteps: config.FLOW_MAX_STEPS,
+        flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+      },
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
@@ -371,6 +405,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       reconciler.start();
       retention.start();
       ticker.start();
+      refused.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
         broker,
@@ -435,7 +470,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await step('http connections', httpConnections.close(boundMs * 0.9));
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
       await step('worker gateway', gateway?.close() ?? Promise.resolve());
-      await step('http, broker and queue', Promise.all([http.close(), broker.close(), queue.close()]));
+      // The refusals noted until the server closed are written before the pool ends.
+      await step(
+        'http, broker and queue',
+        Promise.all([http.close().then(() => refused.close()), broker.close(), queue.close()]),
+      );
       redis.disconnect();
       storage.close();
       await step('database pool', pool.end());

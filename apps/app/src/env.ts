@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
 import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
+import { DEFAULT_LOOP_MAX_ITERATIONS } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
 import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
@@ -8,6 +9,9 @@ import { isRedisUrl } from './redis/redis-target.ts';
 
 /** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
 const MAX_QUEUE_SHARDS = 64;
+
+/** The least FLOW_MAX_DEPTH may be: flows nest routers and loops at least this deep. */
+const FLOW_MIN_DEPTH = 8;
 
 /** Every variable the app reads. Listed in README.md and docs/configuration.md. */
 export const AppEnvSchema = z.object({
@@ -79,7 +83,7 @@ export const AppEnvSchema = z.object({
   API_KEY_MAX_FAILURES: envFields
     .positiveInt(20)
     .describe(
-      "Wrong API keys one source address may send within API_KEY_FAILURE_WINDOW_SECONDS; past it each wrong key is answered 429 (`API_KEY_RATE_LIMITED`, `retry-after`: the seconds left in the window) instead of 401. Counted in Redis under REDIS_PREFIX, so every app shares the count (while Redis is down wrong keys are answered 401 and not counted). The right key is never counted nor refused, so callers sharing an address with a guesser are not locked out; the key's length is what keeps it from being guessed (use a random one). The address is the TCP peer (IPv6 by its /64): behind a proxy, the proxy's.",
+      "Wrong API keys one source address may send within API_KEY_FAILURE_WINDOW_SECONDS; past it each wrong key is answered 429 (`API_KEY_RATE_LIMITED`, `retry-after`: the seconds left in the window) instead of 401. Counted in Redis under REDIS_PREFIX, so every app shares the count (while Redis is down wrong keys are answered 401 and not counted). The right key is never counted nor refused, so callers sharing an address with a guesser are not locked out; the key's length is what keeps it from being guessed (use a random one). The address is the TCP peer (IPv6 by its /64): behind a proxy, the proxy's. Wrong `METRICS_TOKEN`s on `/metrics` are limited the same way, in a count of their own.",
     ),
   API_KEY_FAILURE_WINDOW_SECONDS: envFields
     .positiveInt(60)
@@ -103,6 +107,11 @@ export const AppEnvSchema = z.object({
   WEBHOOK_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe("How long a sync webhook waits for the flow's response before answering 504 with the run id."),
+  IDEMPOTENCY_TTL_HOURS: envFields
+    .positiveInt(24)
+    .describe(
+      "How long a webhook's `Idempotency-Key` holds: within it, a repeat of the key (per flow) gets the first request's run and answer, never a new run. Expired keys are deleted by the retention pass.",
+    ),
   WEBHOOK_BODY_LIMIT_BYTES: envFields
     .positiveInt(1_048_576)
     .describe('Largest webhook request body accepted.'),
@@ -142,6 +151,20 @@ export const AppEnvSchema = z.object({
     .describe(
       "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. With a bound, a worker that polls ahead of its last result gets its next run only once that result is in (a run started early would hold a place under its flow's cap). 0: no bound.",
     ),
+  FLOW_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .min(FLOW_MIN_DEPTH)
+    .max(64)
+    .default(FLOW_MIN_DEPTH)
+    .describe(
+      "Deepest nesting of routers and loops in a flow (a loop in a router's branch is 2); a deeper definition is refused 400 (`INVALID_FLOW`) when it is created. At least 8.",
+    ),
+  FLOW_MAX_STEPS: envFields
+    .positiveInt(200)
+    .describe(
+      "Most steps one flow may hold, counted across its routers' branches and its loops' bodies (a router or loop counts as a step too); past it a definition is refused 400 (`INVALID_FLOW`) when it is created. Versions stored before a change keep running.",
+    ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe(
@@ -167,7 +190,14 @@ export const AppEnvSchema = z.object({
     .describe('Memory limit of the isolate a code step runs in.'),
   RUN_LOG_MAX_BYTES: envFields
     .positiveInt(10_485_760)
-    .describe('Largest run log an engine may upload to S3.'),
+    .describe(
+      "Largest run log an engine may upload to S3. A run's steps past it keep their status, error and timing; their inputs or outputs are left out of the log (a `dropped` marker, counted in the log's `dropped`), never the run's result.",
+    ),
+  LOOP_MAX_ITERATIONS: envFields
+    .positiveInt(DEFAULT_LOOP_MAX_ITERATIONS)
+    .describe(
+      'Most items one loop step may run in a run; a loop over more fails `LOOP_TOO_MANY_ITERATIONS` before its first iteration.',
+    ),
   QUEUE_DIRECT_HANDOFF: envFields
     .boolean(true)
     .describe(
@@ -191,7 +221,7 @@ export const AppEnvSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .optional()
     .describe(
-      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it. Unset: /metrics is open (it holds counts, no flow id and no secret).',
+      'When set, `GET /metrics` requires `authorization: Bearer <token>` and answers 401 without it; wrong tokens from one address are limited as wrong API keys are (API_KEY_MAX_FAILURES, then 429; counted in `flowbox_metrics_token_refused_total`). Unset: /metrics is open (it holds counts, no flow id and no secret).',
     ),
   SHUTDOWN_DRAIN_SECONDS: z.coerce
     .number()
@@ -224,10 +254,19 @@ export const AppEnvSchema = z.object({
     .describe(
       "Finished runs older than this many days are deleted with their S3 logs (`runs/<runId>/log.json`), in batches of 100, by one app at a time, every minute; a re-run of a deleted run answers 410. Schedule ticks as old go too, each flow's latest kept. 0: keep every run.",
     ),
+  REFUSED_DELIVERIES_PER_FLOW: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(100)
+    .describe(
+      'Webhooks refused before any run existed (bad signature, body too large or not parsable, queue full, flow disabled or unpublished) kept per flow, newest first, for `GET /v1/flows/{flowId}/deliveries/refused`, `flowbox flow refused` and the inspector: time, code and message, source address and headers without credentials. Older ones go past this count, and all after RUN_RETENTION_DAYS. Written in one batch a second; each flow gets at most 10 rows a second on each app, further refusals counting into the last (`suppressed`). 0: none kept.',
+    ),
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(
-      'Create and publish the benchmark flow (`benchmark`: webhook, math helper, code step, response) at start. Its webhook runs a code step for anyone who calls it, so it is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.',
+      "Create and publish the benchmark flows at start (`benchmark`: webhook, math helper, code step, response; `benchmark-loop100`: a loop over 100 items; `benchmark-router`: a router before the benchmark flow's steps). Their webhooks run code steps for anyone who calls them, so seeding is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.",
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()

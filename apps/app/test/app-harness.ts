@@ -60,7 +60,14 @@ export interface RunView {
   flowId: string;
   flowVersionId: string;
   sync: boolean;
-  steps: Array<{ name: string; status: string; output?: unknown; error?: { code: string; message: string } }>;
+  steps: Array<{
+    name: string;
+    path?: string;
+    status: string;
+    output?: unknown;
+    error?: { code: string; message: string };
+    skipReason?: string;
+  }>;
   error: { code: string; message: string; step?: string } | null;
   logKey: string | null;
   logUrl: string | null;
@@ -80,6 +87,12 @@ export interface RunView {
   reruns: string[];
   /** What started the run: webhook, schedule, manual or rerun. */
   source: string;
+  /** For a run of an error flow: the failed run it reports. */
+  causedBy: string | null;
+  /** The error flow run this failed run started. */
+  errorRun: string | null;
+  /** Why this failed run's error flow could not start. */
+  errorFlowSkipped: string | null;
   createdAt: string;
   startedAt: string | null;
 }

@@ -126,8 +126,8 @@ describe.each([
         .timeout(5_000)
         .emitWithAck('job-result', jobResult(retried))) as JobResultAck;
       expect(ack).toMatchObject({ type: 'ok' });
-      // The sync caller waited across both attempts; the run ended without a response step here.
-      expect((await pending).status).toBe(500);
+      // The sync caller waited across both attempts; the run succeeded without a response step: 204.
+      expect((await pending).status).toBe(204);
       expect(await getRun(url, job.runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     });
 

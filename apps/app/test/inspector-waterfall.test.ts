@@ -53,6 +53,36 @@ describe("the inspector's waterfall", () => {
     expect(spanMs).toBe(7);
   });
 
+  it('labels a nested step by its path and leaves out the steps of branches not taken', () => {
+    const { rows } = buildWaterfall(null, [
+      step('trigger', 0, 1),
+      { ...step('notify', 1, 1), path: 'route/big/notify' },
+      { ...step('email', 0, 0, 'SKIPPED'), path: 'route/small/email' },
+    ]);
+    expect(rows.map((r) => [r.label, r.startMs, r.durationMs])).toEqual([
+      ['trigger', 0, 1],
+      ['route/big/notify', 1, 1],
+    ]);
+  });
+
+  it('draws each loop iteration as a lane of its steps, iterations at once side by side', () => {
+    // Offsets from the first step's start (the engine's clock).
+    const { rows } = buildWaterfall(null, [
+      { ...step('check', 2, 3), path: 'each[0]/check' },
+      { ...step('check', 2, 4), path: 'each[1]/check' },
+      { ...step('fee', 5, 2), path: 'each[0]/fee' },
+      { ...step('fee', 6, 1, 'FAILED'), path: 'each[1]/fee' },
+      { ...step('label', 9, 1, 'FAILED'), path: 'orders[0]/parts[1]/label' },
+      { ...step('each', 2, 6), path: 'each' },
+    ]);
+    expect(rows.map((r) => [r.label, r.kind, r.startMs, r.durationMs, r.bars?.map((b) => b.label)])).toEqual([
+      ['each[0]', 'lane', 0, 5, ['each[0]/check', 'each[0]/fee']],
+      ['each[1]', 'lane lane-failed', 0, 5, ['each[1]/check', 'each[1]/fee']],
+      ['orders[0]/parts[1]', 'lane lane-failed', 7, 1, ['orders[0]/parts[1]/label']],
+      ['each', 'step', 0, 6, undefined],
+    ]);
+  });
+
   it('rounds a scale up to 1, 2 or 5 times a power of ten', () => {
     expect(niceScale(53)).toEqual({ max: 60, step: 20 });
     expect(niceScale(7)).toEqual({ max: 8, step: 2 });

@@ -14,7 +14,12 @@ interface PieceVersionAnswer {
     sha256: string;
     sizeBytes: number;
     publishedAt: string;
-    actions: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>;
+    actions: Array<{
+      name: string;
+      description: string;
+      inputSchema: Record<string, unknown>;
+      auth?: unknown;
+    }>;
     nodeBuiltins: string[] | null;
     isolate: { supported: boolean; reason?: string };
   };
@@ -129,6 +134,49 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     };
     expect(detail).toMatchObject({ name: 'greeter', latest: '1.0.0', versions: [{ sha256: piece.sha256 }] });
     expect((await manage(url, 'GET', '/v1/pieces/nobody')).status).toBe(404);
+  });
+
+  it("publishes the credential each action declares, its own or its piece's", async () => {
+    const source = [
+      "import { createAction, createPiece, PieceAuth, Property } from '@flowbox/pieces-framework';",
+      'export default createPiece({',
+      "  name: 'locked', version: '1.0.0', auth: PieceAuth.BasicAuth({ displayName: 'Login' }),",
+      '  actions: [',
+      "    createAction({ name: 'greet', description: '', props: {}, run: () => 1 }),",
+      "    createAction({ name: 'token', description: '', props: {}, run: () => 2,",
+      "      auth: PieceAuth.CustomAuth({ displayName: 'Account', required: false,",
+      "        props: { host: Property.ShortText({ displayName: 'Host', required: true }) } }) }),",
+      '  ],',
+      '});',
+    ].join('\n');
+    const piece = { name: 'locked', version: '1.0.0', actions: ['greet', 'token'] };
+    const created = await publish(publishBody(piece, [{ name: 'index.mjs', data: source }]));
+    expect(created.status).toBe(201);
+    const { actions } = (created.json as unknown as PieceVersionAnswer).piece;
+    expect(actions.map((action) => action.auth)).toEqual([
+      {
+        type: 'BASIC_AUTH',
+        displayName: 'Login',
+        required: true,
+        schema: {
+          type: 'object',
+          properties: { username: { type: 'string', minLength: 1 }, password: { type: 'string' } },
+          required: ['username', 'password'],
+          additionalProperties: false,
+        },
+      },
+      {
+        type: 'CUSTOM_AUTH',
+        displayName: 'Account',
+        required: false,
+        schema: {
+          type: 'object',
+          properties: { host: { type: 'string', title: 'Host' } },
+          required: ['host'],
+          additionalProperties: false,
+        },
+      },
+    ]);
   });
 
   it('records the Node built-ins a piece imports: it cannot run in an isolate', async () => {

@@ -50,7 +50,10 @@ describe.each([
       '0009_connections.sql',
       '0010_piece_yanks.sql',
       '0011_run_isolation.sql',
-      '0012_schedules.sql',
+      '0012_refused_deliveries.sql',
+      '0013_error_flows.sql',
+      '0014_idempotency_keys.sql',
+      '0015_schedules.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -79,6 +82,7 @@ describe.each([
       runWhenCallerGone: false,
       verify: null,
       triggerPiece: 'webhook',
+      errorResponse: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
     expect((await flows.listVersions('bench')).map((v) => [v.id, v.publishedAt !== null])).toEqual([
@@ -119,6 +123,45 @@ describe.each([
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
+  });
+
+  it('loads a stored definition holding keys it does not know, dropping them', async () => {
+    const flows = createFlowsRepository(pool);
+    await flows.createFlow({ id: 'written-later', name: 'w', definition: BENCHMARK_FLOW });
+    // As a newer app would have written it: a key at the top, in the trigger and in a step.
+    await pool.query(
+      `UPDATE flow_versions SET definition = jsonb_set(jsonb_set(definition || '{"later": 1}',
+         '{trigger,note}', '"x"'), '{steps,0,retry}', '{"attempts": 3}') WHERE id = 'written-later-v1'`,
+    );
+    const { rows } = await pool.query<{ later: number; retry: unknown }>(
+      "SELECT definition->'later' AS later, definition->'steps'->0->'retry' AS retry FROM flow_versions WHERE id = 'written-later-v1'",
+    );
+    expect(rows[0]).toEqual({ later: 1, retry: { attempts: 3 } });
+    expect((await flows.getVersion('written-later-v1'))?.definition).toEqual(BENCHMARK_FLOW);
+  });
+
+  it('creates or adds nothing when the publish asked with it throws', async () => {
+    const flows = createFlowsRepository(pool);
+    const refuse = async (): Promise<never> => {
+      throw new Error('refused');
+    };
+    await expect(
+      flows.createFlow({ id: 'refused', name: 'r', definition: BENCHMARK_FLOW }, refuse),
+    ).rejects.toThrow('refused');
+    expect(await flows.getFlow('refused')).toBeNull();
+    expect(await flows.listVersions('refused')).toEqual([]);
+
+    const published = await flows.createFlow(
+      { id: 'kept', name: 'k', definition: BENCHMARK_FLOW },
+      async () => ({
+        bundle: { key: 'k', sha256: SHA, sizeBytes: 1, pieces: [] },
+        connections: [],
+      }),
+    );
+    expect(published).toMatchObject({ id: 'kept-v1', publishedAt: expect.any(Date) });
+    expect((await flows.getFlow('kept'))?.publishedVersionId).toBe('kept-v1');
+    await expect(flows.addVersion('kept', BENCHMARK_FLOW, refuse)).rejects.toThrow('refused');
+    expect((await flows.listVersions('kept')).map((v) => v.id)).toEqual(['kept-v1']);
   });
 
   it('keeps sealed connections, lists their users and refuses to delete one a published version names', async () => {
@@ -393,6 +436,114 @@ describe.each([
     expect(
       (await createRunsRepository(pool).finish(randomUUID(), { outcome: { status: 'FAILED' } })).finalised,
     ).toBe(false);
+  });
+
+  it('creates one run per flow and idempotency key, the key and its run together', async () => {
+    const flows = createFlowsRepository(pool);
+    for (const id of ['keyed', 'keyed-too'])
+      await flows.createFlow({ id, name: id, definition: BENCHMARK_FLOW });
+    const runs = createRunsRepository(pool, {
+      preparedStatements: false,
+      bounds: { maxQueued: 2, maxRunning: 0 },
+    });
+    const run = (flowId: string) => ({
+      id: randomUUID(),
+      flowId,
+      flowVersionId: `${flowId}-v1`,
+      sync: true,
+      trigger: TRIGGER,
+      syncInstanceId: 'app-1',
+    });
+    const key = { key: 'k-1', bodySha256: SHA, ttlHours: 1 };
+    const first = run('keyed');
+    expect(await runs.createWithKey(first, key)).toEqual({ kind: 'created', rank: 1 });
+    expect(await runs.createWithKey(run('keyed'), key)).toEqual({
+      kind: 'existing',
+      key: { runId: first.id, bodySha256: SHA, sync: true, answer: null },
+    });
+    // Per flow: the same key of another flow is its own.
+    expect(await runs.createWithKey(run('keyed-too'), key)).toMatchObject({ kind: 'created' });
+    const answer = {
+      version: 1 as const,
+      type: 'run-ended' as const,
+      runId: first.id,
+      status: 'FAILED' as const,
+    };
+    await runs.keepAnswer('keyed', 'k-1', first.id, answer);
+    await runs.keepAnswer('keyed', 'k-1', first.id, { ...answer, status: 'TIMEOUT' });
+    expect((await runs.idempotencyKey('keyed', 'k-1'))?.answer).toEqual(answer);
+
+    // A full queue writes neither the run nor the key.
+    expect(await runs.create(run('keyed'))).toEqual({ rank: 2 });
+    expect(await runs.createWithKey(run('keyed'), { ...key, key: 'k-2' })).toEqual({ kind: 'queue-full' });
+    expect(await runs.idempotencyKey('keyed', 'k-2')).toBeNull();
+
+    // Expired: taken over by the next run, its answer gone; pruned once expired again.
+    await pool.query(`UPDATE runs SET status = 'FAILED', finished_at = now() WHERE flow_id = 'keyed'`);
+    await pool.query(
+      `UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE flow_id = 'keyed'`,
+    );
+    expect(await runs.idempotencyKey('keyed', 'k-1')).toBeNull();
+    const next = run('keyed');
+    expect(await runs.createWithKey(next, key)).toMatchObject({ kind: 'created' });
+    expect(await runs.idempotencyKey('keyed', 'k-1')).toEqual({
+      runId: next.id,
+      bodySha256: SHA,
+      sync: true,
+      answer: null,
+    });
+    await pool.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`);
+    expect(await runs.pruneIdempotencyKeys(100)).toBe(2);
+  });
+
+  it("creates a failed run's error flow run in its final write, once", async () => {
+    const flows = createFlowsRepository(pool);
+    const handler = await flows.createFlow({ id: 'on-failure', name: 'h', definition: BENCHMARK_FLOW });
+    const failing = await flows.createFlow({
+      id: 'fails-over',
+      name: 'f',
+      definition: { ...BENCHMARK_FLOW, onFailure: 'on-failure' },
+    });
+    const bundle = { key: 'k', sha256: SHA, sizeBytes: 1, pieces: [] };
+    for (const version of [handler, failing]) await flows.publish(String(version?.id), bundle, []);
+    const runs = createRunsRepository(pool, { preparedStatements: false });
+    const id = randomUUID();
+    await runs.create({
+      id,
+      flowId: 'fails-over',
+      flowVersionId: 'fails-over-v1',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
+    const error = { name: 'Error', code: 'CODE_STEP_FAILED' as const, message: 'boom', step: 's' };
+    const finished = await runs.finish(id, { outcome: { status: 'FAILED', error, steps: [], logKey: null } });
+    expect(finished).toMatchObject({
+      finalised: true,
+      errorFlow: {
+        flowId: 'on-failure',
+        skipped: null,
+        run: { flowId: 'on-failure', flowVersionId: 'on-failure-v1' },
+      },
+    });
+    expect(finished.errorFlow?.run?.trigger.body).toEqual({
+      runId: id,
+      flowId: 'fails-over',
+      flowVersionId: 'fails-over-v1',
+      status: 'FAILED',
+      error: { code: 'CODE_STEP_FAILED', message: 'boom' },
+      failedStep: { name: 's' },
+    });
+    expect((await runs.get(String(finished.errorFlow?.run?.id)))?.causedBy).toBe(id);
+    expect(await runs.errorRunOf(id)).toBe(finished.errorFlow?.run?.id);
+    // The sweeper's statement, which creates error runs the same way, on this adapter too.
+    const abandoned = { name: 'RunSweeper', code: 'RUN_ABANDONED' as const, message: 'gone' };
+    expect(await runs.sweepOverdue(3_600, abandoned)).toEqual([]);
+    // Final already: nothing more.
+    expect(await runs.finish(id, { outcome: { status: 'FAILED', error, steps: [], logKey: null } })).toEqual({
+      finalised: false,
+      totalMs: null,
+    });
   });
 
   it('links re-runs, deletes old runs leaving tombstones, and refuses runs of a deleted flow', async () => {

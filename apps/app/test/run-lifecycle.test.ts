@@ -67,6 +67,8 @@ describe('run lifecycle', () => {
       ended,
       progress,
       hub,
+      // The flow names no error flow: nothing is enqueued.
+      queue: { add: async () => {} },
       maxAttempts: 2,
       metrics,
       logger,

@@ -62,6 +62,8 @@ describe('run reconciler', () => {
       ended: new EndedRuns({ ttlMs: 120_000 }),
       progress: new RunProgressStore({ redis, prefix, ttlMs: 60_000 }),
       hub,
+      // Built below; read when a final write starts an error flow.
+      queue: { add: (data, rank) => queue.add(data, rank) },
       maxAttempts: 2,
       metrics,
       logger,

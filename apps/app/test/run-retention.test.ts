@@ -7,6 +7,7 @@ import { createLogger } from '@flowbox/node-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type FlowboxApp, startApp } from '../src/app.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
+import { createRefusedDeliveriesRepository } from '../src/deliveries/refused-deliveries-repository.ts';
 import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { withPublishedFlowCache } from '../src/flows/published-flow-cache.ts';
 import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID } from '../src/flows/seed.ts';
@@ -74,7 +75,16 @@ describe('run retention', () => {
   });
 
   const retention = (days: number, holder = 'app-a', store: ObjectStorage = storage) =>
-    new RunRetention({ pool, holder, runs, storage: store, metrics, logger, days });
+    new RunRetention({
+      pool,
+      holder,
+      runs,
+      refusedDeliveries: createRefusedDeliveriesRepository(pool),
+      storage: store,
+      metrics,
+      logger,
+      days,
+    });
 
   /** A run `ageDays` old; finished with a log in S3 (`store`) unless `queued`. */
   async function runAged(
@@ -141,6 +151,8 @@ describe('run retention', () => {
         logs: 0,
         tombstones: 0,
         ticks: 0,
+        refusedDeliveries: 0,
+        idempotencyKeys: 0,
       });
       const done = await retention(30, 'app-a', store).retain();
       expect(done).toMatchObject({ runs: 2, logs: 2 });
@@ -217,6 +229,77 @@ describe('run retention', () => {
     await tick(1);
     expect((await retention(30).retain()).ticks).toBe(1);
     expect(await left()).toBe(1);
+  });
+
+  it('deletes refused webhook deliveries older than the retention, keeping newer ones', async () => {
+    const deliveries = createRefusedDeliveriesRepository(pool);
+    const refusal = (ageDays: number) => ({
+      flowId: BENCHMARK_FLOW_ID,
+      receivedAt: new Date(Date.now() - ageDays * 86_400_000),
+      code: 'WEBHOOK_SIGNATURE_INVALID',
+      message: `refused ${ageDays} days ago`,
+      httpStatus: 401,
+      method: 'POST',
+      sync: false,
+      sourceAddress: '127.0.0.1',
+      headers: {},
+      suppressed: 0,
+    });
+    expect(await deliveries.insert([refusal(40), refusal(31), refusal(1)], 100)).toBe(3);
+    expect((await retention(30).retain()).refusedDeliveries).toBe(2);
+    expect((await deliveries.list(BENCHMARK_FLOW_ID, 10)).map((row) => row.message)).toEqual([
+      'refused 1 days ago',
+    ]);
+  });
+
+  it('deletes expired idempotency keys and keeps live ones', async () => {
+    const runId = await runAged(1);
+    await pool.query(
+      `INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at) VALUES
+         ('flow', 'expired', 'x', false, $1, now() - interval '1 second'),
+         ('flow', 'live', 'x', false, $1, now() + interval '1 hour')`,
+      [runId],
+    );
+    expect((await retention(30).retain()).idempotencyKeys).toBe(1);
+    const { rows } = await pool.query<{ key: string }>('SELECT key FROM idempotency_keys');
+    expect(rows.map((row) => row.key)).toEqual(['live']);
+  });
+
+  it('prunes refused deliveries, expired idempotency keys and old schedule ticks in one pass', async () => {
+    await pool.query(
+      `INSERT INTO schedule_ticks (flow_id, scheduled_at, flow_version_id, outcome)
+       SELECT $1, now() - make_interval(days => d), $1 || '-v1', 'skipped' FROM unnest(ARRAY[60, 45]) d`,
+      [BENCHMARK_FLOW_ID],
+    );
+    await createRefusedDeliveriesRepository(pool).insert(
+      [
+        {
+          flowId: BENCHMARK_FLOW_ID,
+          receivedAt: new Date(Date.now() - 50 * 86_400_000),
+          code: 'FLOW_NOT_FOUND',
+          message: 'refused 50 days ago',
+          httpStatus: 404,
+          method: 'POST',
+          sync: false,
+          sourceAddress: '127.0.0.1',
+          headers: {},
+          suppressed: 0,
+        },
+      ],
+      100,
+    );
+    const runId = await runAged(1);
+    await pool.query(
+      `INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at)
+       VALUES ('flow', 'expired-too', 'x', false, $1, now() - interval '1 second')`,
+      [runId],
+    );
+    // The flow's newer tick (a day old) stays; both older ones go with the delivery and the key.
+    expect(await retention(30).retain()).toMatchObject({
+      ticks: 2,
+      refusedDeliveries: 1,
+      idempotencyKeys: 1,
+    });
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

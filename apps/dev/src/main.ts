@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BENCHMARK_FLOW_ID, INSPECTOR_PATH } from '@flowbox/app';
 import { createLogger, onShutdownSignal } from '@flowbox/node-kit';
+import { devBanner } from './dev-banner.ts';
 import { loadConfig } from './env.ts';
 import { watchParent } from './parent-watch.ts';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.ts';
@@ -59,24 +60,17 @@ async function main(): Promise<void> {
   closeStack = () => stack.close();
   // `ignore`: under pnpm a Ctrl-C arrives twice (from the terminal, and passed on by pnpm).
   onShutdownSignal(logger, () => stack.close(), SHUTDOWN_GRACE_MS, { repeat: 'ignore' });
-  const url = stack.appUrls[0];
   process.stdout.write(
-    [
-      '',
-      `flowbox is up: ${stack.appUrls.length} app(s), ${stack.workers.length} worker(s); embedded: ${stack.embedded.join(', ') || 'none'}; data in ${config.dataDir}`,
-      'Try the benchmark flow:',
-      '',
-      `  curl -i -X POST ${url}/v1/webhooks/${BENCHMARK_FLOW_ID}/sync -H 'content-type: application/json' -d '{}'`,
-      '',
-      'Then read the run (its steps, timings and a link to its log):',
-      '',
-      `  curl -H 'authorization: Bearer ${stack.apiKey}' ${url}/v1/runs/<x-flowbox-run-id from the response>`,
-      '',
-      'Or watch runs, their waterfalls and flows in the run inspector (it asks for the API key above):',
-      '',
-      `  ${url}${INSPECTOR_PATH}`,
-      '',
-    ].join('\n'),
+    devBanner({
+      url: stack.appUrls[0] ?? '',
+      apiKey: stack.apiKey,
+      apps: stack.appUrls.length,
+      workers: stack.workers.length,
+      embedded: stack.embedded,
+      dataDir: config.dataDir,
+      benchmarkFlowId: BENCHMARK_FLOW_ID,
+      inspectorPath: INSPECTOR_PATH,
+    }),
   );
 }
 

@@ -1,15 +1,18 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { freePort, type ManagedProcess, spawnManaged } from '@flowbox/local-services';
 import { BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childrenOf, isRunning } from './faults/processes.ts';
 
 const DEV_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const FLOWBOX_BIN = fileURLToPath(new URL('../../../packages/cli/bin/flowbox', import.meta.url));
 /** The issue's bound: after a worker is killed, a sync webhook is answered again within 15 s. */
 const ANSWER_WITHIN_SECONDS = 15;
 /** The issue's bound for its Redis: killed, `pnpm dev` answers webhooks again within 5 s. */
@@ -69,6 +72,21 @@ describe('pnpm dev supervises its processes', () => {
     expect(childrenOf(dev.pid)).toEqual([]);
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
+
+  it("prints the CLI's exports for its own port, and the CLI reaches the stack with them alone", async () => {
+    const exported = async (name: string) => {
+      const line = await dev.waitForLine(new RegExp(`^  export ${name}=`), 10_000);
+      return line.raw.replace(`  export ${name}=`, '');
+    };
+    expect(await exported('FLOWBOX_URL')).toBe(url);
+    const apiKey = await exported('FLOWBOX_API_KEY');
+    // From outside the checkout, so the CLI cannot fall back on its .data/api-key.
+    const { stdout } = await promisify(execFile)(process.execPath, [FLOWBOX_BIN, 'flow', 'list'], {
+      cwd: dataDir,
+      env: { PATH: process.env.PATH ?? '', FLOWBOX_URL: url, FLOWBOX_API_KEY: apiKey },
+    });
+    expect(stdout).toMatch(new RegExp(`^${BENCHMARK_FLOW_ID}\\s`, 'm'));
+  });
 
   it('starts a SIGKILLed worker again, says why it died, and answers the next webhook', async () => {
     expect(await syncWebhook(url)).toEqual({ status: 200, body: '{"result":6}' });

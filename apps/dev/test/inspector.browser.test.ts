@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BENCHMARK_FLOW } from '../../app/src/flows/seed.ts';
 import { manage } from '../../app/test/app-harness.ts';
 import { type Browser, CHROMIUM_MISSING, findChromium, launchChromium } from './browser/chromium.ts';
@@ -12,6 +12,60 @@ import {
   startFaultStack,
   waitForFinal,
 } from './faults/fault-harness.ts';
+
+/** A router (first match, with a fallback), then a loop of a code step and a nested router. */
+const TREE_FLOW = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    {
+      type: 'router',
+      name: 'route',
+      mode: 'first',
+      branches: [
+        {
+          name: 'big',
+          when: [[{ left: '{{trigger.body.total}}', op: 'gt', right: 100 }]],
+          steps: [{ type: 'code', name: 'notify', code: 'return { big: true };', input: {} }],
+        },
+      ],
+      otherwise: [{ type: 'code', name: 'small', code: 'return { big: false };', input: {} }],
+    },
+    {
+      type: 'loop',
+      name: 'each',
+      items: '{{trigger.body.items}}',
+      concurrency: 4,
+      steps: [
+        {
+          type: 'code',
+          name: 'check',
+          code: "if (inputs.i === 6) throw new Error('no stock for item ' + inputs.i); return { ok: inputs.i };",
+          input: { i: '{{each.index}}' },
+          continueOnFailure: true,
+        },
+        {
+          type: 'router',
+          name: 'kind',
+          mode: 'all',
+          branches: [
+            {
+              name: 'heavy',
+              when: [[{ left: '{{each.item.kg}}', op: 'gte', right: 5 }]],
+              steps: [{ type: 'code', name: 'fee', code: 'return { fee: 3 };', input: {} }],
+            },
+          ],
+        },
+      ],
+    },
+    {
+      type: 'piece',
+      name: 'reply',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, body: { lines: '{{each.iterations}}' } },
+    },
+  ],
+};
 
 const chromiumPath = findChromium(process.env.PATH);
 /** CI installs chromium (.ci/run): there a missing one is a failure, elsewhere a skipped file. */
@@ -31,6 +85,7 @@ describe.skipIf(chromiumPath === null && !required)(
       fault = await startFaultStack({
         flows: {
           throws: codeFlow("throw new Error('boom from the inspector test');"),
+          fixable: codeFlow("throw new Error('not fixed yet');"),
           doomed: BENCHMARK_FLOW,
         },
       });
@@ -131,7 +186,8 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
-      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      // This run's heading, not the previous page's (also a failed run, with its own Re-run).
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="FAILED"]').waitFor();
       await page.locator('[data-testid=rerun]').click();
 
       // The new run's page: its id in the URL and the heading, a link back to the one it re-runs.
@@ -148,6 +204,38 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.locator('h1', { hasText: runId }).waitFor();
       expect(await page.locator('[data-testid=rerun-link]').allTextContents()).toEqual([newId]);
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-rerun.png') });
+    });
+
+    it("re-runs a failed run on the flow's latest version once a fix is published", {
+      timeout: 60_000,
+    }, async () => {
+      const answer = await postWebhook(fault.url, 'fixable');
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      const fixed = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows/fixable/versions',
+        { definition: codeFlow('return { fixed: true };'), publish: true },
+        fault.stack.apiKey,
+      );
+      expect(fixed.status).toBe(201);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      // This run's page, not the one before it (a hash change keeps the page until it redraws).
+      await page.locator('h1', { hasText: runId }).waitFor();
+      await page.locator('.heading [data-status="FAILED"]').waitFor();
+      await page.locator('[data-testid=rerun-latest]').click();
+
+      await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(runId));
+      const newId = new URL(page.url()).hash.replace('#/runs/', '');
+      // The new version is provisioned first (its bundle fetched): the run, then its page.
+      expect(await waitForFinal(fault, newId)).toMatchObject({
+        status: 'SUCCEEDED',
+        flowVersionId: 'fixable-v2',
+        rerunOf: runId,
+      });
+      await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
+      expect(await page.locator('[data-testid=rerun-of]').textContent()).toBe(runId);
     });
 
     it("shows a connection's value on the run page only by its name", async () => {
@@ -171,6 +259,8 @@ describe.skipIf(chromiumPath === null && !required)(
       const runId = String(answer.runId);
       await waitForFinal(fault, runId);
       await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      // This run's page, not the one before it (a hash change keeps the page until it redraws).
+      await page.locator('h1', { hasText: runId }).waitFor();
       await page.locator('.heading [data-status="SUCCEEDED"]').waitFor();
       await page.locator('article[data-step="code"]').waitFor();
       const shown = await page.content();
@@ -272,6 +362,140 @@ describe.skipIf(chromiumPath === null && !required)(
       const answer = await postWebhook(fault.url, 'doomed');
       expect(answer.status).toBe(404);
       expect(answer.body).toMatchObject({ error: { code: 'FLOW_NOT_FOUND' } });
+    });
+
+    it('draws a version’s shape: a router’s branches and its fallback, a loop’s body, nested', async () => {
+      const created = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows',
+        { id: 'tree', name: 'Tree', definition: TREE_FLOW, publish: true },
+        fault.stack.apiKey,
+      );
+      expect(created.status).toBe(201);
+      // The flows page is read when shown: show it afresh.
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator('nav a', { hasText: 'Flows' }).click();
+      await page.locator('[data-testid="versions-tree"]').click();
+      const shape = page.locator('tr[data-version-id="tree-v1"] [data-testid=flow-shape]');
+      await shape.waitFor();
+      const kinds = await shape
+        .locator('[data-shape-kind]')
+        .evaluateAll((items) =>
+          items.map(
+            (item) => `${item.getAttribute('data-shape-path')}:${item.getAttribute('data-shape-kind')}`,
+          ),
+        );
+      expect(kinds).toEqual([
+        'route:router',
+        'route/big/notify:code',
+        'route/otherwise/small:code',
+        'each:loop',
+        'each/check:code',
+        'each/kind:router',
+        'each/kind/heavy/fee:code',
+        'reply:piece',
+      ]);
+      // Branches side by side under the router, each with its conditions; the loop's body inside it.
+      expect(await shape.locator('[data-shape-path="route/big"] .shape-when').textContent()).toBe(
+        '{{trigger.body.total}} gt 100',
+      );
+      expect(await shape.locator('[data-shape-path="each"] > .shape-head').textContent()).toContain(
+        '4 at once',
+      );
+      expect(
+        await shape.locator('[data-shape-path="each"] [data-shape-path="each/kind/heavy/fee"]').count(),
+      ).toBe(1);
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-flow-shape.png') });
+    });
+
+    it('shows a run’s steps as a tree: the branch that ran, iterations collapsed past five, the failed step', async () => {
+      const items = Array.from({ length: 8 }, (_, index) => ({ kg: index }));
+      const answer = await postWebhook(fault.url, 'tree', { total: 250, items });
+      expect(answer.status).toBe(200);
+      const runId = String(answer.runId);
+      await waitForFinal(fault, runId);
+      await page.goto(`${fault.url}/inspector/#/runs/${runId}`);
+      await page.locator('.heading', { hasText: runId }).locator('[data-status="SUCCEEDED"]').waitFor();
+
+      // The branch taken ran; the fallback is greyed with why.
+      await page.locator('article[data-path="route/big/notify"]').waitFor();
+      const skipped = page.locator('[data-path="route/otherwise"].skipped');
+      expect(await skipped.locator('[data-testid=skip-reason]').textContent()).toBe('a branch ran');
+
+      // Eight iterations: the first five and the failed one shown, the rest behind a control.
+      const loop = page.locator('[data-loop="each"]');
+      const visible = () =>
+        loop
+          .locator(':scope > .iteration')
+          .evaluateAll((nodes) =>
+            nodes
+              .filter((node) => !node.hasAttribute('hidden'))
+              .map((node) => Number(node.getAttribute('data-iteration'))),
+          );
+      expect(await visible()).toEqual([0, 1, 2, 3, 4, 6]);
+      expect(await loop.locator('[data-testid=iterations-count]').textContent()).toBe('6 of 8 iterations');
+      await loop.locator('[data-testid=iterations-expand]').click();
+      expect(await visible()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      await loop.locator('[data-testid=iteration-search]').fill('7');
+      expect(await visible()).toEqual([7]);
+      await loop.locator('[data-testid=iteration-search]').fill('');
+
+      // The failed step (it continued) is highlighted in its iteration, with its input and error.
+      const failed = loop.locator(
+        '.iteration[data-iteration="6"][data-status="FAILED"] article[data-path="each[6]/check"].failed',
+      );
+      expect(await failed.textContent()).toContain('no stock for item 6');
+      expect(await failed.locator('.io').textContent()).toContain('"i": 6');
+      // Nested router inside the loop: heavy items took branch heavy, light ones skipped it.
+      await loop.locator('article[data-path="each[7]/kind/heavy/fee"]').waitFor();
+      expect(await loop.locator('[data-path="each[0]/kind/heavy"].skipped').count()).toBe(1);
+      // The waterfall draws each iteration as a lane of its steps' bars (four ran at once).
+      const waterfall = page.locator('[data-testid=waterfall]');
+      expect(await waterfall.locator('[data-row="each[0]"] rect').count()).toBe(2);
+      expect(await waterfall.locator('[data-row="each[7]"] rect').count()).toBe(3);
+      expect(await waterfall.locator('[data-row="each[6]"]').getAttribute('class')).toBe(
+        'row lane lane-failed',
+      );
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run-tree.png'), fullPage: true });
+    });
+
+    it("lists a flow's refused webhook deliveries on the flows page, without credentials", async () => {
+      // `doomed` is disabled (the test before): its webhooks are refused before any run exists.
+      const sent = await fetch(`${fault.url}/v1/webhooks/doomed`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer inspector-credential-0123',
+          'x-delivery': 'from-the-browser-test',
+        },
+        body: '{}',
+      });
+      expect(sent.status).toBe(404);
+      // Refusals are written once a second: wait until the API has this one.
+      await vi.waitFor(
+        async () => {
+          const listed = await manage(
+            fault.url,
+            'GET',
+            '/v1/flows/doomed/deliveries/refused',
+            undefined,
+            fault.stack.apiKey,
+          );
+          expect(await listed.text()).toContain('from-the-browser-test');
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      await page.goto(`${fault.url}/inspector/#/flows`);
+      await page.locator('[data-testid="refused-doomed"]').click();
+      const table = page.locator('[data-testid=refused-deliveries]');
+      await table.waitFor();
+      const row = table.locator('tr[data-refused-code="FLOW_NOT_FOUND"]', {
+        hasText: 'from-the-browser-test',
+      });
+      await row.waitFor();
+      expect(await row.textContent()).toContain('404 FLOW_NOT_FOUND');
+      expect(await page.content()).not.toContain('inspector-credential-0123');
     });
 
     it('draws the live chart over the runs list', async () => {

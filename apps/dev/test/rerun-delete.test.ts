@@ -87,6 +87,20 @@ describe('re-run and delete on two apps', () => {
       expect(rerun).toMatchObject({ rerunOf: first.id, flowVersionId: first.flowVersionId, sync: false });
       expect(rerun.flowVersionId).toBe('service-v1');
       expect((await read(appB, first.id)).reruns).toEqual([runId]);
+
+      // On the latest version instead: the one published since, linked the same way.
+      const latest = await manage(appB, 'POST', `/v1/runs/${first.id}/rerun`, { version: 'latest' }, apiKey);
+      expect(latest.status).toBe(202);
+      const onLatest = (await latest.json()) as { runId: string; flowVersionId: string };
+      expect(onLatest.flowVersionId).toBe('service-v2');
+      expect(await final(appA, onLatest.runId)).toMatchObject({
+        status: 'SUCCEEDED',
+        flowVersionId: 'service-v2',
+        rerunOf: first.id,
+      });
+      expect((await read(appB, first.id)).reruns).toEqual([runId, onLatest.runId]);
+      const refused = await manage(appB, 'POST', `/v1/runs/${first.id}/rerun`, { version: 'v1' }, apiKey);
+      expect(refused.status).toBe(400);
     } finally {
       await service.close();
     }
@@ -115,5 +129,7 @@ describe('re-run and delete on two apps', () => {
     expect((await manage(appB, 'GET', '/v1/flows/doomed', undefined, apiKey)).status).toBe(404);
     expect((await manage(appB, 'DELETE', '/v1/flows/doomed', undefined, apiKey)).status).toBe(404);
     expect((await manage(appB, 'POST', `/v1/runs/${ran.id}/rerun`, undefined, apiKey)).status).toBe(404);
+    const latest = await manage(appB, 'POST', `/v1/runs/${ran.id}/rerun`, { version: 'latest' }, apiKey);
+    expect(latest.status).toBe(404);
   });
 });

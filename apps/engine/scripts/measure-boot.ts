@@ -29,6 +29,8 @@
  *                    engine then loads isolated-vm through its package (node-gyp-build)
  *     [--compare <engine.mjs>]  a second build (say, a baseline's dist), installed and started the
  *                    same way, its lives alternating with this one's and the floors'
+ *     [--isolation isolate]  the jobs run each in a fresh context of the engine's run isolate
+ *                    (RUN_ISOLATION=isolate, the worker's default); without it, in the engine's realm
  *     [--node-flag <flag>]  a Node or V8 flag for the engines and the isolate floor (repeatable)
  *     [--cpu-prof <dir>]  also profile one more engine's life (boot, preload, first run) into <dir>,
  *                    with phases.json: each phase's start and end in the profile's clock (µs)
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
       'node-flag': { type: 'string', multiple: true, default: [] },
       compare: { type: 'string' },
+      isolation: { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -97,12 +100,19 @@ async function main(): Promise<void> {
     await writeFile(isolateFloorScript, isolateFloorSource(!values['no-addon-link']));
     const isolateFloor: Launch = { start: () => forkJson(isolateFloorScript, env, flags) };
     const artifacts = await prepareEngineArtifacts(join(root, 'artifacts'));
-    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), artifacts);
+    const job = makeEngineJob(app.url, app.logUploadUrl('runs/run-1.json'), {
+      ...artifacts,
+      ...(values.isolation === 'isolate' ? { isolation: 'isolate' as const } : {}),
+    });
     const preload = {
       version: 1,
       type: 'preload',
       pieces: job.pieces,
       ...(values.prime ? { codeStepMemoryMb: job.limits.codeStepMemoryMb, appUrl: job.appUrl } : {}),
+      // As the worker preloads an engine for an isolate job: its snapshot and first context.
+      ...(values.isolation === 'isolate'
+        ? { isolation: 'isolate', codeStepMemoryMb: job.limits.codeStepMemoryMb }
+        : {}),
     };
 
     // The first life fills the compile cache, as a worker's first engine does.
@@ -158,6 +168,7 @@ async function main(): Promise<void> {
       compileCache: !values['no-compile-cache'],
       snapshot: values.snapshot,
       prime: values.prime,
+      isolation: values.isolation === 'isolate' ? 'isolate' : 'shared',
       snapshotBuildMs,
       firstLife,
       note: 'medians; wallX/cpuX are ratios to the floor’s fork → ready (wall, CPU) of the same run',

@@ -21,6 +21,7 @@ import { createIsolateHost } from '../src/isolate/isolate-host.ts';
 import { createBlankContext, createSnapshotIsolate, openRunIsolate } from '../src/isolate/isolate-run.ts';
 import { createIsolateSnapshots } from '../src/isolate/isolate-snapshots.ts';
 import { DEFAULT_ISOLATE_MAX_RUNS } from '../src/isolate/run-isolation.ts';
+import { resolveTemplates } from '../src/steps/template.ts';
 import { unpackBuiltPieces } from '../test/support/artifacts.ts';
 
 const { values } = parseArgs({
@@ -58,19 +59,21 @@ try {
   };
   const noSession = { log: () => {}, sleep: async () => {}, fetch: async () => '{}' };
   const inputs = createInputValidators();
-  /** A piece step as isolate-step-runner.ts runs it: resolved inside, validated here, run inside. */
+  /** A piece step as isolate-leaf-executor.ts runs it: resolved and validated here, run inside. */
   const runAction = async (
     run: ReturnType<typeof openRunIsolate>,
     step: { name: string; piece: string; action: string; input: unknown },
+    scope: Record<string, unknown>,
   ) => {
-    const resolved = JSON.parse(await run.call('resolveInput', JSON.stringify({ input: step.input }))) as {
-      input: unknown;
-    };
+    const resolved = { input: resolveTemplates(step.input, scope) };
     const piece = snapshot.pieces.get(step.piece);
     const inputSchema = piece?.inputs[step.action];
     if (piece === undefined || inputSchema === undefined) throw new Error(`no ${step.piece}/${step.action}`);
     const input = inputs.validate(piece.key, { name: step.action, inputSchema }, resolved.input, step.name);
-    await run.call('runAction', JSON.stringify({ ...step, input }));
+    const answer = JSON.parse(await run.call('runAction', JSON.stringify({ ...step, input, token: 1 }))) as {
+      output?: unknown;
+    };
+    scope[step.name] = answer.output;
   };
   const samples = new Map<string, { cpu: number[]; wall: number[] }>();
   const selfTime = new Map<string, number>();
@@ -109,13 +112,14 @@ try {
       host,
     });
     mark('open (the run takes it)');
-    await run.call('runTrigger', JSON.stringify(trigger));
+    const scope: Record<string, unknown> = {};
+    scope.trigger = (
+      JSON.parse(await run.call('runTrigger', JSON.stringify(trigger))) as { output?: unknown }
+    ).output;
     mark('trigger');
-    await runAction(run, math);
+    await runAction(run, math, scope);
     mark('piece action');
-    const resolved = JSON.parse(
-      await run.call('resolveInput', JSON.stringify({ input: { sum: '{{step_1.result}}' } })),
-    ) as { input: unknown };
+    const resolved = { input: resolveTemplates({ sum: '{{step_1.result}}' }, scope) };
     mark('code step: input');
     const output = await run.runCode({
       source,
@@ -125,9 +129,9 @@ try {
       host: noSession,
     });
     mark('code step: code');
-    await run.remember('step_2', JSON.stringify(output));
+    scope.step_2 = output;
     mark('code step: output');
-    await runAction(run, respond);
+    await runAction(run, respond, scope);
     mark('response action');
     if (values.profile) {
       for (const { profile } of await blank.isolate.stopCpuProfiler('run')) {

@@ -1,16 +1,17 @@
+import type { PreloadRequest } from '@flowbox/protocol';
 import { config } from 'zod';
 import type { CodeRunners } from './code-steps/code-runner.ts';
 import { createIsolatedVmRunner, type IsolatedVmRunnerOptions } from './code-steps/isolated-vm-runner.ts';
 import { createNodeVmRunner } from './code-steps/node-vm-runner.ts';
 import { createEngine } from './engine.ts';
 import { createFlowBundleLoader } from './flows/flow-bundle-loader.ts';
-import { createFlowExecutor } from './flows/flow-executor.ts';
+import { createFlowExecutor, type FlowExecutor } from './flows/flow-executor.ts';
 import { createHttpClient } from './host/http-client.ts';
 import { createIpcAppClient } from './host/ipc-app-client.ts';
 import { createIpcChannel } from './host/ipc-channel.ts';
 import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
-import { createRunIsolation } from './isolate/run-isolation.ts';
+import { createRunIsolation, type RunIsolation } from './isolate/run-isolation.ts';
 import { createPieceLoader } from './pieces/piece-loader.ts';
 
 // zod compiles a parser (new Function) for each object schema on its first parse. A warm engine
@@ -82,7 +83,7 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
   });
   const engine = createEngine({
     channel,
-    executor,
+    executor: { ...executor, preload: (request) => preload(executor, runIsolation, request) },
     afterJob: () => {
       flushCompileCache();
       // RUN_ISOLATION=isolate: the next run's context is made now, off its path (a no-op otherwise).
@@ -116,4 +117,32 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
  */
 function flushCompileCache(): void {
   process.getBuiltinModule('node:module').flushCompileCache();
+}
+
+/**
+ * A preload before the engine's first job. For a job in its own context (`isolate`) the pieces
+ * are not imported into the engine's realm, where its runs never use them: the engine builds their
+ * isolate snapshot and the first run's context instead, which is most of a first isolate run's
+ * CPU (benchmark/results/2026-11-29-vm-isolate-memory-10k.md). The executor's preload comes last,
+ * for its primes and its `preloaded pieces` line, which then says that all of it is done.
+ */
+async function preload(
+  executor: FlowExecutor,
+  runIsolation: RunIsolation,
+  request: PreloadRequest,
+): Promise<void> {
+  if (request.isolation !== 'isolate') return executor.preload(request);
+  const { pieces, codeStepMemoryMb, isolateMaxRuns } = request;
+  if (codeStepMemoryMb !== undefined) {
+    await runIsolation
+      .prepare({
+        pieces,
+        memoryMb: codeStepMemoryMb,
+        ...(isolateMaxRuns === undefined ? {} : { maxRuns: isolateMaxRuns }),
+      })
+      .catch(() => {
+        // Not the job's failure: it builds them again, and fails with the reason if it stands.
+      });
+  }
+  await executor.preload({ ...request, pieces: [] });
 }

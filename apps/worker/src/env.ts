@@ -126,7 +126,7 @@ export const WorkerEnvSchema = z.object({
   EGRESS: egressPolicyText()
     .optional()
     .describe(
-      "Which hosts a run may call: code steps' `fetch` and pieces' requests (`ctx.fetch`, the `http` piece) alike, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect. Unset: `CODE_STEP_EGRESS`, else `public`.",
+      "Which hosts a run may call: code steps' `fetch` and pieces' requests (`ctx.fetch`, the `http` piece) alike, comma-separated: `public` (any host whose every address is public), a host name or address (`api.example.com`, `10.0.0.5`), either with `:PORT` to allow one port only, or `none` alone. Loopback, private, link-local and cloud metadata addresses are refused unless named, checked on the resolved addresses and on every redirect. A refused request fails with `EGRESS_DENIED`, whose message names the value that would allow it (`EGRESS=public,127.0.0.1:3799 would allow it`). Unset: `CODE_STEP_EGRESS`, else `public`.",
     ),
   CODE_STEP_EGRESS: egressPolicyText()
     .optional()
@@ -171,7 +171,7 @@ export const WorkerEnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory; engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
+      'Profiling only (`pnpm bench --cpu-prof`): every engine runs with `--cpu-prof` and writes its V8 CPU profile into this directory as `engine.<WORKER_ID>.<tag>.<n>.cpuprofile` (its own name: engines in their PID namespace all have the same pid); engines are then ended by closing their IPC channel instead of SIGKILL, so the profile is written. Not applied to SANDBOXED engines. Unset: off.',
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()

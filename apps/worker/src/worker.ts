@@ -5,7 +5,9 @@ import type { ExecutionMode } from '@flowbox/protocol';
 import type { Tracer } from '@flowbox/tracing';
 import { type AppConnection, createAppConnection } from './connection/app-connection.ts';
 import { createColdEngineSupply } from './engines/cold-engine-supply.ts';
+import { engineCpuProfFlags } from './engines/engine-cpu-prof.ts';
 import { type InstalledEngine, isolatedVmPackageDir } from './engines/engine-install.ts';
+import { ENGINE_NODE_FLAGS } from './engines/engine-node-flags.ts';
 import { SPARE_NICENESS } from './engines/engine-priority.ts';
 import { startEngineProcess } from './engines/engine-process.ts';
 import type { EngineSupply, StartEngine } from './engines/engine-supply.ts';
@@ -40,7 +42,8 @@ export function engineStarter(
   provisioner: Provisioner,
   logger: Logger,
   mode: ExecutionMode,
-  cpuProfDir: string | null = null,
+  /** ENGINE_CPU_PROF_DIR and the worker's id (engine-cpu-prof.ts), or null: no profiles. */
+  cpuProf: { dir: string; workerId: string } | null = null,
   /** ENGINE_MEMORY_LIMIT_MB, in bytes: the bound on each engine while it runs a job. */
   memoryLimitBytes?: number,
   /**
@@ -54,6 +57,7 @@ export function engineStarter(
   const classifier = new AddressClassifier();
   let reported: InstalledEngine | undefined;
   const launcher = pidNamespace === null ? undefined : pidNamespaceLauncher(pidNamespace.hiddenFiles);
+  const cpuProfFlags = cpuProf === null ? undefined : engineCpuProfFlags(cpuProf.dir, cpuProf.workerId);
   return async (options = {}) => {
     const installed = await provisioner.engine();
     const { snapshot } = installed;
@@ -72,11 +76,11 @@ export function engineStarter(
         snapshotBlob,
         logger,
         ...(options.spare === true ? { niceness: SPARE_NICENESS } : {}),
-        execArgv: cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
+        execArgv: [...ENGINE_NODE_FLAGS, ...(cpuProfFlags === undefined ? [] : cpuProfFlags())],
         env: { NODE_COMPILE_CACHE: installed.compileCacheDir },
         ...(launcher === undefined ? {} : { launcher }),
         // A profile is written only by an engine that exits on its own.
-        endGracefully: cpuProfDir !== null,
+        endGracefully: cpuProfFlags !== undefined,
         ...memoryLimit,
       });
     }
@@ -129,7 +133,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     provisioner,
     logger,
     config.executionMode,
-    config.engineCpuProfDir,
+    config.engineCpuProfDir === null ? null : { dir: config.engineCpuProfDir, workerId: config.workerId },
     config.engineMemoryLimitBytes,
     config.enginePidNamespace
       ? { hiddenFiles: config.workerTokenFile === null ? [] : [config.workerTokenFile] }

@@ -1,8 +1,8 @@
 import { getPriority } from 'node:os';
 import type { JobResult } from '@flowbox/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SPARE_NICENESS } from '../src/engines/engine-priority.ts';
-import { processExists } from '../src/test-helpers.ts';
+import { processExists, recordingLogger } from '../src/test-helpers.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 
 const MB = 1024 * 1024;
@@ -64,6 +64,31 @@ describe('warm engines (REUSE_SANDBOX=true)', () => {
     expect(enginePids(results)).toEqual([a, a, b]);
     expect(a !== undefined && processExists(a)).toBe(false);
     expect(b !== undefined && processExists(b)).toBe(true);
+  });
+});
+
+describe('warm engines for runs in their own isolate (RUN_ISOLATION=isolate)', () => {
+  it("boot a recycled engine's replacement while idle, with the last job's snapshot and context made", async () => {
+    const { logger, lines } = recordingLogger();
+    harness = await startWorkerHarness({
+      sandbox: { reuse: true, maxJobs: 1, maxRssBytes: 512 * MB, isolate: { prewarm: false } },
+      logger,
+    });
+    const snapshotsBuiltBy = (pid: number | undefined) =>
+      lines.filter((line) => line.msg === 'built an isolate snapshot' && line.enginePid === pid).length;
+    const first = await harness.runner.run(await harness.job('run-0'));
+    expect(first.outcome.status).toBe('SUCCEEDED');
+    // Recycled after its one job: the next engine boots now and preloads the job's pieces.
+    const next = await harness.bootedEngine(1);
+    await vi.waitFor(() => expect(snapshotsBuiltBy(next.pid)).toBe(1), { timeout: 30_000 });
+    expect(next.jobsServed).toBe(0);
+
+    const second = await harness.runner.run(await harness.job('run-1'));
+    expect(second.outcome.status).toBe('SUCCEEDED');
+    expect(second.provisioning?.engine).toMatchObject({ pid: next.pid, preBooted: true, jobsServed: 1 });
+    expect(second.timings.bootMs).toBe(0);
+    // The job used the snapshot built ahead.
+    expect(snapshotsBuiltBy(next.pid)).toBe(1);
   });
 });
 

@@ -77,7 +77,7 @@ describe.each<[ExecutionMode, boolean]>([
     });
     expect(result.outcome).toMatchObject({
       status: 'FAILED',
-      error: { code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' },
+      error: { code: 'EGRESS_DENIED', step: 'step_2' },
     });
     expect(result.outcome.error?.message).toMatch(/localhost:9 is not in the egress policy/);
   });

@@ -126,7 +126,7 @@ describe('job runner', () => {
     expect(harness.app.requests).toEqual([]);
   });
 
-  it('kills an engine past the flow timeout (TIMEOUT, FLOW_TIMEOUT) and boots a new one next', async () => {
+  it('kills an engine past the flow timeout (TIMEOUT, FLOW_TIMEOUT) and boots a new one at once', async () => {
     harness = await warm();
     await harness.runner.run(await harness.job('run-0'));
     const firstPid = harness.runner.enginePid;
@@ -143,11 +143,13 @@ describe('job runner', () => {
     expect(harness.runner.enginePid).toBeUndefined();
     expect(firstPid !== undefined && processExists(firstPid)).toBe(false);
 
+    // The replacement boots while the worker is idle (warm-engine-supply.ts), not on the next job.
+    const replacement = await harness.bootedEngine(1);
     const next = await harness.runner.run(await harness.job('run-2'));
     expect(next.outcome.status).toBe('SUCCEEDED');
-    expect(next.timings.bootMs).toBeGreaterThan(0);
-    expect(next.provisioning?.engine).toMatchObject({ jobsServed: 1, preBooted: false });
+    expect(next.provisioning?.engine).toMatchObject({ pid: replacement.pid, jobsServed: 1, preBooted: true });
     expect(harness.runner.enginePid).not.toBe(firstPid);
+    expect(harness.booted).toHaveLength(2);
   });
 
   it('reports INTERNAL_ERROR with ENGINE_CRASHED when the engine dies mid-job, and recovers', async () => {

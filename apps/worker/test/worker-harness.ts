@@ -72,6 +72,8 @@ export interface HarnessOptions {
   tracer?: Tracer;
   /** ISOLATE_MAX_RUNS, with `sandbox.isolate`; the engine's default if absent. */
   isolateMaxRuns?: number;
+  /** ENGINE_CPU_PROF_DIR and the worker id its profiles are named for; none by default. */
+  engineCpuProf?: { dir: string; workerId: string };
 }
 
 export async function startWorkerHarness(options: HarnessOptions): Promise<WorkerHarness> {
@@ -94,7 +96,12 @@ export async function startWorkerHarness(options: HarnessOptions): Promise<Worke
     for (let i = bootWaiters.length; i <= index; i += 1) bootWaiters.push(defer());
     return bootWaiters[index] as Deferred<EngineProcess>;
   };
-  const start = engineStarter(provisioner, logger, options.executionMode ?? 'SANDBOX_CODE_ONLY');
+  const start = engineStarter(
+    provisioner,
+    logger,
+    options.executionMode ?? 'SANDBOX_CODE_ONLY',
+    options.engineCpuProf ?? null,
+  );
   const recordingStart: StartEngine = async (startOptions) => {
     const engine = await start(startOptions);
     waiter(booted.length).resolve(engine);

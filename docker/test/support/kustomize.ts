@@ -130,6 +130,8 @@ function applyJsonPatch(
     for (const key of keys) node = node[key] as Record<string, unknown>;
     if (last === undefined || node === undefined) throw new Error(`bad patch path ${path}`);
     if (op === 'replace' && !(last in node)) throw new Error(`replace of missing ${path}`);
-    node[last] = value;
+    // `-` appends to an array (an env entry).
+    if (op === 'add' && last === '-' && Array.isArray(node)) node.push(value);
+    else node[last] = value;
   }
 }

@@ -20,6 +20,11 @@ async function main(): Promise<number> {
     err: (text) => process.stderr.write(text),
     cwd,
     signal: controller.signal,
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
   });
 }
 

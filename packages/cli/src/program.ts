@@ -3,15 +3,25 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiClient } from './api/client.ts';
 import { CliError } from './cli-error.ts';
+import { addConnectionCommands } from './commands/connection-commands.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { readRunPayload, runSync, startRun } from './commands/flow-run.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
+import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
-import { listRuns, RUN_STATUSES, type RunStatus, showRun, tailRuns } from './commands/run-commands.ts';
+import {
+  listRuns,
+  RUN_STATUSES,
+  type RunStatus,
+  rerunRun,
+  showRun,
+  tailRuns,
+} from './commands/run-commands.ts';
 import type { CliConfig } from './env.ts';
 import { piecesDeclaration } from './flow-types/pieces-declaration.ts';
 import { renderRunList, table } from './render/run-render.ts';
+import { initFlows } from './scaffold/init-flows.ts';
 import { initPiece } from './scaffold/init-piece.ts';
 
 export interface CliIo {
@@ -22,6 +32,8 @@ export interface CliIo {
   /** Ends `runs tail`. */
   signal: AbortSignal;
   fetch?: typeof fetch;
+  /** The whole of standard input, for a value read from it (`connections set --from-file -`). */
+  readStdin?: () => Promise<string>;
 }
 
 /**
@@ -99,7 +111,28 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
-  const flow = program.command('flow').description('push, list and run flows');
+  const flow = program.command('flow').description('write, push, list and run flows');
+  flow
+    .command('init <dir>')
+    .description(
+      'scaffold a flows project in <dir>, outside this checkout: typed flow files against @flowbox/flow and the registry (flow types)',
+    )
+    .action(async (dir: string) => {
+      const result = await initFlows(path(dir));
+      io.out(
+        [
+          `created a flows project in ${result.dir}:`,
+          ...result.files.map((f) => `  ${f}`),
+          '  vendor/flow (@flowbox/flow, the typed flow package)',
+          '',
+          'next:',
+          `  cd ${result.dir} && pnpm install --offline`,
+          '  flowbox flow types && pnpm run typecheck',
+          '  flowbox flow push hello.flow.ts --publish',
+          '',
+        ].join('\n'),
+      );
+    });
   flow
     .command('push <file>')
     .description(
@@ -114,6 +147,7 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
           `${pushed.created ? 'created flow' : 'updated flow'} ${pushed.flowId}: version ${pushed.versionNumber} (${pushed.versionId})${pushed.published ? ', published' : ', not published (use --publish)'}`,
           `  sync webhook:  POST ${pushed.webhooks.sync}`,
           `  async webhook: POST ${pushed.webhooks.async}`,
+          ...pushed.warnings.map((warning) => `  warning: ${warning}`),
           '',
         ].join('\n'),
       );
@@ -149,6 +183,17 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`started run ${runId} of flow ${flowId}; read it with: flowbox runs show ${runId}\n`);
     });
   flow
+    .command('refused <flowId>')
+    .description(
+      "the flow's webhooks refused before any run existed (bad signature, body too large, queue full, flow disabled), newest first",
+    )
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .option('--headers', 'show the headers kept with each (credentials are never kept)')
+    .action(async (flowId: string, options: { limit: number; headers?: boolean }) => {
+      const deliveries = await listRefusedDeliveries(api(), flowId, options.limit);
+      io.out(`${renderRefusedDeliveries(flowId, deliveries, options.headers === true)}\n`);
+    });
+  flow
     .command('types')
     .description("write the registry's pieces as types for defineFlow (flowbox-pieces.d.ts)")
     .option('--out <file>', 'where to write them', 'flowbox-pieces.d.ts')
@@ -157,6 +202,8 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       await writeFile(path(options.out), piecesDeclaration(versions, latest, config.url));
       io.out(`wrote ${path(options.out)}: ${versions.length} piece versions\n`);
     });
+
+  addConnectionCommands(program, api, { out: io.out, path, readStdin: io.readStdin });
 
   const runs = program.command('runs').description('read runs');
   runs
@@ -185,6 +232,14 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
         id = newest.id;
       }
       io.out(`${await showRun(api(), id)}\n`);
+    });
+  runs
+    .command('rerun <runId>')
+    .description("a new run with the run's request, on its flow version (or the latest with --latest)")
+    .option('--latest', "on the flow's published version instead of the run's own")
+    .action(async (runId: string, options: { latest?: boolean }) => {
+      const started = await rerunRun(api(), runId, options.latest === true ? 'latest' : 'run');
+      io.out(`${started.runId} (re-run of ${started.rerunOf}, version ${started.flowVersionId})\n`);
     });
   runs
     .command('tail')

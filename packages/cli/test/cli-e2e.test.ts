@@ -114,6 +114,17 @@ describe('flowbox CLI end to end', () => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toMatch(/^error PIECE_VERSION_EXISTS: /);
 
+    // A build that fails leaves the previous archive: publish refuses it rather than send it.
+    const greetSource = await readFile(join(piece, 'src', 'greet.ts'), 'utf8');
+    await writeFile(join(piece, 'src', 'greet.ts'), `${greetSource}\nexport const broken = ;\n`);
+    expect((await flowbox(cli, ['piece', 'build'], piece)).code).toBe(1);
+    const stale = await flowbox(cli, ['piece', 'publish'], piece);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(
+      /^error PIECE_BUILD_STALE: dist\/piece\.tgz \(built \S+\) is older than src\/greet\.ts \(changed \S+\): build it first/,
+    );
+    await writeFile(join(piece, 'src', 'greet.ts'), greetSource);
+
     const types = await flowbox(cli, ['flow', 'types'], piece);
     expect(types.stdout).toContain('flowbox-pieces.d.ts');
     await writeFile(join(piece, 'flow.ts'), flowFile(port));
@@ -147,6 +158,10 @@ describe('flowbox CLI end to end', () => {
       /hello\s+e2e-greeter\/greet\s+SUCCEEDED\s+\S+ ms\s+\{"greeting":"Hello, Ada Lovelace!"\}/,
     );
     expect(show.stdout).toMatch(/provision\s+\S+ ms/);
+    const rerun = await flowbox(cli, ['runs', 'rerun', runId, '--latest'], piece);
+    expect(rerun.stdout).toMatch(
+      new RegExp(`^[0-9a-f-]{36} \\(re-run of ${runId}, version cli-e2e-v1\\)$`, 'm'),
+    );
 
     // A JSON flow file (a bare definition: its id is the file's name) pinning a version that was
     // never published is refused at push, with the API's code.
@@ -168,6 +183,14 @@ describe('flowbox CLI end to end', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error INVALID_FLOW: create flow pinned-flow: .*9\.9\.9/);
 
+    // The same without the pin pushes, and the app's warning is shown: no step answers a sync caller.
+    const { version: _unpinned, ...greeting } = pinned.steps[0] ?? {};
+    await writeFile(join(piece, 'silent-flow.json'), JSON.stringify({ ...pinned, steps: [greeting] }));
+    const silent = await flowbox(cli, ['flow', 'push', 'silent-flow.json'], piece);
+    expect(silent.stderr).toBe('');
+    expect(silent.stdout).toMatch(/^ {2}warning: no step answers a sync caller .*204 No Content/m);
+    expect(push.stdout).not.toContain('warning:');
+
     const flows = await flowbox(cli, ['flow', 'list'], piece);
     expect(flows.stdout).toMatch(/^cli-e2e\s+a scaffolded piece and the http piece\s+enabled\s+cli-e2e-v1$/m);
     const missing = await flowbox(cli, ['runs', 'show', 'no-such-run'], piece);
@@ -175,6 +198,41 @@ describe('flowbox CLI end to end', () => {
       1,
       'error RUN_NOT_FOUND: read run no-such-run: run no-such-run not found\n',
     ]);
+  });
+
+  it('says where a code step failed in its code: at push, and in runs show', {
+    timeout: 120_000,
+  }, async () => {
+    const flowOfCode = (code: string) => ({
+      trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook' },
+      steps: [{ type: 'code', name: 'compute', code, input: {} }],
+    });
+    await writeFile(join(work, 'code-syntax.json'), JSON.stringify(flowOfCode('const a = 1;\n  return {;')));
+    const refused = await flowbox(cli, ['flow', 'push', 'code-syntax.json', '--publish'], work);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "definition.steps.0.code: does not compile: SyntaxError: Unexpected token ';' (line 2, column 11)",
+    );
+
+    const throws = "const f = () => {\n  throw new Error('boom');\n};\nf();";
+    await writeFile(join(work, 'code-throws.json'), JSON.stringify(flowOfCode(throws)));
+    const push = await flowbox(cli, ['flow', 'push', 'code-throws.json', '--publish'], work);
+    expect(push.code, push.stderr).toBe(0);
+    const answer = await fetch(`${cli.url}/v1/webhooks/code-throws/sync`, { method: 'POST' });
+    expect(answer.status).toBe(500);
+    const runId = answer.headers.get('x-flowbox-run-id') ?? '';
+    // The caller is answered as the step fails; the run's record follows from the worker's result.
+    for (;;) {
+      const view = await fetch(`${cli.url}/v1/runs/${runId}`, {
+        headers: { authorization: `Bearer ${cli.apiKey}` },
+      });
+      if (((await view.json()) as { status: string }).status === 'FAILED') break;
+    }
+    const show = await flowbox(cli, ['runs', 'show', runId], work);
+    expect(show.stdout).toContain('error    CODE_STEP_FAILED at compute: boom (line 2, column 9)');
+    expect(show.stdout).toContain(
+      'compute failed\n  at f (file:///code-step.js:2:9)\n  at codeStep (file:///code-step.js:4:1)',
+    );
   });
 
   it('follows runs with runs tail (polling) until stopped', { timeout: 120_000 }, async () => {

@@ -1,6 +1,6 @@
 /**
- * docs/pieces.md as a script: its ```sh blocks, in order, each followed by what its `# prints:`
- * comments expect. The guide test runs them in one bash (so `cd` and `export` carry on, as in
+ * A guide (docs/pieces.md, docs/flows.md) as a script: its ```sh blocks, in order, each
+ * followed by what its `# prints:` comments expect. The guide test runs them in one bash (so `cd` and `export` carry on, as in
  * a terminal) and checks each block's output.
  */
 export interface GuideBlock {

@@ -99,22 +99,28 @@ describe('egress fetch against loopback servers', () => {
 
   it('refuses loopback by default, also through a name that resolves to it, and connects nowhere', async () => {
     const before = other.seen.length;
+    // Each refusal names the setting and the value that would allow the call.
     await expect(fetchPublic(get(`http://127.0.0.1:${other.port}/`), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
-      message: expect.stringMatching(/loopback/),
+      code: 'EGRESS_DENIED',
+      message: `127.0.0.1:${other.port} is a loopback address; EGRESS=public,127.0.0.1:${other.port} would allow it`,
     });
     await expect(fetchPublic(get(`http://localhost:${other.port}/`), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
-      message: expect.stringMatching(/localhost resolves to .*loopback/),
+      code: 'EGRESS_DENIED',
+      message: expect.stringMatching(
+        new RegExp(
+          `^localhost:${other.port} resolves to \\S+, a loopback address; EGRESS=public,localhost:${other.port} would allow it$`,
+        ),
+      ),
     });
     // IPv4-compatible IPv6 (`::127.0.0.1`, which URL parsing writes `::7f00:1`) is its IPv4.
     await expect(fetchPublic(get(`http://[::127.0.0.1]:${other.port}/`), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
-      message: expect.stringMatching(/loopback/),
+      code: 'EGRESS_DENIED',
+      message: `[::7f00:1]:${other.port} is a loopback address; EGRESS=public,[::7f00:1]:${other.port} would allow it`,
     });
     // The allowed server's port is named for 127.0.0.1 only: another port is refused.
     await expect(fetchNamed(get(`http://127.0.0.1:${other.port}/`), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
+      code: 'EGRESS_DENIED',
+      message: `127.0.0.1:${other.port} is a loopback address; EGRESS=public,127.0.0.1:${allowed.port},127.0.0.1:${other.port} would allow it`,
     });
     expect(other.seen.length).toBe(before);
   });
@@ -124,11 +130,11 @@ describe('egress fetch against loopback servers', () => {
     const toOther = encodeURIComponent(`http://127.0.0.1:${other.port}/secret`);
     await expect(
       fetchNamed(get(`http://127.0.0.1:${allowed.port}/redirect?to=${toOther}`), signal()),
-    ).rejects.toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED' });
+    ).rejects.toMatchObject({ code: 'EGRESS_DENIED' });
     const toMetadata = encodeURIComponent('http://169.254.169.254/latest/meta-data/');
     await expect(
       fetchNamed(get(`http://127.0.0.1:${allowed.port}/redirect?to=${toMetadata}`), signal()),
-    ).rejects.toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', message: expect.stringMatching(/metadata/) });
+    ).rejects.toMatchObject({ code: 'EGRESS_DENIED', message: expect.stringMatching(/metadata/) });
     expect(other.seen.length).toBe(before);
     // A redirect within what is allowed is followed.
     const toEcho = encodeURIComponent(`http://127.0.0.1:${allowed.port}/echo`);
@@ -150,8 +156,9 @@ describe('egress fetch against loopback servers', () => {
       ],
     });
     await expect(resolving(get('http://mixed.example/'), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
-      message: 'mixed.example resolves to 10.0.0.7, a private address',
+      code: 'EGRESS_DENIED',
+      message:
+        'mixed.example:80 resolves to 10.0.0.7, a private address; EGRESS=public,mixed.example:80 would allow it',
     });
   });
 
@@ -177,7 +184,7 @@ describe('egress fetch against loopback servers', () => {
 
   it('refuses other schemes and URLs it cannot read', async () => {
     await expect(fetchNamed(get('file:///etc/passwd'), signal())).rejects.toMatchObject({
-      code: 'CODE_STEP_EGRESS_DENIED',
+      code: 'EGRESS_DENIED',
     });
     await expect(fetchNamed(get('not a url'), signal())).rejects.toMatchObject({
       code: 'CODE_STEP_FETCH_FAILED',

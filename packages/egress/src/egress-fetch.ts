@@ -4,7 +4,13 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { FlowboxError } from '@flowbox/protocol';
 import { type AddressClass, AddressClassifier } from './address-class.ts';
-import { type EgressPolicy, isNamed } from './egress-policy.ts';
+import {
+  type EgressPolicy,
+  egressAllowing,
+  egressEntry,
+  egressPolicyText,
+  isNamed,
+} from './egress-policy.ts';
 import type { FetchBudget, FetchSlot } from './fetch-budget.ts';
 
 export interface EgressRequest {
@@ -93,15 +99,24 @@ export function createEgressFetch(options: {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
     const named = isNamed(options.policy, host, port);
+    // Each refusal names the setting and the value that would allow this host and port.
+    const allowing = `EGRESS=${egressAllowing(options.policy, host, port)} would allow it`;
     if (!named && !options.policy.allowPublic) {
-      throw denied(`${host}:${port} is not in the egress policy (EGRESS)`);
+      throw denied(
+        `${egressEntry(host, port)} is not in the egress policy (EGRESS=${egressPolicyText(options.policy)}); ${allowing}`,
+      );
     }
     const family = isIP(host);
     const addresses = family === 0 ? await resolveOrFail(resolve, host) : [{ address: host, family }];
     if (!named) {
       for (const { address } of addresses) {
         const kind: AddressClass = classifier.classify(address);
-        if (kind !== 'public') throw denied(`${host} resolves to ${address}, a ${kind} address`);
+        if (kind === 'public') continue;
+        throw denied(
+          family === 0
+            ? `${egressEntry(host, port)} resolves to ${address}, a ${kind} address; ${allowing}`
+            : `${egressEntry(host, port)} is a ${kind} address; ${allowing}`,
+        );
       }
     }
     const first = addresses[0];
@@ -244,7 +259,7 @@ async function resolveOrFail(resolve: ResolveHost, host: string) {
 }
 
 function denied(message: string): FlowboxError {
-  return new FlowboxError('CODE_STEP_EGRESS_DENIED', message);
+  return new FlowboxError('EGRESS_DENIED', message);
 }
 
 function failed(message: string): FlowboxError {

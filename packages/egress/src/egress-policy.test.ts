@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isNamed, parseEgressPolicy } from './egress-policy.ts';
+import { egressAllowing, egressPolicyText, isNamed, parseEgressPolicy } from './egress-policy.ts';
 
 describe('parseEgressPolicy', () => {
   it('reads public, names with and without ports, and none', () => {
@@ -29,5 +29,14 @@ describe('parseEgressPolicy', () => {
     expect(isNamed(policy, 'b.test', 1)).toBe(true);
     expect(isNamed(policy, '[::1]', 9000)).toBe(true);
     expect(isNamed(policy, 'c.test', 80)).toBe(false);
+  });
+
+  it('spells the EGRESS value that would also allow a host and port, which then parses to allow it', () => {
+    const policy = parseEgressPolicy('public,api.internal:8080,[::1]');
+    expect(egressPolicyText(policy)).toBe('public,api.internal:8080,[::1]');
+    expect(egressAllowing(policy, '127.0.0.1', 3799)).toBe('public,api.internal:8080,[::1],127.0.0.1:3799');
+    expect(egressAllowing(parseEgressPolicy('none'), '::1', 80)).toBe('[::1]:80');
+    const allowed = parseEgressPolicy(egressAllowing(policy, 'fe80::1', 443));
+    expect(isNamed(allowed, 'fe80::1', 443)).toBe(true);
   });
 });

@@ -60,3 +60,30 @@ export function isNamed(policy: EgressPolicy, host: string, port: number): boole
   const wanted = host.toLowerCase().replace(/^\[|\]$/g, '');
   return policy.named.some((entry) => entry.host === wanted && (entry.port === null || entry.port === port));
 }
+
+/** The policy as EGRESS would spell it (`none` when it allows nothing). */
+export function egressPolicyText(policy: EgressPolicy): string {
+  const entries = [
+    ...(policy.allowPublic ? ['public'] : []),
+    ...policy.named.map((entry) =>
+      entry.port === null ? hostEntry(entry.host) : `${hostEntry(entry.host)}:${entry.port}`,
+    ),
+  ];
+  return entries.length === 0 ? 'none' : entries.join(',');
+}
+
+/** `host:port` as an EGRESS entry spells it (an IPv6 address in brackets). */
+export function egressEntry(host: string, port: number): string {
+  return `${hostEntry(host)}:${port}`;
+}
+
+/** The EGRESS value that would also allow `host:port`: the policy with it named. */
+export function egressAllowing(policy: EgressPolicy, host: string, port: number): string {
+  const current = egressPolicyText(policy);
+  const entry = egressEntry(host, port);
+  return current === 'none' ? entry : `${current},${entry}`;
+}
+
+function hostEntry(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -27,7 +27,15 @@ export type Templated<T> = T extends string
 
 type StepName = string;
 
-export interface CodeStep {
+/** How a piece or code step's failure is handled. */
+export interface StepFailureSettings {
+  /** The step's error becomes its output (`{ error: { code, message } }`) and the run goes on. */
+  continueOnFailure?: boolean;
+  /** Past this many milliseconds the step fails `STEP_TIMEOUT` and is stopped; at most the flow's timeout. */
+  timeoutMs?: number;
+}
+
+export interface CodeStep extends StepFailureSettings {
   type: 'code';
   name: StepName;
   /** The body of an async function of `inputs` that returns the step's output. */
@@ -45,7 +53,10 @@ type StepsOf<P, V, Actions> = {
     piece: P;
     action: A;
     input: Templated<Actions[A]>;
-  } & V;
+    /** The connection the action receives as `ctx.auth`, when its piece declares `auth`. */
+    connection?: string;
+  } & V &
+    StepFailureSettings;
 }[keyof Actions];
 
 /**
@@ -65,17 +76,101 @@ export type TypedPieceStep = {
         : never);
 }[keyof FlowboxPieces];
 
-export interface LoosePieceStep {
+export interface LoosePieceStep extends StepFailureSettings {
   type: 'piece';
   name: StepName;
   piece: string;
   version?: string;
   action: string;
   input?: Record<string, unknown>;
+  connection?: string;
 }
 
 /** Typed once any piece is declared; loose before. */
 export type PieceStep = [keyof FlowboxPieces] extends [never] ? LoosePieceStep : TypedPieceStep;
+
+/** A router's comparison that takes a right side. */
+export type BinaryConditionOp =
+  | 'eq'
+  | 'ne'
+  | 'contains'
+  | 'not_contains'
+  | 'starts_with'
+  | 'ends_with'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+  | 'matches';
+/** A router's test of one value: no right side. */
+export type UnaryConditionOp = 'exists' | 'not_exists' | 'empty' | 'not_empty' | 'true' | 'false';
+
+/** `left` and `right` are literals or templates over what ran before the router. */
+export type Condition =
+  | { left: unknown; op: BinaryConditionOp; right: unknown }
+  | { left: unknown; op: UnaryConditionOp; right?: undefined };
+
+/** A branch runs when any group of `when` holds: every condition of that group. */
+export interface RouterBranch {
+  name: StepName;
+  when: [Condition[], ...Condition[][]];
+  steps: Step[];
+}
+
+interface RouterBase {
+  type: 'router';
+  name: StepName;
+  branches: [RouterBranch, ...RouterBranch[]];
+  /** Runs when no branch's `when` holds. */
+  otherwise?: Step[];
+}
+
+/**
+ * `first` (the default): the first branch whose `when` holds runs. `all`: every such branch, at
+ * once with `parallel`. After it, `{{<router>.branch}}` (`all`: `{{<router>.branches}}`).
+ */
+export type RouterStep =
+  | (RouterBase & { mode?: 'first'; parallel?: undefined })
+  | (RouterBase & { mode: 'all'; parallel?: boolean });
+
+/**
+ * Runs `steps` once per item, `concurrency` (1 to 16, default 1) at a time. Inside:
+ * `{{<loop>.item}}` and `{{<loop>.index}}`; after it: `{{<loop>.iterations}}`.
+ */
+export interface LoopStep {
+  type: 'loop';
+  name: StepName;
+  /** A template that resolves to an array, or an array. */
+  items: Template | unknown[];
+  concurrency?: number;
+  steps: [Step, ...Step[]];
+}
+
+/** Ends the run: SUCCEEDED, or FAILED with `message`; `response` answers a sync caller. */
+export interface StopStep {
+  type: 'stop';
+  name: StepName;
+  status?: 'SUCCEEDED' | 'FAILED';
+  message?: string;
+  response?: { status?: number; headers?: Record<string, string>; body?: unknown };
+}
+
+export type Step = PieceStep | CodeStep | RouterStep | LoopStep | StopStep;
+
+/** `{{connections.<name>}}` or `{{connections.<name>.<field>}}`. */
+type ConnectionTemplate = `{{${string}connections.${string}}}`;
+
+/** How the app checks a webhook's sender before a run exists (docs/guarantees.md). */
+export type WebhookVerify =
+  | {
+      scheme: 'hmac-sha256';
+      /** Lower-case header name, e.g. `x-hub-signature-256`. */
+      header: string;
+      prefix?: string;
+      encoding?: 'hex' | 'base64';
+      secret: ConnectionTemplate;
+    }
+  | { scheme: 'stripe'; header?: string; toleranceSeconds?: number; secret: ConnectionTemplate };
 
 export interface FlowTrigger {
   name: 'trigger';
@@ -84,12 +179,15 @@ export interface FlowTrigger {
   version?: string;
   trigger: string;
   input?: Record<string, unknown>;
+  verify?: WebhookVerify;
 }
 
 export interface FlowDefinitionInput {
   trigger: FlowTrigger;
-  steps: [PieceStep | CodeStep, ...(PieceStep | CodeStep)[]];
+  steps: [Step, ...Step[]];
   runWhenCallerGone?: boolean;
+  /** The id of a flow started once with a failed run's id, flow, status, error and step. */
+  onFailure?: string;
 }
 
 /** A flow file's default export: its definition, plus the flow's id and name for `flow push`. */

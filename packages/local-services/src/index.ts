@@ -12,4 +12,5 @@ export * from './redis-server.ts';
 export * from './restartable.ts';
 export * from './s3-client.ts';
 export * from './s3rver.ts';
+export * from './toxiproxy.ts';
 export * from './versitygw.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
@@ -60,6 +60,12 @@ export async function buildPieceArchive(packageDir: string, outDir = join(packag
     await writeIfChanged(join(outDir, 'piece.tgz'), archive),
     await writeIfChanged(join(outDir, 'manifest.json'), manifestJson),
   ];
+  // The archive's mtime is when it was last built, its bytes changed or not: `flowbox piece
+  // publish` refuses an archive older than the piece's sources (a build that failed since).
+  if (written[0]?.changed === false) {
+    const now = new Date();
+    await utimes(join(outDir, 'piece.tgz'), now, now);
+  }
   return { manifest, written };
 }
 

@@ -34,7 +34,7 @@ export interface PieceHttpResponse {
  * code step's `fetch`: each hop's host and resolved addresses are checked before a socket opens,
  * redirects are followed here (at most 5), bodies are bounded (1 MiB out, 5 MiB in) and count
  * against the run's fetch budget; in SANDBOXED mode the request leaves through the worker's
- * relay. A refused request rejects with `CODE_STEP_EGRESS_DENIED`, a failed one with
+ * relay. A refused request rejects with `EGRESS_DENIED` (its message naming the EGRESS value that would allow it), a failed one with
  * `CODE_STEP_FETCH_FAILED` or `CODE_STEP_FETCH_LIMIT`. Any status is an answer, not an error.
  */
 export type PieceFetch = (request: PieceHttpRequest) => Promise<PieceHttpResponse>;
@@ -51,6 +51,11 @@ export interface ActionContext {
    */
   fetch: PieceFetch;
   log: PieceLog;
+  /**
+   * The value of the connection the step names (`"connection": "<name>"`), checked against the
+   * action's (or its piece's) `auth`; undefined when it declares none or the step names none.
+   */
+  readonly auth?: unknown;
 }
 
 /** What a trigger sees of the run it starts. */

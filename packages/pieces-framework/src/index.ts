@@ -4,6 +4,7 @@
  * trigger step's output. Nothing here parses: the module a run's isolate evaluates stays small.
  */
 export * from './action.ts';
+export * from './auth.ts';
 export * from './context.ts';
 export * from './input-error.ts';
 export * from './piece.ts';

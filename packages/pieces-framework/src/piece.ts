@@ -1,9 +1,12 @@
 import type { Action } from './action.ts';
+import { authInfoOf, type PieceAuthInfo } from './auth.ts';
 import type { Trigger } from './trigger.ts';
 
 export interface PieceDefinition {
   name: string;
   version: string;
+  /** The credential its actions need, for each action that declares none of its own. */
+  auth?: PieceAuthInfo;
   actions?: readonly Action[];
   triggers?: readonly Trigger[];
 }
@@ -19,9 +22,15 @@ export function createPiece(definition: PieceDefinition): Piece {
   return {
     name: definition.name,
     version: definition.version,
-    actions: byName(definition.name, 'action', definition.actions ?? []),
+    actions: byName(definition.name, 'action', withPieceAuth(definition.actions ?? [], definition.auth)),
     triggers: byName(definition.name, 'trigger', definition.triggers ?? []),
   };
+}
+
+function withPieceAuth(actions: readonly Action[], auth: PieceAuthInfo | undefined): readonly Action[] {
+  if (auth === undefined) return actions;
+  const info = authInfoOf(auth);
+  return actions.map((action) => (action.auth === undefined ? { ...action, auth: info } : action));
 }
 
 function byName<T extends { name: string }>(

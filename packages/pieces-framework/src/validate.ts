@@ -47,6 +47,39 @@ export function createInputValidators(): InputValidators {
   };
 }
 
+/**
+ * What is wrong with a step's input as written, judged as the engine will judge it at run time
+ * (the same coercions and defaults) but before any run: for the app, at publish. A field `later`
+ * names (its value holds a template, resolved at run time) is neither checked nor required. A
+ * field the action does not declare is refused, as its schema says (`additionalProperties:
+ * false`), though a run would drop it. One `field: problem` per issue; empty when none.
+ */
+export function literalInputProblems(
+  action: string,
+  schema: unknown,
+  input: Readonly<Record<string, unknown>>,
+  later: (field: string) => boolean,
+): string[] {
+  // The registry checked it when the piece was published; this narrows it to the builders' shape.
+  checkInputSchema(action, schema);
+  const written = Object.fromEntries(Object.entries(input).filter(([field]) => !later(field)));
+  const problems: string[] = [];
+  if (schema.additionalProperties === false) {
+    const declared = new Set(Object.keys(schema.properties ?? {}));
+    for (const field of Object.keys(input)) {
+      if (!declared.has(field)) problems.push(`${field}: the action has no input '${field}'`);
+    }
+  }
+  const parsed = zodOf(schema).safeParse(written);
+  if (parsed.success) return problems;
+  for (const issue of parsed.error.issues) {
+    const field = issue.path[0];
+    if (typeof field === 'string' && later(field)) continue;
+    problems.push(formatIssues([issue]));
+  }
+  return problems;
+}
+
 /** The keywords `Property`'s builders write: all a published input schema may use. */
 const FIELD_KEYWORDS = new Set([
   'type',
@@ -68,7 +101,7 @@ const FIELD_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object',
  * in the keywords and types the builders write, with a default that fits its field. Throws naming
  * the field and what is not supported; nothing else reaches an engine.
  */
-export function checkInputSchema(action: string, schema: unknown): void {
+export function checkInputSchema(action: string, schema: unknown): asserts schema is JsonSchema {
   const fail = (what: string): never => {
     throw new Error(`action ${action}: ${what}`);
   };

@@ -26,3 +26,87 @@ export const BENCHMARK_FLOW: FlowDefinition = {
     },
   ],
 };
+
+/**
+ * `loop100` scenarios (benchmark/README.md): a loop over 100 items with a code step and a math
+ * step each, answering the last iteration's outputs. What an iteration costs beside a run.
+ */
+export const BENCHMARK_LOOP_FLOW_ID = 'benchmark-loop100';
+
+export const BENCHMARK_LOOP_FLOW: FlowDefinition = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    {
+      type: 'loop',
+      name: 'each',
+      items: Array.from({ length: 100 }, (_, index) => index),
+      concurrency: 1,
+      steps: [
+        {
+          type: 'code',
+          name: 'plus_one',
+          code: 'return { result: inputs.n + 1 };',
+          input: { n: '{{each.item}}' },
+        },
+        {
+          type: 'piece',
+          name: 'add',
+          piece: 'math-helper',
+          action: 'addition_math',
+          input: { a: '{{plus_one.result}}', b: '{{each.index}}' },
+        },
+      ],
+    },
+    {
+      type: 'piece',
+      name: 'respond',
+      piece: 'webhook',
+      action: 'return_response',
+      input: { status: 200, headers: {}, body: '{{each.iterations.99}}' },
+    },
+  ],
+};
+
+/**
+ * `router` scenarios: a router of four branches (the last holds for the benchmark's POST) in
+ * front of the benchmark flow's steps, answering `{"result":6}`. What a router costs a run.
+ */
+export const BENCHMARK_ROUTER_FLOW_ID = 'benchmark-router';
+
+const methodBranch = (method: string) => ({
+  name: method.toLowerCase(),
+  when: [[{ left: '{{trigger.method}}', op: 'eq' as const, right: method }]],
+  steps: [],
+});
+
+export const BENCHMARK_ROUTER_FLOW: FlowDefinition = {
+  trigger: BENCHMARK_FLOW.trigger,
+  steps: [
+    {
+      type: 'router',
+      name: 'route',
+      mode: 'first',
+      branches: ['GET', 'PUT', 'DELETE', 'POST'].map(methodBranch),
+    },
+    ...BENCHMARK_FLOW.steps,
+  ],
+};
+
+/** Every flow the app seeds (SEED_BENCHMARK_FLOW), by id, with what it is for. */
+export const BENCHMARK_FLOWS: readonly { id: string; name: string; definition: FlowDefinition }[] = [
+  {
+    id: BENCHMARK_FLOW_ID,
+    name: 'Benchmark: sync webhook, math helper, code step, response',
+    definition: BENCHMARK_FLOW,
+  },
+  {
+    id: BENCHMARK_LOOP_FLOW_ID,
+    name: 'Benchmark: a loop over 100 items, a code step and a math step each',
+    definition: BENCHMARK_LOOP_FLOW,
+  },
+  {
+    id: BENCHMARK_ROUTER_FLOW_ID,
+    name: 'Benchmark: a router of four branches, then the benchmark flow',
+    definition: BENCHMARK_ROUTER_FLOW,
+  },
+];

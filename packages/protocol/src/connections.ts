@@ -37,19 +37,28 @@ export function connectionNamesIn(value: unknown): string[] {
   const names = new Set<string>();
   for (const reference of findTemplateReferences(value)) {
     if (reference.root !== CONNECTIONS_ROOT) continue;
-    const name = reference.expression.split('.')[1];
+    const name = reference.segments[1];
     if (name !== undefined && name !== '') names.add(name.trim());
   }
   return [...names].sort();
 }
 
-/** Every connection a flow definition references: in step and trigger inputs, and its signature's secret. */
+/**
+ * Every connection a flow definition references: in step and trigger inputs, its signature's
+ * secret, and the connections piece steps name for their action's `ctx.auth`.
+ */
 export function connectionNamesOf(definition: FlowDefinition): string[] {
-  return connectionNamesIn([
-    definition.trigger.input,
-    definition.trigger.verify?.secret ?? null,
-    walkSteps(definition).map(({ step }) => templatedValuesOf(step)),
-  ]);
+  const names = new Set(
+    connectionNamesIn([
+      definition.trigger.input,
+      definition.trigger.verify?.secret ?? null,
+      walkSteps(definition).map(({ step }) => templatedValuesOf(step)),
+    ]),
+  );
+  for (const { step } of walkSteps(definition)) {
+    if (step.type === 'piece' && step.connection !== undefined) names.add(step.connection);
+  }
+  return [...names].sort();
 }
 
 /** What of a step may hold templates: its input, a router's conditions, a loop's items, a stop's answer. */

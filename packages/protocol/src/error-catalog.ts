@@ -57,6 +57,11 @@ export const ERROR_CATALOG = {
    * status proxies log for a client that closed its request.
    */
   CALLER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 499 },
+  /**
+   * A webhook repeating an `Idempotency-Key` of its flow with another body (or on the other of the
+   * sync and async routes) within IDEMPOTENCY_TTL_HOURS: no run is created.
+   */
+  IDEMPOTENCY_KEY_REUSED: { family: 'user', runStatus: 'FAILED', httpStatus: 422 },
   /** A signed flow's webhook whose signature is missing, repeated, stale or wrong: no run is created. */
   WEBHOOK_SIGNATURE_INVALID: { family: 'user', runStatus: 'FAILED', httpStatus: 401 },
   CONNECTION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
@@ -74,6 +79,12 @@ export const ERROR_CATALOG = {
   /** One code step overran its own limit: the step failed, not the run's time. */
   CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A piece or code step ran past its own `timeoutMs`: it was stopped and failed. */
+  STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A `stop` step with `status: FAILED` ended the run; the message is the step's. */
+  FLOW_STOPPED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A loop's `items` held more than LOOP_MAX_ITERATIONS items: the loop ran none. */
+  LOOP_TOO_MANY_ITERATIONS: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
    * RUN_ISOLATION=isolate: a piece of the flow cannot load in a run's isolate (it imports a Node
    * built-in, which only `shared` and `process` provide); the message names the import.
@@ -81,11 +92,19 @@ export const ERROR_CATALOG = {
   PIECE_NOT_ISOLATABLE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** The run took its engine past ENGINE_MEMORY_LIMIT_MB (every execution mode): the engine was killed. */
   ENGINE_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
-  /** The run's steps (inputs and outputs) would not fit in its log (RUN_LOG_MAX_BYTES). */
+  /**
+   * Runs stored with it: a step whose input or output would not fit in the run's log. An engine
+   * leaves such a value out of the log instead (`dropped`), keeping the run's result.
+   */
   STEP_OUTPUT_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**
-   * A code step's (or a piece's `ctx.fetch`) HTTP request to a host the egress policy (EGRESS) does
-   * not allow. The CODE_STEP_ codes name both: a piece's request goes through the same fetch.
+   * An HTTP request of a run, a code step's `fetch` or a piece's `ctx.fetch` alike, to a host the
+   * egress policy (EGRESS) does not allow; the message names the EGRESS value that would allow it.
+   */
+  EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /**
+   * Means EGRESS_DENIED; not produced, and kept so that stored runs and logs that carry it stay
+   * readable.
    */
   CODE_STEP_EGRESS_DENIED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A code step's HTTP request failed: unreachable, too large, too many redirects. */

@@ -29,9 +29,9 @@ export function walkSteps(definition: Pick<FlowDefinition, 'steps'>): StepVisit[
       visits.push({ step, path: `${prefix}${step.name}`, at: here, parents });
       const inner = [...parents, step];
       if (step.type === 'router') {
-        step.branches.forEach((branch, b) =>
-          walk(branch.steps, `${prefix}${step.name}/${branch.name}/`, `${here}.branches.${b}.steps`, inner),
-        );
+        step.branches.forEach((branch, b) => {
+          walk(branch.steps, `${prefix}${step.name}/${branch.name}/`, `${here}.branches.${b}.steps`, inner);
+        });
         if (step.otherwise !== undefined) {
           walk(step.otherwise, `${prefix}${step.name}/${OTHERWISE}/`, `${here}.otherwise`, inner);
         }

@@ -31,14 +31,14 @@ const HeaderNameSchema = z
  * within `toleranceSeconds` of now.
  */
 export const WebhookVerifySchema = z.discriminatedUnion('scheme', [
-  z.object({
+  z.strictObject({
     scheme: z.literal('hmac-sha256'),
     header: HeaderNameSchema,
     prefix: z.string().max(100).optional(),
     encoding: z.enum(['hex', 'base64']).default('hex'),
     secret: SecretTemplateSchema,
   }),
-  z.object({
+  z.strictObject({
     scheme: z.literal('stripe'),
     header: HeaderNameSchema.default('stripe-signature'),
     toleranceSeconds: z.number().int().positive().max(86_400).default(300),
@@ -47,7 +47,7 @@ export const WebhookVerifySchema = z.discriminatedUnion('scheme', [
 ]);
 export type WebhookVerify = z.infer<typeof WebhookVerifySchema>;
 
-export const TriggerDefinitionSchema = z.object({
+export const TriggerDefinitionSchema = z.strictObject({
   name: z.literal('trigger'),
   piece: z.string().min(1),
   version: PieceVersionSchema.optional(),
@@ -65,13 +65,21 @@ const StepFailureSettings = {
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
 };
 
-export const PieceStepDefinitionSchema = z.object({
+export const PieceStepDefinitionSchema = z.strictObject({
   type: z.literal('piece'),
   name: StepNameSchema,
   piece: z.string().min(1),
   version: PieceVersionSchema.optional(),
   action: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * The connection whose value the action receives as `ctx.auth`, checked against the credential
+   * its piece declares (`auth`); never an input. Named as connections are (connections.ts).
+   */
+  connection: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be a connection name: 1-64 characters of a-z, 0-9 and _')
+    .optional(),
   ...StepFailureSettings,
 });
 
@@ -79,7 +87,7 @@ export const PieceStepDefinitionSchema = z.object({
  * A code step: `code` is the body of an async function that receives `inputs` (the step's
  * resolved input) and returns the step's output, e.g. `return { result: inputs.sum + 1 }`.
  */
-export const CodeStepDefinitionSchema = z.object({
+export const CodeStepDefinitionSchema = z.strictObject({
   type: z.literal('code'),
   name: StepNameSchema,
   code: z.string().min(1).max(100_000),
@@ -123,7 +131,7 @@ export const UNARY_CONDITION_OPS: ReadonlySet<ConditionOp> = new Set([
 
 /** `left` and `right` are literals or templates over what ran before the router. */
 export const ConditionSchema = z
-  .object({
+  .strictObject({
     left: z.unknown(),
     op: z.enum(CONDITION_OPS),
     right: z.unknown().optional(),
@@ -140,14 +148,14 @@ export const ConditionSchema = z
 export type Condition = z.infer<typeof ConditionSchema>;
 
 /** A sync caller's answer from a `stop` step (the `webhook/return_response` shape). */
-export const StopResponseSchema = z.object({
+export const StopResponseSchema = z.strictObject({
   status: z.number().int().min(100).max(599).default(200),
   headers: z.record(z.string(), z.string()).optional(),
   body: z.unknown().optional(),
 });
 
 /** Ends the run early: SUCCEEDED, or FAILED with `message` as its error (code FLOW_STOPPED). */
-export const StopStepDefinitionSchema = z.object({
+export const StopStepDefinitionSchema = z.strictObject({
   type: z.literal('stop'),
   name: StepNameSchema,
   status: z.enum(['SUCCEEDED', 'FAILED']).default('SUCCEEDED'),
@@ -210,7 +218,7 @@ export const LOOP_MAX_CONCURRENCY = 16;
 const stepsSchema = (min = 0): z.ZodType<StepDefinition[], unknown> =>
   z.array(StepDefinitionSchema).min(min).max(MAX_BODY_STEPS) as z.ZodType<StepDefinition[], unknown>;
 
-export const RouterBranchSchema = z.object({
+export const RouterBranchSchema = z.strictObject({
   name: StepNameSchema,
   when: z.array(z.array(ConditionSchema).min(1).max(50)).min(1).max(50),
   get steps(): z.ZodType<StepDefinition[], unknown> {
@@ -218,7 +226,7 @@ export const RouterBranchSchema = z.object({
   },
 });
 
-export const RouterStepDefinitionSchema = z.object({
+export const RouterStepDefinitionSchema = z.strictObject({
   type: z.literal('router'),
   name: StepNameSchema,
   mode: z.enum(['first', 'all']).default('first'),
@@ -229,7 +237,7 @@ export const RouterStepDefinitionSchema = z.object({
   },
 });
 
-export const LoopStepDefinitionSchema = z.object({
+export const LoopStepDefinitionSchema = z.strictObject({
   type: z.literal('loop'),
   name: StepNameSchema,
   items: z.union([z.string().min(1), z.array(z.unknown())]),
@@ -239,15 +247,34 @@ export const LoopStepDefinitionSchema = z.object({
   },
 });
 
-export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z.discriminatedUnion('type', [
-  PieceStepDefinitionSchema,
-  CodeStepDefinitionSchema,
-  RouterStepDefinitionSchema,
-  LoopStepDefinitionSchema,
-  StopStepDefinitionSchema,
-]);
+/** Named (`FlowStep`) so the OpenAPI document refers to the recursive shape by name. */
+export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z
+  .discriminatedUnion('type', [
+    PieceStepDefinitionSchema,
+    CodeStepDefinitionSchema,
+    RouterStepDefinitionSchema,
+    LoopStepDefinitionSchema,
+    StopStepDefinitionSchema,
+  ])
+  .meta({ id: 'FlowStep', description: 'A step of a flow: piece, code, router, loop or stop.' });
 
-export const FlowDefinitionSchema = z.object({
+/** The roots an `errorResponse` template may read: `{{error.code}}`, `{{run.id}}`. */
+export const ERROR_RESPONSE_ROOTS = ['error', 'run'] as const;
+
+/**
+ * A sync caller's answer when its run fails, instead of flowbox's error body. `headers` and
+ * `body` may hold templates over the run's error (`{{error.code}}`, `{{error.message}}`,
+ * `{{error.step}}`) and the run (`{{run.id}}`, `{{run.status}}`, `{{run.flowId}}`); the run keeps
+ * the full error. The `x-flowbox-run-id` header is always sent.
+ */
+export const ErrorResponseSchema = z.strictObject({
+  status: z.number().int().min(100).max(599).default(500),
+  headers: z.record(z.string(), z.string()).optional(),
+  body: z.unknown().optional(),
+});
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
+
+export const FlowDefinitionSchema = z.strictObject({
   trigger: TriggerDefinitionSchema,
   steps: stepsSchema(1),
   /**
@@ -257,6 +284,8 @@ export const FlowDefinitionSchema = z.object({
   runWhenCallerGone: z.boolean().optional(),
   /** A flow started once with the failed run's id, flow, status, error and step when a run fails. */
   onFailure: z.string().min(1).max(100).optional(),
+  /** What a sync caller of a failed run is answered instead of flowbox's error (ErrorResponseSchema). */
+  errorResponse: ErrorResponseSchema.optional(),
 });
 
 export type TriggerDefinition = z.infer<typeof TriggerDefinitionSchema>;
@@ -288,5 +317,9 @@ export const RunLimitsSchema = z.object({
   flowTimeoutMs: z.number().int().positive(),
   codeStepTimeoutMs: z.number().int().positive(),
   codeStepMemoryMb: z.number().int().min(8),
+  /** The most items one loop may run (LOOP_MAX_ITERATIONS); DEFAULT_LOOP_MAX_ITERATIONS without it. */
+  loopMaxIterations: z.number().int().positive().optional(),
 });
+/** LOOP_MAX_ITERATIONS's default, and the engine's bound for a job that names none. */
+export const DEFAULT_LOOP_MAX_ITERATIONS = 1_000;
 export type RunLimits = z.infer<typeof RunLimitsSchema>;

@@ -86,6 +86,14 @@ export const PreloadRequestSchema = z.object({
    * Never sent to a sandboxed engine, whose only way out is its relay.
    */
   appUrl: EngineJobSchema.shape.appUrl.optional(),
+  /**
+   * `isolate`: the next job runs in a context of its pieces' isolate snapshot, so the engine
+   * builds that snapshot, its isolate and the first run's context now (instead of importing the
+   * pieces into its own realm).
+   */
+  isolation: EngineJobSchema.shape.isolation,
+  /** `isolate`: the job's `isolateMaxRuns`, for the isolate made ahead. */
+  isolateMaxRuns: EngineJobSchema.shape.isolateMaxRuns,
 });
 export type PreloadRequest = z.infer<typeof PreloadRequestSchema>;
 

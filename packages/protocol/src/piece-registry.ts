@@ -17,11 +17,25 @@ export const PiecePublishRequestSchema = z.object({
 });
 export type PiecePublishRequest = z.infer<typeof PiecePublishRequestSchema>;
 
-/** One action of a loaded piece, its input as JSON Schema (converted from its zod schema). */
+/**
+ * The credential an action declares (`auth` in @flowbox/pieces-framework): the connection a step
+ * names must hold a value of `schema`; `required: false` lets a step name none.
+ */
+export const PieceAuthInfoSchema = z.object({
+  type: z.enum(['SECRET_TEXT', 'BASIC_AUTH', 'CUSTOM_AUTH']),
+  displayName: z.string(),
+  description: z.string().optional(),
+  required: z.boolean(),
+  schema: z.record(z.string(), z.unknown()),
+});
+export type PieceAuthInfo = z.infer<typeof PieceAuthInfoSchema>;
+
+/** One action of a loaded piece: its input as JSON Schema, and the credential it declares. */
 export const PieceActionInfoSchema = z.object({
   name: z.string(),
   description: z.string(),
   inputSchema: z.record(z.string(), z.unknown()),
+  auth: PieceAuthInfoSchema.optional(),
 });
 export type PieceActionInfo = z.infer<typeof PieceActionInfoSchema>;
 

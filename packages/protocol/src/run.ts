@@ -22,7 +22,7 @@ export function isFinalRunStatus(status: RunStatus): status is FinalRunStatus {
 /** SKIPPED: a router's branch that did not run (its `skipReason` says why). */
 export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED', 'SKIPPED']);
 
-/** One line a code step wrote with `console.*`, as it recorded it. */
+/** One line a code step wrote with `console.*`, or a piece with `ctx.log`, as its step recorded it. */
 export const ConsoleLineSchema = z.object({
   level: z.enum(['debug', 'info', 'log', 'warn', 'error']),
   message: z.string(),
@@ -43,8 +43,13 @@ export const StepResultSchema = z.object({
   input: z.unknown(),
   output: z.unknown().optional(),
   error: SerializedErrorSchema.optional(),
-  /** A code step's console output, capped (the last line says what was dropped). */
+  /** A code step's console output or a piece's `ctx.log` lines, capped (the last line says what was dropped). */
   logs: z.array(ConsoleLineSchema).optional(),
+  /**
+   * A FAILED step with `continueOnFailure`: the run went on, and later steps read its `output`,
+   * `{ error: { code, message } }`. Its `error` is the failure as any failed step records it.
+   */
+  continued: z.literal(true).optional(),
   /** Why a SKIPPED step did not run, e.g. `branch big not taken`. */
   skipReason: z.string().optional(),
   startedAt: z.iso.datetime(),
@@ -84,6 +89,11 @@ export const RunLogSchema = z.object({
   finishedAt: z.iso.datetime(),
   steps: z.array(StepResultSchema),
   error: SerializedErrorSchema.optional(),
+  /**
+   * Steps whose input or output the log left out to stay within RUN_LOG_MAX_BYTES (each replaced
+   * by a `{ dropped: "<n> bytes" }` marker); absent when nothing was left out.
+   */
+  dropped: z.number().int().positive().optional(),
 });
 export type RunLog = z.infer<typeof RunLogSchema>;
 

@@ -10,6 +10,16 @@ export function syncChannelName(prefix: string, instanceId: string): string {
   return `${prefix}:sync:${instanceId}`;
 }
 
+/**
+ * app → every app: a sync run's answer for the callers that repeated its `Idempotency-Key`, which
+ * may wait on any instance. Every instance subscribes; the instance that answered the first caller
+ * publishes. (Instance channels end in an instance id, this one in `sync-all`, which no
+ * `sync:<id>` channel is.)
+ */
+export function syncBroadcastChannelName(prefix: string): string {
+  return `${prefix}:sync-all`;
+}
+
 export const SyncMessageSchema = z.discriminatedUnion('type', [
   z.object({
     version: z.literal(1),
@@ -17,7 +27,10 @@ export const SyncMessageSchema = z.discriminatedUnion('type', [
     runId: z.string(),
     response: FlowResponseSchema,
   }),
-  /** The run ended without a response step answering: the caller gets an error naming the run. */
+  /**
+   * The run ended without a response step answering: the caller gets 204 when it succeeded, else
+   * the flow's errorResponse or an error naming the run (webhook-routes.ts).
+   */
   z.object({
     version: z.literal(1),
     type: z.literal('run-ended'),

@@ -9,6 +9,7 @@ export type {
   FlowVersionView as VersionView,
   FlowView,
 } from '../../src/http/views/flow-view.ts';
+export type { RefusedDeliveryView } from '../../src/http/views/refused-delivery-view.ts';
 export type { RunStatsView as RunStats } from '../../src/http/views/run-stats-view.ts';
 export type {
   RunPageView as RunPage,

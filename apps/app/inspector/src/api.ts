@@ -1,4 +1,12 @@
-import type { FlowSchedule, FlowView, RunPage, RunStats, RunView, VersionView } from './api-types.ts';
+import type {
+  FlowSchedule,
+  FlowView,
+  RefusedDeliveryView,
+  RunPage,
+  RunStats,
+  RunView,
+  VersionView,
+} from './api-types.ts';
 
 /** The API key lives in this tab's sessionStorage only: gone when the tab closes. */
 const KEY_ITEM = 'flowbox.apiKey';
@@ -41,6 +49,11 @@ export class Api {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/versions`);
   }
 
+  /** The flow's webhooks refused before any run existed, newest first. */
+  refusedDeliveries(flowId: string): Promise<{ deliveries: RefusedDeliveryView[] }> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/deliveries/refused`);
+  }
+
   setEnabled(flowId: string, enabled: boolean): Promise<FlowView> {
     return this.#call('PATCH', `/v1/flows/${encodeURIComponent(flowId)}`, { enabled });
   }
@@ -69,9 +82,12 @@ export class Api {
     return this.#call('GET', `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
-  /** A new run of the same flow version with the same request (202, async). */
-  rerun(runId: string): Promise<{ runId: string; rerunOf: string }> {
-    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`);
+  /**
+   * A new run with the same request (202, async), on the same flow version or (`latest`) the
+   * flow's published one.
+   */
+  rerun(runId: string, version: 'run' | 'latest' = 'run'): Promise<{ runId: string; rerunOf: string }> {
+    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`, { version });
   }
 
   stats(query: { flowId?: string; windowSeconds: number; bucketSeconds: number }): Promise<RunStats> {

@@ -1,13 +1,16 @@
 import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
+import { flowShape } from './flow-shape.ts';
 import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
+import { refusedTable } from './refused-deliveries.ts';
 
 /**
  * Flows with their triggers and versions: enable or disable a flow (a disabled flow's webhooks
  * answer 404), publish a version (builds its bundle and makes it live), run one by hand, see a
- * schedule's ticks. Read when shown and after each change; not polled.
+ * schedule's ticks and the webhooks it refused before any run existed. Read when shown and after
+ * each change; nothing here moves on its own, so it is not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading flows…'));
@@ -43,7 +46,7 @@ export function flowsView(context: ViewContext): Dispose {
         h(
           'tr',
           {},
-          ...['flow', 'name', 'trigger', 'state', 'live version', '', '', ''].map((label) =>
+          ...['flow', 'name', 'trigger', 'state', 'live version', '', '', '', ''].map((label) =>
             h('th', {}, label),
           ),
         ),
@@ -52,9 +55,9 @@ export function flowsView(context: ViewContext): Dispose {
     );
 
   const flowRows = (flow: FlowView) => {
-    const versions = h('td', { colspan: 8, class: 'versions' });
+    const versions = h('td', { colspan: 9, class: 'versions' });
     const versionsRow = h('tr', { class: 'versions-row', hidden: true }, versions);
-    const details = h('td', { colspan: 8, class: 'versions' });
+    const details = h('td', { colspan: 9, class: 'versions' });
     const detailsRow = h('tr', { class: 'versions-row', hidden: true }, details);
     const open = (fill: () => void) => () => {
       detailsRow.hidden = !detailsRow.hidden;
@@ -79,6 +82,27 @@ export function flowsView(context: ViewContext): Dispose {
         },
       },
       'versions',
+    );
+    const refused = h('td', { colspan: 9, class: 'versions' });
+    const refusedRow = h('tr', { class: 'versions-row', hidden: true }, refused);
+    const refusedToggle = h(
+      'button',
+      {
+        type: 'button',
+        class: 'link',
+        'data-testid': `refused-${flow.id}`,
+        onclick: () => {
+          refusedRow.hidden = !refusedRow.hidden;
+          if (!refusedRow.hidden) {
+            show(refused, h('span', { class: 'muted' }, 'Loading refused deliveries…'));
+            void context.api
+              .refusedDeliveries(flow.id)
+              .then(({ deliveries }) => show(refused, refusedTable(deliveries)))
+              .catch(context.fail);
+          }
+        },
+      },
+      'refused',
     );
     return [
       h(
@@ -142,9 +166,11 @@ export function flowsView(context: ViewContext): Dispose {
               ),
         ),
         h('td', {}, toggle),
+        h('td', {}, refusedToggle),
       ),
       detailsRow,
       versionsRow,
+      refusedRow,
     ];
   };
 
@@ -155,7 +181,7 @@ export function flowsView(context: ViewContext): Dispose {
       h(
         'thead',
         {},
-        h('tr', {}, ...['version', 'steps', 'created', 'published', ''].map((label) => h('th', {}, label))),
+        h('tr', {}, ...['version', 'shape', 'created', 'published', ''].map((label) => h('th', {}, label))),
       ),
       h(
         'tbody',
@@ -172,7 +198,7 @@ export function flowsView(context: ViewContext): Dispose {
                 `v${version.number} `,
                 version.id === flow.publishedVersionId ? h('span', { class: 'badge enabled' }, 'live') : null,
               ),
-              h('td', {}, version.definition.steps.map((step) => step.name).join(' → ')),
+              h('td', {}, flowShape(version.definition)),
               h('td', { class: 'mono' }, time(version.createdAt)),
               h('td', { class: 'mono' }, time(version.publishedAt)),
               h(

@@ -5,6 +5,7 @@ import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { json, ms, time } from './format.ts';
 import { Poller } from './poller.ts';
+import { stepTreeView } from './step-tree-view.ts';
 import { waterfallChart } from './waterfall-chart.ts';
 
 /** A run in flight is read again this often, until it is final. */
@@ -30,7 +31,7 @@ export function runView(context: ViewContext, runId: string): Dispose {
         }
         throw error;
       }
-      show(context.main, ...runPage(run, rerunButton(context, run)));
+      show(context.main, ...runPage(run, rerunButtons(context, run)));
       // A final run can still gain its timings (a late worker result), but never steps.
       return !(isFinal(run.status) && run.timings !== null);
     },
@@ -40,21 +41,35 @@ export function runView(context: ViewContext, runId: string): Dispose {
 }
 
 /**
- * Re-runs the run (same flow version, same request) and goes to the new run's page. Only on a
- * final run: the page of one in flight is redrawn every second.
+ * Re-runs the run with the same request, on the same flow version or the flow's published one,
+ * and goes to the new run's page. Only on a final run: the page of one in flight is redrawn every
+ * second.
  */
-function rerunButton(context: ViewContext, run: RunView): HTMLElement | null {
+function rerunButtons(context: ViewContext, run: RunView): HTMLElement | null {
   if (!isFinal(run.status)) return null;
+  return h(
+    'span',
+    { class: 'actions' },
+    rerunButton(context, run, 'run'),
+    ' ',
+    rerunButton(context, run, 'latest'),
+  );
+}
+
+function rerunButton(context: ViewContext, run: RunView, version: 'run' | 'latest'): HTMLElement {
+  const latest = version === 'latest';
   return h(
     'button',
     {
       type: 'button',
-      'data-testid': 'rerun',
-      title: 'Run the same flow version again with the same request',
+      'data-testid': latest ? 'rerun-latest' : 'rerun',
+      title: latest
+        ? "Run the flow's published version with the same request"
+        : 'Run the same flow version again with the same request',
       onclick: (event: Event) => {
         const button = event.currentTarget as HTMLButtonElement;
         button.disabled = true;
-        void context.api.rerun(run.id).then(
+        void context.api.rerun(run.id, version).then(
           ({ runId }) => {
             window.location.hash = `#/runs/${runId}`;
           },
@@ -65,7 +80,7 @@ function rerunButton(context: ViewContext, run: RunView): HTMLElement | null {
         );
       },
     },
-    'Re-run',
+    latest ? 'Re-run on latest' : 'Re-run',
   );
 }
 
@@ -93,7 +108,12 @@ function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
           )
         : waterfallChart(run.timings, run.steps),
     ),
-    h('section', { class: 'steps' }, h('h2', {}, `Steps (${run.steps.length})`), ...run.steps.map(stepCard)),
+    h(
+      'section',
+      { class: 'steps' },
+      h('h2', {}, `Steps (${run.steps.length})`),
+      ...stepTreeView(run.steps, stepCard),
+    ),
   ].filter((node): node is HTMLElement => node !== null);
 }
 
@@ -126,6 +146,9 @@ function facts(run: RunView): HTMLElement {
     ['log', log],
   ];
   if (run.rerunOf !== null) rows.push(['re-run of', runLink(run.rerunOf, 'rerun-of')]);
+  if (run.causedBy !== null) rows.push(['error run of', runLink(run.causedBy, 'caused-by')]);
+  if (run.errorRun !== null) rows.push(['error run', runLink(run.errorRun, 'error-run')]);
+  if (run.errorFlowSkipped !== null) rows.push(['error flow', `not started: ${run.errorFlowSkipped}`]);
   if (run.reruns.length > 0) {
     rows.push([
       're-runs',
@@ -157,16 +180,24 @@ function errorBox(
   );
 }
 
+/** One step's result; a failed one highlighted with its error and input, a skipped one greyed with why. */
 function stepCard(step: StepView): HTMLElement {
+  const state = step.status === 'FAILED' ? 'failed' : step.status === 'SKIPPED' ? 'skipped' : '';
   return h(
     'article',
-    { class: `step ${step.status === 'FAILED' ? 'failed' : ''}`, 'data-step': step.name },
+    { class: `step ${state}`, 'data-step': step.name, 'data-path': step.path ?? step.name },
     h(
       'header',
       {},
       h('strong', {}, step.name),
+      step.path === undefined || step.path === step.name
+        ? null
+        : h('span', { class: 'mono muted' }, step.path),
       h('span', { class: 'muted' }, step.kind),
       statusBadge(step.status),
+      step.skipReason === undefined
+        ? null
+        : h('span', { class: 'muted', 'data-testid': 'skip-reason' }, step.skipReason),
       h('span', { class: 'num' }, ms(step.durationMs)),
     ),
     step.error === undefined ? null : errorBox('Step error', step.error),

@@ -8,7 +8,10 @@ const LABEL = 150;
 const WIDTH = 900;
 const AXIS = 18;
 
-/** The waterfall as SVG: one row per part of the anatomy and per step, on one time scale. */
+/**
+ * The waterfall as SVG: one row per part of the anatomy and per step, a lane per loop iteration
+ * (its steps' bars in one row), on one time scale.
+ */
 export function waterfallChart(timings: Timings | null, steps: StepView[]): SVGElement {
   const { rows, spanMs } = buildWaterfall(timings, steps);
   const scale = niceScale(spanMs);
@@ -32,12 +35,25 @@ export function waterfallChart(timings: Timings | null, steps: StepView[]): SVGE
     const y = AXIS + index * ROW;
     const left = x(row.startMs);
     const width = Math.max(1, x(row.startMs + row.durationMs) - left);
+    const bars = (row.bars ?? [row]).map((bar) => {
+      const start = x(bar.startMs);
+      const rect = s('rect', {
+        x: start,
+        y: y + 4,
+        width: Math.max(1, x(bar.startMs + bar.durationMs) - start),
+        height: ROW - 8,
+        rx: 2,
+        class: row.bars === undefined ? 'span' : `span ${bar.kind}`,
+      });
+      if (row.bars !== undefined) rect.append(s('title', {}, `${bar.label}: ${ms(bar.durationMs)}`));
+      return rect;
+    });
     svg.append(
       s(
         'g',
         { class: `row ${row.kind}`, 'data-row': row.label },
         s('text', { x: 6 + row.depth * 12, y: y + 14, class: 'label' }, row.label),
-        s('rect', { x: left, y: y + 4, width, height: ROW - 8, rx: 2, class: 'span' }),
+        ...bars,
         s('text', { x: left + width + 4, y: y + 14, class: 'value' }, ms(row.durationMs)),
       ),
     );

@@ -10,11 +10,13 @@
  */
 export interface WaterfallRow {
   label: string;
-  /** `total`, `queue`, `worker`, `provision`, `boot`, `run`, `log`, `step`, `step-failed`. */
+  /** `total`, `queue`, `worker`, `provision`, `boot`, `run`, `log`, `step`, `step-failed`, `lane`. */
   kind: string;
   depth: number;
   startMs: number;
   durationMs: number;
+  /** A lane's bars: one per step of a loop's iteration, on the same time scale. */
+  bars?: { label: string; kind: string; startMs: number; durationMs: number }[];
 }
 
 export interface WaterfallTimings {
@@ -30,6 +32,8 @@ export interface WaterfallTimings {
 
 export interface WaterfallStep {
   name: string;
+  /** Where it ran in the flow's tree (`each[3]/check`); labels the row when present. */
+  path?: string | undefined;
   status: string;
   startedAt: string;
   durationMs: number;
@@ -71,19 +75,51 @@ export function buildWaterfall(timings: WaterfallTimings | null, steps: Waterfal
     row('run', 'run', 1, runStart, timings.runMs);
   }
   const first = steps[0] === undefined ? 0 : Date.parse(steps[0].startedAt);
+  const lanes = new Map<string, WaterfallRow>();
   for (const step of steps) {
-    const offset = Math.max(0, Date.parse(step.startedAt) - first);
-    row(
-      step.name,
-      step.status === 'FAILED' ? 'step-failed' : 'step',
-      timings === null ? 0 : 2,
-      runStart + offset,
-      step.durationMs,
-    );
+    // A skipped step (a branch not taken) did not run: it has no place in time.
+    if (step.status === 'SKIPPED') continue;
+    const startMs = runStart + Math.max(0, Date.parse(step.startedAt) - first);
+    const kind = step.status === 'FAILED' ? 'step-failed' : 'step';
+    const depth = timings === null ? 0 : 2;
+    const path = step.path ?? step.name;
+    const lane = laneOf(path);
+    if (lane === null) {
+      row(path, kind, depth, startMs, step.durationMs);
+      continue;
+    }
+    // A loop's iteration is one lane: iterations that ran at once lie side by side in time.
+    const bar = { label: path, kind, startMs, durationMs: Math.max(0, step.durationMs) };
+    const existing = lanes.get(lane);
+    if (existing === undefined) {
+      const laneKind = kind === 'step-failed' ? 'lane lane-failed' : 'lane';
+      const created = {
+        label: lane,
+        kind: laneKind,
+        depth,
+        startMs,
+        durationMs: bar.durationMs,
+        bars: [bar],
+      };
+      lanes.set(lane, created);
+      rows.push(created);
+    } else {
+      const end = Math.max(existing.startMs + existing.durationMs, startMs + bar.durationMs);
+      existing.startMs = Math.min(existing.startMs, startMs);
+      existing.durationMs = end - existing.startMs;
+      existing.bars?.push(bar);
+      if (kind === 'step-failed') existing.kind = 'lane lane-failed';
+    }
   }
   if (timings !== null) row('log upload', 'log', 1, runStart + timings.runMs, timings.logPersistMs);
   const spanMs = rows.reduce((end, r) => Math.max(end, r.startMs + r.durationMs), 0);
   return { rows, spanMs };
+}
+
+/** The innermost loop iteration a step ran in (`orders[1]/parts[0]` of `orders[1]/parts[0]/label`), or null. */
+function laneOf(path: string): string | null {
+  const end = path.lastIndexOf(']');
+  return end === -1 ? null : path.slice(0, end + 1);
 }
 
 /** A scale's end rounded up to 1, 2 or 5 × a power of ten, and its ticks. */

@@ -11,7 +11,8 @@ import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
-import type { FlowsRepository, FlowVersionRecord } from './flows-repository.ts';
+import { checkErrorFlow } from './error-flow-check.ts';
+import type { FlowsRepository, FlowVersionRecord, PublishRecord } from './flows-repository.ts';
 
 /**
  * Publishing builds a version's flow bundle (definition plus compiled code steps, pinned to the
@@ -41,13 +42,26 @@ export class FlowPublisher {
   }
 
   /**
-   * A version that references a connection that does not exist is not published (INVALID_FLOW
-   * naming it). One deleted after this check fails the runs that need it (CONNECTION_MISSING).
+   * Publishes a stored version. A version that references a connection that does not exist is
+   * not published (INVALID_FLOW naming it). One deleted after this check fails the runs that need
+   * it (CONNECTION_MISSING). Nor is one whose `onFailure` names itself or no flow
+   * (error-flow-check.ts), nor a schedule trigger under SCHEDULE_MIN_INTERVAL_SECONDS.
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
+    const record = await this.prepare(version);
+    await this.#flows.publish(version.id, record.bundle, record.connections);
+    return { ...version, ...record, publishedAt: version.publishedAt ?? new Date() };
+  }
+
+  /**
+   * Checks a version's connections and builds and stores its bundle, recording nothing: what a
+   * create or add-and-publish calls inside the transaction that inserts the version.
+   */
+  async prepare(version: FlowVersionRecord): Promise<PublishRecord> {
     checkScheduleTrigger(version.definition.trigger, {
       minIntervalSeconds: this.#scheduleMinIntervalSeconds,
     });
+    await checkErrorFlow(this.#flows, version.flowId, version.definition);
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {
@@ -61,9 +75,7 @@ export class FlowPublisher {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = objectKeys.flowBundle(version.id, sha256);
     await this.#storage.put(key, bytes, 'application/json');
-    const record = { key, sha256, sizeBytes: bytes.byteLength, pieces: bundle.pieces };
-    await this.#flows.publish(version.id, record, connections);
-    return { ...version, bundle: record, connections, publishedAt: version.publishedAt ?? new Date() };
+    return { bundle: { key, sha256, sizeBytes: bytes.byteLength, pieces: bundle.pieces }, connections };
   }
 
   /** Pins each piece to the version the definition names, or the latest published now. */

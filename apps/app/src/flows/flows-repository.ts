@@ -1,10 +1,17 @@
 import {
+  type ErrorResponse,
+  ErrorResponseSchema,
+  FlowboxError,
   type FlowDefinition,
   FlowDefinitionSchema,
+  formatIssues,
   type PieceRef,
+  parseStored,
   type WebhookVerify,
   WebhookVerifySchema,
 } from '@flowbox/protocol';
+import type { PoolClient } from 'pg';
+import type { z } from 'zod';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
 
@@ -18,6 +25,8 @@ export interface PublishedFlow {
   verify: WebhookVerify | null;
   /** The published definition's trigger piece: `schedule` flows start from ticks, not webhooks. */
   triggerPiece: string;
+  /** The published definition's `errorResponse`: what a sync caller of a failed run is answered. */
+  errorResponse: ErrorResponse | null;
 }
 
 export interface FlowBundleRecord {
@@ -46,6 +55,15 @@ export interface FlowTriggerRecord {
   input: Record<string, unknown>;
 }
 
+/** What publishing records of a version: its built bundle and the connections it references. */
+export interface PublishRecord {
+  bundle: FlowBundleRecord;
+  connections: string[];
+}
+
+/** Checks and builds a new version's bundle (FlowPublisher.prepare); throwing refuses the publish. */
+export type PrepareBundle = (version: FlowVersionRecord) => Promise<PublishRecord>;
+
 export interface FlowRecord {
   id: string;
   name: string;
@@ -61,13 +79,16 @@ export interface FlowsRepository {
   findPublished(flowId: string): Promise<PublishedFlow | null>;
   getFlow(flowId: string): Promise<FlowRecord | null>;
   listFlows(): Promise<FlowRecord[]>;
-  /** Creates a flow and its version 1 in one transaction; false when the id is taken. */
-  createFlow(input: {
-    id: string;
-    name: string;
-    definition: FlowDefinition;
-  }): Promise<FlowVersionRecord | null>;
-  addVersion(flowId: string, definition: FlowDefinition): Promise<FlowVersionRecord>;
+  /**
+   * Creates a flow and its version 1 in one transaction; null when the id is taken. With
+   * `publish`, the version is published in the same transaction: when it throws, nothing stays.
+   */
+  createFlow(
+    input: { id: string; name: string; definition: FlowDefinition },
+    publish?: PrepareBundle,
+  ): Promise<FlowVersionRecord | null>;
+  /** Adds a version; with `publish`, publishes it in the same transaction (as createFlow). */
+  addVersion(flowId: string, definition: FlowDefinition, publish?: PrepareBundle): Promise<FlowVersionRecord>;
   getVersion(flowVersionId: string): Promise<FlowVersionRecord | null>;
   listVersions(flowId: string): Promise<FlowVersionRecord[]>;
   /** Records a built bundle and the connections it references, and makes its version the published one. */
@@ -124,7 +145,7 @@ const toVersion = (row: VersionRow): FlowVersionRecord => ({
   id: row.id,
   flowId: row.flow_id,
   number: row.number,
-  definition: FlowDefinitionSchema.parse(row.definition),
+  definition: storedDefinition(row),
   bundle:
     row.bundle_key === null || row.bundle_sha256 === null
       ? null
@@ -142,6 +163,28 @@ const toVersion = (row: VersionRow): FlowVersionRecord => ({
 /** A flow's columns with its published version's trigger. */
 const WITH_TRIGGER = `SELECT f.*, v.definition->'trigger' AS trigger
   FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id`;
+/**
+ * A stored definition loads even when it holds keys this version does not know (written by a
+ * newer app, or a field since removed): they are dropped, where a new definition is refused.
+ */
+function storedDefinition(row: VersionRow): FlowDefinition {
+  const parsed = parseStored(FlowDefinitionSchema, row.definition);
+  if (!parsed.success) {
+    throw new FlowboxError(
+      'INTERNAL',
+      `flow version ${row.id} holds an invalid definition: ${formatIssues(parsed.error.issues)}`,
+    );
+  }
+  return parsed.data;
+}
+
+function stored<S extends z.ZodType>(schema: S, value: unknown, field: string): z.infer<S> {
+  const parsed = parseStored(schema, value);
+  if (!parsed.success) {
+    throw new FlowboxError('INTERNAL', `invalid stored ${field}: ${formatIssues(parsed.error.issues)}`);
+  }
+  return parsed.data;
+}
 
 const INSERT_VERSION = `
   INSERT INTO flow_versions (id, flow_id, number, definition)
@@ -149,15 +192,67 @@ const INSERT_VERSION = `
   FROM (SELECT coalesce(max(number), 0) + 1 AS n FROM flow_versions WHERE flow_id = $1) next
   RETURNING *`;
 
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+async function recordPublish(db: Queryable, flowVersionId: string, record: PublishRecord): Promise<void> {
+  const { bundle, connections } = record;
+  // One statement, so a version is never published without its bundle.
+  await db.query(
+    `WITH v AS (
+       UPDATE flow_versions
+       SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
+           connections = $6::text[], published_at = coalesce(published_at, now())
+       WHERE id = $1 RETURNING flow_id)
+     UPDATE flows SET published_version_id = $1, updated_at = now(),
+       schedule_since = CASE WHEN published_version_id IS DISTINCT FROM $1 THEN now() ELSE schedule_since END
+     FROM v WHERE flows.id = v.flow_id`,
+    [flowVersionId, bundle.key, bundle.sha256, bundle.sizeBytes, JSON.stringify(bundle.pieces), connections],
+  );
+}
+
+/** Publishes a version inserted in this transaction, when asked; its errors roll the insert back. */
+async function publishNew(
+  client: PoolClient,
+  version: FlowVersionRecord,
+  publish: PrepareBundle | undefined,
+): Promise<FlowVersionRecord> {
+  if (publish === undefined) return version;
+  const record = await publish(version);
+  await recordPublish(client, version.id, record);
+  return { ...version, ...record, publishedAt: new Date() };
+}
+
+/** Runs `work` in a transaction: committed when it returns, rolled back when it throws. */
+async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
       const { rows } = await pool.query<
-        FlowRow & { run_when_caller_gone: boolean; verify: unknown; trigger_piece: string | null }
+        FlowRow & {
+          run_when_caller_gone: boolean;
+          verify: unknown;
+          error_response: unknown;
+          trigger_piece: string | null;
+        }
       >(
         `SELECT f.id, f.published_version_id, f.enabled,
            coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
-           v.definition->'trigger'->'verify' AS verify, v.definition->'trigger'->>'piece' AS trigger_piece
+           v.definition->'trigger'->'verify' AS verify, v.definition->'errorResponse' AS error_response,
+           v.definition->'trigger'->>'piece' AS trigger_piece
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -168,7 +263,11 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
         flowVersionId: row.published_version_id,
         enabled: row.enabled,
         runWhenCallerGone: row.run_when_caller_gone,
-        verify: row.verify == null ? null : WebhookVerifySchema.parse(row.verify),
+        verify: row.verify == null ? null : stored(WebhookVerifySchema, row.verify, 'trigger.verify'),
+        errorResponse:
+          row.error_response == null
+            ? null
+            : stored(ErrorResponseSchema, row.error_response, 'errorResponse'),
         triggerPiece: row.trigger_piece ?? '',
       };
     },
@@ -187,32 +286,27 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
       return rows.map(toFlow);
     },
 
-    async createFlow({ id, name, definition }) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+    async createFlow({ id, name, definition }, publish) {
+      return inTransaction(pool, async (client) => {
         const inserted = await client.query(
           'INSERT INTO flows (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
           [id, name],
         );
-        if (inserted.rowCount === 0) {
-          await client.query('ROLLBACK');
-          return null;
-        }
+        if (inserted.rowCount === 0) return null;
         const { rows } = await client.query<VersionRow>(INSERT_VERSION, [id, jsonb(definition)]);
-        await client.query('COMMIT');
-        return toVersion(rows[0] as VersionRow);
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+        return publishNew(client, toVersion(rows[0] as VersionRow), publish);
+      });
     },
 
-    async addVersion(flowId, definition) {
-      const { rows } = await pool.query<VersionRow>(INSERT_VERSION, [flowId, jsonb(definition)]);
-      return toVersion(rows[0] as VersionRow);
+    async addVersion(flowId, definition, publish) {
+      if (publish === undefined) {
+        const { rows } = await pool.query<VersionRow>(INSERT_VERSION, [flowId, jsonb(definition)]);
+        return toVersion(rows[0] as VersionRow);
+      }
+      return inTransaction(pool, async (client) => {
+        const { rows } = await client.query<VersionRow>(INSERT_VERSION, [flowId, jsonb(definition)]);
+        return publishNew(client, toVersion(rows[0] as VersionRow), publish);
+      });
     },
 
     async getVersion(flowVersionId) {
@@ -231,25 +325,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
     },
 
     async publish(flowVersionId, bundle, connections) {
-      // One statement, so a version is never published without its bundle.
-      await pool.query(
-        `WITH v AS (
-           UPDATE flow_versions
-           SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
-               connections = $6::text[], published_at = coalesce(published_at, now())
-           WHERE id = $1 RETURNING flow_id)
-         UPDATE flows SET published_version_id = $1, updated_at = now(),
-           schedule_since = CASE WHEN published_version_id IS DISTINCT FROM $1 THEN now() ELSE schedule_since END
-         FROM v WHERE flows.id = v.flow_id`,
-        [
-          flowVersionId,
-          bundle.key,
-          bundle.sha256,
-          bundle.sizeBytes,
-          JSON.stringify(bundle.pieces),
-          connections,
-        ],
-      );
+      await recordPublish(pool, flowVersionId, { bundle, connections: [...connections] });
     },
 
     async update(flowId, { name, enabled }) {

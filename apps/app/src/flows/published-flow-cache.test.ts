@@ -34,6 +34,7 @@ describe('withPublishedFlowCache', () => {
     runWhenCallerGone: false,
     verify: null,
     triggerPiece: 'webhook',
+    errorResponse: null,
   };
 
   it('answers repeated lookups from memory until the TTL passes', async () => {

@@ -58,6 +58,8 @@ export function withPublishedFlowCache(
       return found?.flow ?? null;
     },
     createFlow: clearing(flows.createFlow),
+    // Publishes too, when asked (in the transaction that adds the version).
+    addVersion: clearing(flows.addVersion),
     publish: clearing(flows.publish),
     update: clearing(flows.update),
     delete: clearing(flows.delete),

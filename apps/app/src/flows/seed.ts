@@ -1,4 +1,4 @@
-import { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
+import { BENCHMARK_FLOW_ID, BENCHMARK_FLOWS } from '@flowbox/protocol';
 import type { FlowPublisher } from './flow-publisher.ts';
 import type { FlowsRepository } from './flows-repository.ts';
 
@@ -8,18 +8,20 @@ export { BENCHMARK_FLOW, BENCHMARK_FLOW_ID } from '@flowbox/protocol';
 export const BENCHMARK_FLOW_VERSION_ID = `${BENCHMARK_FLOW_ID}-v1`;
 
 /**
- * Creates and publishes the benchmark flow on first start. A version left without a bundle
+ * Creates and publishes the benchmark flows on first start (the benchmark flow, and the loop and
+ * router flows of the `loop100` and `router` scenarios). A version left without a bundle
  * (created before bundles existed, or by a start that died mid-way) is published now.
  * Returns true when it changed anything.
  */
 export async function seedBenchmarkFlow(flows: FlowsRepository, publisher: FlowPublisher): Promise<boolean> {
-  const created = await flows.createFlow({
-    id: BENCHMARK_FLOW_ID,
-    name: 'Benchmark: sync webhook, math helper, code step, response',
-    definition: BENCHMARK_FLOW,
-  });
-  const version = created ?? (await flows.getVersion(BENCHMARK_FLOW_VERSION_ID));
-  if (version === null || version.bundle !== null) return created !== null;
-  await publisher.publish(version);
-  return true;
+  let changed = false;
+  for (const { id, name, definition } of BENCHMARK_FLOWS) {
+    const created = await flows.createFlow({ id, name, definition });
+    const version = created ?? (await flows.getVersion(`${id}-v1`));
+    if (created !== null) changed = true;
+    if (version === null || version.bundle !== null) continue;
+    await publisher.publish(version);
+    changed = true;
+  }
+  return changed;
 }

@@ -88,6 +88,9 @@ export const RUN_EXAMPLE: RunView = {
     },
   ],
   reruns: [RERUN_ID],
+  causedBy: null,
+  errorRun: null,
+  errorFlowSkipped: null,
   logUrl: `http://127.0.0.1:7070/flowbox/runs/orders/${RUN_ID}.json?X-Amz-Expires=900`,
 };
 

@@ -4,11 +4,27 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { ErrorBody } from './error-handler.ts';
 
+/** The secret a limiter counts wrong guesses of: named in its messages, counted by answer. */
+export interface LimitedCredential {
+  /** `API key`, `metrics token`: singular; messages add an `s`. */
+  name: string;
+  /** Counts each refusal (`flowbox_api_key_refused_total`, `flowbox_metrics_token_refused_total`). */
+  refused(answer: 401 | 429): void;
+}
+
 export interface ApiKeyFailureSettings {
   /** API_KEY_MAX_FAILURES: wrong keys an address may send in a window before 429. */
   maxFailures: number;
   /** API_KEY_FAILURE_WINDOW_SECONDS. */
   windowSeconds: number;
+}
+
+interface FailureOptions {
+  metrics: AppMetrics;
+  logger: Logger;
+  settings: ApiKeyFailureSettings;
+  /** The API key's by default. */
+  credential?: LimitedCredential;
 }
 
 /** One wrong key counted: `exceeded` once the address passed the limit in its window. */
@@ -20,24 +36,25 @@ interface Counted {
 }
 
 /**
- * Wrong API keys, counted per source address by @fastify/rate-limit in Redis (every app shares
- * the count): 401 up to API_KEY_MAX_FAILURES in a window, then 429 `API_KEY_RATE_LIMITED` with
- * `retry-after`. Only wrong keys reach this: the right key is never counted nor refused. Each
- * is counted in `flowbox_api_key_refused_total`; an address's first wrong key in a window and
- * the one that reaches the limit are logged, so a flood of guesses writes two lines an address.
+ * Wrong API keys (or metrics tokens: `credential`), counted per source address by
+ * @fastify/rate-limit in Redis (every app shares the count): 401 up to API_KEY_MAX_FAILURES in a
+ * window, then 429 `API_KEY_RATE_LIMITED` with `retry-after`. Only wrong ones reach this: the right
+ * one is never counted nor refused. Each is counted (`credential.refused`); an address's first
+ * wrong one in a window and the one that reaches the limit are logged, so a flood of guesses
+ * writes two lines an address.
  */
 export class ApiKeyFailures {
   readonly #count: (request: FastifyRequest) => Promise<Counted>;
-  readonly #metrics: AppMetrics;
+  readonly #credential: LimitedCredential;
   readonly #logger: Logger;
   readonly #settings: ApiKeyFailureSettings;
 
-  private constructor(
-    count: (request: FastifyRequest) => Promise<Counted>,
-    options: { metrics: AppMetrics; logger: Logger; settings: ApiKeyFailureSettings },
-  ) {
+  private constructor(count: (request: FastifyRequest) => Promise<Counted>, options: FailureOptions) {
     this.#count = count;
-    this.#metrics = options.metrics;
+    this.#credential = options.credential ?? {
+      name: 'API key',
+      refused: (answer) => options.metrics.apiKeyRefused(answer),
+    };
     this.#logger = options.logger;
     this.#settings = options.settings;
   }
@@ -46,10 +63,7 @@ export class ApiKeyFailures {
    * Counts wrong keys through a limiter of `scope`'s `@fastify/rate-limit` (registered there with
    * `global: false`, so it limits no route by itself).
    */
-  static create(
-    scope: FastifyInstance,
-    options: { metrics: AppMetrics; logger: Logger; settings: ApiKeyFailureSettings },
-  ): ApiKeyFailures {
+  static create(scope: FastifyInstance, options: FailureOptions): ApiKeyFailures {
     const limit = scope.createRateLimit({
       max: options.settings.maxFailures,
       timeWindow: options.settings.windowSeconds * 1000,
@@ -76,24 +90,25 @@ export class ApiKeyFailures {
     }
     const address = request.ip;
     const { maxFailures, windowSeconds } = this.#settings;
+    const { name } = this.#credential;
     if (counted.failures === 1) {
-      this.#logger.warn({ address, url: request.url }, 'wrong API key');
+      this.#logger.warn({ address, url: request.url }, `wrong ${name}`);
     }
     if (counted.failures === maxFailures) {
       this.#logger.warn(
         { address, failures: maxFailures, windowSeconds, retryAfterSeconds: counted.retryAfterSeconds },
-        'wrong API keys from this address reached API_KEY_MAX_FAILURES; further wrong keys are answered 429 until the window ends',
+        `wrong ${name}s from this address reached API_KEY_MAX_FAILURES; further wrong ${name}s are answered 429 until the window ends`,
       );
     }
     if (!counted.exceeded) {
-      this.#metrics.apiKeyRefused(401);
-      throw new FlowboxError('UNAUTHORIZED', 'wrong API key');
+      this.#credential.refused(401);
+      throw new FlowboxError('UNAUTHORIZED', `wrong ${name}`);
     }
-    this.#metrics.apiKeyRefused(429);
+    this.#credential.refused(429);
     const body: ErrorBody = {
       error: {
         code: 'API_KEY_RATE_LIMITED',
-        message: `too many wrong API keys from this address; try again in ${counted.retryAfterSeconds} s`,
+        message: `too many wrong ${name}s from this address; try again in ${counted.retryAfterSeconds} s`,
       },
     };
     return reply

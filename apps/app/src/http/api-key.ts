@@ -32,11 +32,15 @@ export function requireApiKey(
 
 /**
  * An `onRequest` hook for `GET /metrics` when METRICS_TOKEN is set: `authorization: Bearer
- * <METRICS_TOKEN>`, compared like the API key.
+ * <METRICS_TOKEN>`, compared like the API key; a wrong token is answered by `failures` (counted
+ * per address like wrong API keys, 401 then 429), a missing one 401.
  */
-export function requireMetricsToken(token: string): (request: FastifyRequest) => Promise<void> {
+export function requireMetricsToken(
+  token: string,
+  failures: ApiKeyFailures,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
   const expected = digest(token);
-  return async (request) => {
+  return async (request, reply) => {
     const header = request.headers.authorization;
     if (header === undefined || !header.startsWith('Bearer ')) {
       throw new FlowboxError(
@@ -45,7 +49,8 @@ export function requireMetricsToken(token: string): (request: FastifyRequest) =>
       );
     }
     if (!timingSafeEqual(digest(header.slice('Bearer '.length)), expected))
-      throw new FlowboxError('UNAUTHORIZED', 'wrong metrics token');
+      return failures.refuse(request, reply);
+    return undefined;
   };
 }
 

@@ -28,8 +28,12 @@ export interface ApiOperation {
   params?: z.ZodObject;
   /** An object's properties become parameters; a record is one free-form parameter. */
   query?: z.ZodType;
+  /** Request headers the operation reads, as named parameters. */
+  headers?: z.ZodObject;
   /** A JSON body, or a body per media type (webhooks). */
   body?: z.ZodType | Record<string, z.ZodType>;
+  /** The JSON body may be left out (its defaults apply); by default a JSON body is required. */
+  bodyOptional?: boolean;
   responses: Record<number, OperationResponse>;
   /**
    * The route passes someone else's answers through (the sync webhook: its flow's status and

@@ -2,14 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
+import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { FlowPublisher } from '../flows/flow-publisher.ts';
+import type { FlowLimits } from '../flows/flow-tree-check.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
+import { publishWarnings } from '../flows/publish-warnings.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
+import { RefusedDeliveriesQuery } from './views/refused-delivery-view.ts';
 
 export interface FlowRouteDeps {
   flows: FlowsRepository;
@@ -17,6 +21,9 @@ export interface FlowRouteDeps {
   registry: PieceRegistry;
   /** SCHEDULE_MIN_INTERVAL_SECONDS: the floor a schedule trigger is checked against. */
   scheduleMinIntervalSeconds: number;
+  /** What a definition's tree is held to (FLOW_MAX_DEPTH, FLOW_MAX_STEPS, FLOW_TIMEOUT_SECONDS). */
+  limits: FlowLimits;
+  refusedDeliveries: Pick<RefusedDeliveriesRepository, 'list'>;
 }
 
 type FlowParams = { Params: { flowId: string } };
@@ -31,15 +38,20 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     ...apiRoute(OPS.createFlow),
     handler: async (request, reply) => {
       const body = parse(CreateFlowInput, request.body);
-      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
-      let version = await deps.flows.createFlow({ id, name: body.name, definition });
+      // Created and published in one transaction: a refused publish leaves no flow behind.
+      const version = await deps.flows.createFlow(
+        { id, name: body.name, definition },
+        body.publish ? (created) => deps.publisher.prepare(created) : undefined,
+      );
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
-      if (body.publish) version = await deps.publisher.publish(version);
-      return reply
-        .status(201)
-        .send({ flow: await mustGetFlow(deps.flows, id), version: versionView(version) });
+      return reply.status(201).send({
+        flow: await mustGetFlow(deps.flows, id),
+        version: versionView(version),
+        warnings: publishWarnings(definition),
+      });
     },
   });
 
@@ -88,11 +100,23 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     handler: async (request, reply) => {
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
-      const definition = validateFlowDefinition(body.definition, await deps.registry.index());
+      const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
-      let version = await deps.flows.addVersion(request.params.flowId, definition);
-      if (body.publish) version = await deps.publisher.publish(version);
-      return reply.status(201).send({ version: versionView(version) });
+      const version = await deps.flows.addVersion(
+        request.params.flowId,
+        definition,
+        body.publish ? (added) => deps.publisher.prepare(added) : undefined,
+      );
+      return reply.status(201).send({ version: versionView(version), warnings: publishWarnings(definition) });
+    },
+  });
+
+  app.route<FlowParams>({
+    ...apiRoute(OPS.listRefusedDeliveries),
+    handler: async (request) => {
+      const { limit } = parse(RefusedDeliveriesQuery, request.query);
+      await mustGetFlow(deps.flows, request.params.flowId);
+      return { deliveries: await deps.refusedDeliveries.list(request.params.flowId, limit) };
     },
   });
 
@@ -107,7 +131,8 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
           `flow ${request.params.flowId} has no version ${request.params.versionId}`,
         );
       }
-      return { version: versionView(await deps.publisher.publish(version)) };
+      const published = await deps.publisher.publish(version);
+      return { version: versionView(published), warnings: publishWarnings(published.definition) };
     },
   });
 }

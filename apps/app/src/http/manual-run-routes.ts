@@ -10,7 +10,8 @@ type ManualRunRequest = { Params: { flowId: string }; Body: unknown };
  * Runs by hand: `POST /v1/flows/:flowId/runs` (202 with the run's id) and `…/runs/sync` (the
  * flow's answer), with a JSON object as the trigger's body. Any published flow, whatever its
  * trigger (a schedule's too) and whether enabled: disabling closes the public webhook, not the
- * API. The run records `manual` as what started it. Behind the API key.
+ * API. The run records `manual` as what started it. An `Idempotency-Key` header is not read:
+ * each call starts a run. Behind the API key.
  */
 export function registerManualRunRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   app.route<ManualRunRequest>({
@@ -50,5 +51,13 @@ async function startManualRun(
     rawBody: JSON.stringify(body),
     rawBodyEncoding: 'utf8',
   };
-  return startRun(request, reply, deps, { flow, trigger, sync, span: undefined, source: 'manual' });
+  return startRun(request, reply, deps, {
+    flow,
+    trigger,
+    sync,
+    span: undefined,
+    source: 'manual',
+    // Idempotency-Key is a webhook's: a manual run is asked for by someone who sees its answer.
+    idempotency: null,
+  });
 }

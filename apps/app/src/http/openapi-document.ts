@@ -112,6 +112,7 @@ function toOperation(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema {
   const parameters = [
     ...parametersOf(operation.params, 'path', schemaOf),
     ...parametersOf(operation.query, 'query', schemaOf),
+    ...parametersOf(operation.headers, 'header', schemaOf),
   ];
   const answers =
     operation.auth === 'apiKey' ? { ...operation.responses, ...API_KEY_LIMITED } : operation.responses;
@@ -146,8 +147,9 @@ function toRequestBody(operation: ApiOperation, schemaOf: SchemaOf): JsonSchema 
       },
     ]),
   );
-  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required.
-  return { required: body instanceof z.ZodType, content };
+  // A webhook may be posted empty (its flow sees `{}`); the API's JSON bodies are required unless
+  // the operation says its defaults stand in for one.
+  return { required: body instanceof z.ZodType && operation.bodyOptional !== true, content };
 }
 
 function toResponse(response: OperationResponse, example: unknown, schemaOf: SchemaOf): JsonSchema {
@@ -166,7 +168,7 @@ function toResponse(response: OperationResponse, example: unknown, schemaOf: Sch
 
 function parametersOf(
   schema: z.ZodType | undefined,
-  place: 'path' | 'query',
+  place: 'path' | 'query' | 'header',
   schemaOf: SchemaOf,
 ): JsonSchema[] {
   if (schema === undefined) return [];
@@ -190,29 +192,50 @@ function parametersOf(
   });
 }
 
-/** One schema as JSON Schema 2020-12; its named parts are moved into `components`. */
+/**
+ * One schema as JSON Schema 2020-12; its named parts are moved into `components`. A named part
+ * whose request shape differs from its answer shape (defaults are optional in requests) is
+ * `<id>Input` in requests, so one name never stands for two shapes (request views, `*Request`
+ * and `*Input`, are named for their direction already).
+ */
 function convert(
   schema: z.ZodType,
   io: 'input' | 'output',
   components: Record<string, JsonSchema>,
 ): JsonSchema {
-  const {
-    $schema: _dialect,
-    $defs,
-    ...json
-  } = z.toJSONSchema(schema, {
-    target: 'draft-2020-12',
-    io,
-    unrepresentable: 'any',
-  }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
-  for (const [id, definition] of Object.entries($defs ?? {})) components[id] ??= tidy(definition);
-  return tidy(json);
+  const toJson = (as: 'input' | 'output') =>
+    z.toJSONSchema(schema, { target: 'draft-2020-12', io: as, unrepresentable: 'any' }) as JsonSchema & {
+      $defs?: Record<string, JsonSchema>;
+    };
+  const { $schema: _dialect, $defs, ...json } = toJson(io);
+  const renamed = new Map<string, string>();
+  if (io === 'input' && $defs !== undefined) {
+    const answers = toJson('output').$defs ?? {};
+    for (const [id, definition] of Object.entries($defs)) {
+      const answer = answers[id];
+      if (
+        !REQUEST_VIEW.test(id) &&
+        answer !== undefined &&
+        JSON.stringify(answer) !== JSON.stringify(definition)
+      ) {
+        renamed.set(id, `${id}Input`);
+      }
+    }
+  }
+  for (const [id, definition] of Object.entries($defs ?? {})) {
+    components[renamed.get(id) ?? id] ??= tidy(definition, renamed);
+  }
+  return tidy(json, renamed);
 }
 
-function tidy(schema: JsonSchema): JsonSchema {
+const REQUEST_VIEW = /(Request|Input)$/;
+
+function tidy(schema: JsonSchema, renamed: ReadonlyMap<string, string>): JsonSchema {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
-    if (key === '$ref' && typeof value === 'string')
-      return value.replace('#/$defs/', '#/components/schemas/');
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/$defs/')) {
+      const id = value.slice('#/$defs/'.length);
+      return `#/components/schemas/${renamed.get(id) ?? id}`;
+    }
     if (isRecord(value) && typeof value.format === 'string' && SELF_DESCRIBING_FORMATS.has(value.format)) {
       const { pattern: _pattern, ...rest } = value;
       return rest;

@@ -8,7 +8,7 @@ import type { RunsRepository } from '../runs/runs-repository.ts';
 import type { ObjectStorage } from '../storage/object-storage.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
-import { ListRunsQuery, RunStatsQuery } from './views/run-requests.ts';
+import { ListRunsQuery, RerunBody, RunStatsQuery } from './views/run-requests.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOG_URL_TTL_SECONDS = 15 * 60;
@@ -29,11 +29,12 @@ export function registerRunRoutes(
       const { runId } = request.params;
       const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
       if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const [logUrl, reruns] = await Promise.all([
+      const [logUrl, reruns, errorRun] = await Promise.all([
         run.logKey === null ? null : deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS),
         deps.runs.rerunsOf(runId),
+        run.finishedAt === null ? null : deps.runs.errorRunOf(runId),
       ]);
-      if (run.finishedAt !== null) return { ...run, logUrl, reruns };
+      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun };
       // In flight: what the engine has reported, from Redis (whichever app it reported to), until
       // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
@@ -44,18 +45,23 @@ export function registerRunRoutes(
         response: progress.response,
         logUrl,
         reruns,
+        errorRun,
       };
     },
   });
 
-  /** A new run of the same flow version with the same trigger request: 202 with its id. */
+  /**
+   * A new run with the same trigger request, of the same flow version or (`version: latest`) the
+   * flow's published one: 202 with its id.
+   */
   app.route<{ Params: { runId: string } }>({
     ...apiRoute(OPS.rerunRun),
     handler: async (request, reply) => {
       const { runId } = request.params;
       if (!UUID.test(runId)) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const newRunId = await startRerun(deps, runId);
-      return reply.status(202).send({ runId: newRunId, rerunOf: runId });
+      const { version } = parseQuery(RerunBody, request.body ?? {});
+      const started = await startRerun(deps, runId, version);
+      return reply.status(202).send({ ...started, rerunOf: runId });
     },
   });
 

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type ErrorResponse,
   FlowboxError,
+  type FlowResponse,
   httpStatusOf,
   type RunJobData,
+  type SerializedError,
   serializeError,
   TRACEPARENT_HEADER,
   type TriggerPayload,
@@ -11,18 +14,31 @@ import {
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
+import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
 import type { FlowsRepository, PublishedFlow } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunSource } from '../runs/run-record.ts';
+import type { NewIdempotencyKey } from '../runs/runs-repository.ts';
 import { SCHEDULE_PIECE } from '../schedules/schedule-spec.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
+import { errorResponseScope, renderErrorResponse } from './error-response.ts';
+import {
+  awaitRepeatAnswer,
+  callerGoneSignal,
+  checkRepeat,
+  type IdempotencyDeps,
+  idempotencyKeyOf,
+  shareAnswer,
+} from './idempotent-webhook.ts';
+import { responsePolicyProblem } from './response-header-policy.ts';
 import { apiRoute } from './view-serializer.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
+import { noteRefusals } from './webhook-refusals.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
 export const RUN_ID_HEADER = 'x-flowbox-run-id';
@@ -37,7 +53,7 @@ const HOP_BY_HOP = new Set([
   'te',
 ]);
 
-export interface WebhookDeps {
+export interface WebhookDeps extends IdempotencyDeps {
   flows: FlowsRepository;
   lifecycle: RunLifecycle;
   /** Where a run goes once accepted: a waiting worker, or the queue. */
@@ -52,6 +68,10 @@ export interface WebhookDeps {
   tracer: Tracer | null;
   signingSecrets: SigningSecrets;
   metrics: AppMetrics;
+  /** WEBHOOK_RESPONSE_ALLOWED_HEADERS: restricted headers a flow's errorResponse may set. */
+  allowedResponseHeaders: ReadonlySet<string>;
+  /** Where webhooks refused before any run existed are noted (no I/O on the request's path). */
+  refused: Pick<RefusedDeliveries, 'record'>;
 }
 
 interface WebhookRequest {
@@ -67,6 +87,7 @@ interface WebhookRequest {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   void app.register(async (scope) => {
     installWebhookBodyParser(scope, deps.maxBodyDepth);
+    scope.addHook('onSend', noteRefusals(deps.refused, RUN_ID_HEADER));
     for (const method of ['POST', 'GET'] as const) {
       scope.route<WebhookRequest>({
         ...apiRoute(method === 'POST' ? OPS.triggerWebhookSync : OPS.triggerWebhookSyncGet),
@@ -155,7 +176,8 @@ async function accept(
   }
   // Before the run exists: a refused sender leaves no row, no job, and reaches no worker.
   if (flow.verify !== null) await verifySender(request, flow.verify, deps);
-  return startRun(request, reply, deps, { flow, trigger, sync, span, source: 'webhook' });
+  const idempotency = idempotencyKeyOf(request, deps.idempotencyTtlHours);
+  return startRun(request, reply, deps, { flow, trigger, sync, span, source: 'webhook', idempotency });
 }
 
 /** What starts a run of a published flow: its trigger payload and who asked. */
@@ -165,17 +187,20 @@ export interface RunStart {
   sync: boolean;
   span: Span | undefined;
   source: RunSource;
+  /** A webhook's `Idempotency-Key`: one run per flow and key. Null: every call starts a run. */
+  idempotency: NewIdempotencyKey | null;
 }
 
 /**
  * Accepts a run of a checked flow and answers its caller: 202 with its id, or (sync) the flow's
- * response. The webhooks and the manual runs (`POST /v1/flows/:flowId/runs`) answer alike.
+ * response, its errorResponse for a failed run, or 204 when nothing answered. The webhooks and
+ * the manual runs (`POST /v1/flows/:flowId/runs`) answer alike.
  */
 export async function startRun(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: WebhookDeps,
-  { flow, trigger, sync, span, source }: RunStart,
+  { flow, trigger, sync, span, source, idempotency }: RunStart,
 ): Promise<FastifyReply> {
   const runId = randomUUID();
   const syncInstanceId = sync ? deps.hub.instanceId : null;
@@ -186,7 +211,7 @@ export async function startRun(
   // The row holds all the job does (the reconciler enqueues it again should Redis lose it).
   let accepted: { rank: number } | null = null;
   try {
-    accepted = await deps.lifecycle.accept({
+    const run = {
       id: runId,
       flowId: flow.flowId,
       flowVersionId: flow.flowVersionId,
@@ -196,7 +221,17 @@ export async function startRun(
       traceparent,
       startedBy: reserved?.workerId,
       source,
-    });
+    };
+    if (idempotency === null) accepted = await deps.lifecycle.accept(run);
+    else {
+      // One run per flow and key: a repeat gets the key's run and its answer, never a new run.
+      const created = await deps.lifecycle.acceptWithKey(run, idempotency);
+      if (created.kind === 'existing') {
+        checkRepeat(flow.flowId, idempotency, sync, created.key);
+        return answerRepeat(reply, deps, flow.flowId, idempotency.key, created.key.runId, sync);
+      }
+      accepted = created.kind === 'created' ? { rank: created.rank } : null;
+    }
   } finally {
     if (accepted === null) reserved?.putBack();
   }
@@ -245,18 +280,72 @@ export async function startRun(
 
   if (waiter === null) return reply.status(202).send({ runId });
   // The raw response closes before it is written only when the client went away.
-  const left = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableEnded) left.abort();
-  };
-  reply.raw.once('close', onClose);
+  const left = callerGoneSignal(reply);
   const outcome = await waiter.wait(deps.webhookTimeoutMs, left.signal);
-  reply.raw.off('close', onClose);
+  left.done();
+  if (idempotency !== null) await shareAnswer(deps, request, flow.flowId, idempotency.key, outcome);
   let dropped = false;
   if ((outcome.type === 'timeout' || outcome.type === 'caller-gone') && !flow.runWhenCallerGone) {
     dropped = await dropUnstarted(deps, request, runId, outcome.type);
   }
+  if (outcome.type === 'run-ended' && outcome.error !== undefined && flow.errorResponse !== null) {
+    const run = { id: runId, flowId: flow.flowId, status: outcome.status };
+    const own = flowErrorResponse(flow.errorResponse, run, outcome.error, deps.allowedResponseHeaders);
+    if (own.ok) return sendFlowResponse(reply, own.response);
+    request.log.warn(
+      { runId, problem: own.problem },
+      "the flow's errorResponse cannot be sent; answered flowbox's error",
+    );
+  }
   return sendOutcome(reply, outcome, deps.webhookTimeoutMs, dropped);
+}
+
+/**
+ * The flow's errorResponse for a failed run, rendered over its error and held to the rules of
+ * a response step's answer (response-header-policy.ts); the run keeps the full error.
+ */
+function flowErrorResponse(
+  template: ErrorResponse,
+  run: { id: string; flowId: string; status: string },
+  error: SerializedError,
+  allowed: ReadonlySet<string>,
+): { ok: true; response: FlowResponse } | { ok: false; problem: string } {
+  const response = renderErrorResponse(template, errorResponseScope(run, error));
+  const problem = responsePolicyProblem(response, allowed);
+  return problem === null ? { ok: true, response } : { ok: false, problem };
+}
+
+function sendFlowResponse(reply: FastifyReply, response: FlowResponse): FastifyReply {
+  const { status, headers, body } = response;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
+      reply.header(name, value);
+  }
+  return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
+}
+
+/**
+ * A repeat of a live idempotency key: 202 with the key's run (async), or the run's answer (sync:
+ * as the first caller got it, or waited for as the first caller does; 504 with the run id past
+ * WEBHOOK_TIMEOUT_SECONDS, the run left to go on).
+ */
+async function answerRepeat(
+  reply: FastifyReply,
+  deps: WebhookDeps,
+  flowId: string,
+  key: string,
+  runId: string,
+  sync: boolean,
+): Promise<FastifyReply> {
+  reply.header(RUN_ID_HEADER, runId);
+  if (!sync) return reply.status(202).send({ runId });
+  const left = callerGoneSignal(reply);
+  try {
+    const outcome = await awaitRepeatAnswer(deps, flowId, key, runId, deps.webhookTimeoutMs, left.signal);
+    return sendOutcome(reply, outcome, deps.webhookTimeoutMs, false);
+  } finally {
+    left.done();
+  }
 }
 
 /** WEBHOOK_SIGNATURE_INVALID (401) unless the request carries a good signature of its body. */
@@ -323,15 +412,11 @@ function sendOutcome(
   dropped: boolean,
 ): FastifyReply {
   switch (outcome.type) {
-    case 'flow-response': {
-      const { status, headers, body } = outcome.response;
-      for (const [name, value] of Object.entries(headers)) {
-        if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
-          reply.header(name, value);
-      }
-      return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
-    }
+    case 'flow-response':
+      return sendFlowResponse(reply, outcome.response);
     case 'run-ended': {
+      // No step answered a run that succeeded: nothing to say but that it ran (its id is a header).
+      if (outcome.status === 'SUCCEEDED' && outcome.error === undefined) return reply.status(204).send();
       const error = outcome.error ?? {
         code: 'INTERNAL' as const,
         message: `the run ended ${outcome.status} without a response`,

@@ -36,6 +36,7 @@ export class AppMetrics {
   readonly #retentionDeleted: Counter<'kind'>;
   readonly #signatureRefused: Counter<'scheme'>;
   readonly #apiKeyRefused: Counter<'answer'>;
+  readonly #metricsTokenRefused: Counter<'answer'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
   readonly #scheduleTicks: Counter<'outcome'>;
@@ -84,7 +85,7 @@ export class AppMetrics {
     });
     this.#retentionDeleted = new Counter({
       name: 'flowbox_retention_deleted_total',
-      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, schedule_tick.',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, refused_delivery (refused webhook deliveries), idempotency_key (expired webhook keys), schedule_tick.',
       labelNames: ['kind'],
       registers,
     });
@@ -97,6 +98,12 @@ export class AppMetrics {
     this.#apiKeyRefused = new Counter({
       name: 'flowbox_api_key_refused_total',
       help: 'Management API requests with a wrong API key, by answer: 401, or 429 once their address passed API_KEY_MAX_FAILURES.',
+      labelNames: ['answer'],
+      registers,
+    });
+    this.#metricsTokenRefused = new Counter({
+      name: 'flowbox_metrics_token_refused_total',
+      help: '/metrics scrapes with a wrong METRICS_TOKEN, by answer: 401, or 429 once their address passed API_KEY_MAX_FAILURES.',
       labelNames: ['answer'],
       registers,
     });
@@ -229,7 +236,10 @@ export class AppMetrics {
     this.#schedulePassedOver.inc(count);
   }
 
-  retentionDeleted(kind: 'run' | 'log' | 'tombstone' | 'schedule_tick', count: number): void {
+  retentionDeleted(
+    kind: 'run' | 'log' | 'tombstone' | 'refused_delivery' | 'idempotency_key' | 'schedule_tick',
+    count: number,
+  ): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);
   }
 
@@ -239,6 +249,10 @@ export class AppMetrics {
 
   apiKeyRefused(answer: 401 | 429): void {
     this.#apiKeyRefused.inc({ answer: String(answer) });
+  }
+
+  metricsTokenRefused(answer: 401 | 429): void {
+    this.#metricsTokenRefused.inc({ answer: String(answer) });
   }
 
   webhookAnswered(statusCode: number): void {

@@ -78,6 +78,10 @@ export async function loadCheckPiece(
     for (const action of report.actions) {
       try {
         checkInputSchema(action.name, action.inputSchema);
+        // Fields of a credential (basic auth, custom fields) are checked as inputs are.
+        if (action.auth !== undefined && action.auth.type !== 'SECRET_TEXT') {
+          checkInputSchema(`${action.name} (auth)`, action.auth.schema);
+        }
       } catch (error) {
         throw invalid(error instanceof Error ? error.message : String(error));
       }

@@ -10,7 +10,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { createRequire, isBuiltin, registerHooks } from 'node:module';
 import net from 'node:net';
 import * as piecesFramework from '@flowbox/pieces-framework';
-import type { PieceLoadReport } from '@flowbox/protocol';
+import type { PieceActionInfo, PieceLoadReport } from '@flowbox/protocol';
 import * as zod from 'zod';
 
 const SHARED: Readonly<Record<string, object>> = { zod, '@flowbox/pieces-framework': piecesFramework };
@@ -70,7 +70,10 @@ try {
 const piece = exported as {
   name?: unknown;
   version?: unknown;
-  actions?: ReadonlyMap<string, { name?: unknown; description?: unknown; inputSchema?: unknown }>;
+  actions?: ReadonlyMap<
+    string,
+    { name?: unknown; description?: unknown; inputSchema?: unknown; auth?: unknown }
+  >;
   triggers?: ReadonlyMap<string, unknown>;
 } | null;
 if (
@@ -94,6 +97,10 @@ report({
       name: actionName,
       description: typeof action.description === 'string' ? action.description : '',
       inputSchema: inputSchemaOf(action.inputSchema),
+      // The credential it declares, as JSON; the parent parses it (PieceAuthInfoSchema).
+      ...(typeof action.auth === 'object' && action.auth !== null
+        ? { auth: JSON.parse(JSON.stringify(action.auth)) as PieceActionInfo['auth'] }
+        : {}),
     })),
   triggers: [...triggers.keys()].sort(),
   nodeBuiltins: [...builtins].sort(),

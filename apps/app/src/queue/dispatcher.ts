@@ -178,6 +178,7 @@ export class Dispatcher {
         flowTimeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
         codeStepTimeoutMs: this.#config.CODE_STEP_TIMEOUT_MS,
         codeStepMemoryMb: this.#config.CODE_STEP_MEMORY_MB,
+        loopMaxIterations: this.#config.LOOP_MAX_ITERATIONS,
       },
       acceptedAt: data.acceptedAt,
       isolation,

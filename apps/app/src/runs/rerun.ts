@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FlowboxError, type RunJobData, serializeError } from '@flowbox/protocol';
 import type { RunLifecycle } from './run-lifecycle.ts';
+import type { RerunVersion } from './run-reruns.ts';
 import type { RunsRepository } from './runs-repository.ts';
 
 /** The queue as a re-run uses it (RunQueue). */
@@ -9,16 +10,18 @@ export interface RerunQueue {
 }
 
 /**
- * Starts a new run of `runId`'s flow version with its kept trigger request, async (nobody holds
- * a connection for it), linked by `rerunOf`. The same version, not the flow's published one: a
- * re-run repeats what ran; a fix outside the version (a connection, a downstream service) is
- * what it picks up. Returns the new run's id.
+ * Starts a new run of `runId`'s flow with its kept trigger request, async (nobody holds a
+ * connection for it), linked by `rerunOf`. By default the same version, not the flow's published
+ * one: a re-run repeats what ran; a fix outside the version (a connection, a downstream service)
+ * is what it picks up. With `latest`, the flow's published version: a fix in the flow itself.
+ * Returns the new run's id and version.
  */
 export async function startRerun(
   deps: { runs: RunsRepository; lifecycle: RunLifecycle; queue: RerunQueue },
   runId: string,
-): Promise<string> {
-  const source = await deps.runs.rerunSource(runId);
+  version: RerunVersion = 'run',
+): Promise<{ runId: string; flowVersionId: string }> {
+  const source = await deps.runs.rerunSource(runId, version);
   switch (source.kind) {
     case 'missing':
       throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
@@ -26,6 +29,8 @@ export async function startRerun(
       throw new FlowboxError('RUN_TRIGGER_GONE', `run ${runId} and its request were deleted by retention`);
     case 'no-trigger':
       throw new FlowboxError('RUN_TRIGGER_GONE', `run ${runId} was accepted before requests were kept`);
+    case 'no-published-version':
+      throw new FlowboxError('FLOW_NOT_FOUND', `flow ${source.flowId} was deleted: it has no latest version`);
   }
   const id = randomUUID();
   const accepted = await deps.lifecycle.accept({
@@ -60,5 +65,5 @@ export async function startRerun(
     await deps.lifecycle.failUnqueued({ id, flowId: source.flowId }, serializeError(error));
     throw error;
   }
-  return id;
+  return { runId: id, flowVersionId: source.flowVersionId };
 }

@@ -6,6 +6,7 @@ import {
   type JobProvisioning,
   type JobTimings,
   type RunIsolation,
+  type RunJobData,
   type RunOutcome,
   runStatusOf,
   type SerializedError,
@@ -15,7 +16,20 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
-import type { FinishResult, NewRun, RunsRepository, StartResult } from './runs-repository.ts';
+import type {
+  ErrorRun,
+  FinishResult,
+  IdempotentCreate,
+  NewIdempotencyKey,
+  NewRun,
+  RunsRepository,
+  StartResult,
+} from './runs-repository.ts';
+
+/** Where a failed run's error flow run goes once the final write created it (RunQueue). */
+export interface ErrorRunQueue {
+  add(data: RunJobData, rank?: number): Promise<void>;
+}
 
 /**
  * A run's outcome as its worker forwarded it, with what the worker measured: what the final write
@@ -73,6 +87,7 @@ export class RunLifecycle {
   readonly #ended: EndedRuns;
   readonly #progress: RunProgressStore;
   readonly #hub: SyncResponseHub;
+  readonly #queue: ErrorRunQueue;
   readonly #maxAttempts: number;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
@@ -82,10 +97,13 @@ export class RunLifecycle {
     ended: EndedRuns;
     progress: RunProgressStore;
     hub: SyncResponseHub;
+    /** For the runs of error flows (`onFailure`) that final writes start. */
+    queue: ErrorRunQueue;
     maxAttempts: number;
     metrics: AppMetrics;
     logger: Logger;
   }) {
+    this.#queue = deps.queue;
     this.#metrics = deps.metrics;
     this.#runs = deps.runs;
     this.#ended = deps.ended;
@@ -103,6 +121,16 @@ export class RunLifecycle {
   async accept(run: NewRun): Promise<{ rank: number } | null> {
     const created = await this.#runs.create(run);
     if (created !== null) this.#metrics.runAccepted();
+    return created;
+  }
+
+  /**
+   * → QUEUED as `accept`, for a webhook with an `Idempotency-Key`: nothing is created while the
+   * key is live (its run is named instead).
+   */
+  async acceptWithKey(run: NewRun, key: NewIdempotencyKey): Promise<IdempotentCreate> {
+    const created = await this.#runs.createWithKey(run, key);
+    if (created.kind === 'created') this.#metrics.runAccepted();
     return created;
   }
 
@@ -133,7 +161,10 @@ export class RunLifecycle {
   async failUnqueued(run: { id: string; flowId: string }, error: SerializedError): Promise<void> {
     const outcome = failedOutcome(error);
     const finished = await this.#runs.finish(run.id, { outcome });
-    if (finished.finalised) this.#metrics.runFinished(outcome.status);
+    if (finished.finalised) {
+      this.#metrics.runFinished(outcome.status);
+      await this.#startErrorFlow(run.id, finished);
+    }
   }
 
   /**
@@ -158,10 +189,11 @@ export class RunLifecycle {
         ? conclusion
         : { ...conclusion, outcome: { ...outcome, steps: await this.#reportedSteps(run.runId) } };
     this.#ended.end(run.runId);
-    const { finalised, totalMs, written } = await this.#finish(run.runId, recorded);
+    const { finalised, totalMs, written, errorFlow } = await this.#finish(run.runId, recorded);
     if (finalised) {
       this.#metrics.runFinished(written.status, { totalMs, timings: conclusion.timings });
       await this.#announceEnd(run, written.status, written.error);
+      await this.#startErrorFlow(run.runId, { errorFlow });
     }
     return finalised ? 'finished' : 'already-final';
   }
@@ -199,7 +231,9 @@ export class RunLifecycle {
     });
     const outcome = { ...failed, logKey: conclusion.outcome.logKey };
     try {
-      return { ...(await this.#runs.finish(runId, { ...conclusion, outcome })), written: outcome };
+      // Without its error flow's run: that INSERT may be what was refused.
+      const finished = await this.#runs.finish(runId, { ...conclusion, outcome, startErrorFlow: false });
+      return { ...finished, written: outcome };
     } catch {
       throw refused;
     }
@@ -231,8 +265,53 @@ export class RunLifecycle {
     for (const run of swept) {
       this.#ended.end(run.id);
       this.#metrics.runFinished(runStatusOf(error.code));
+      // Its error flow's run, created by the same statement (the skipped reason is on the row).
+      if (run.errorRun !== null) {
+        await this.#startErrorFlow(run.id, {
+          errorFlow: { flowId: run.errorRun.flowId, run: run.errorRun, skipped: null },
+        });
+      }
     }
     return swept.map((run) => run.id);
+  }
+
+  /**
+   * Enqueues the error run the final write created for a failed run (it is in Postgres already:
+   * should this enqueue be lost, the reconciler enqueues it from its row), or says why the run's
+   * error flow could not start.
+   */
+  async #startErrorFlow(runId: string, finished: Pick<FinishResult, 'errorFlow'>): Promise<void> {
+    const errorFlow = finished.errorFlow;
+    if (errorFlow === undefined) return;
+    if (errorFlow.run === null) {
+      if (errorFlow.skipped !== null) {
+        this.#logger.warn(
+          { runId, errorFlowId: errorFlow.flowId, reason: errorFlow.skipped },
+          'the failed run names an error flow that could not start',
+        );
+      }
+      return;
+    }
+    const errorRun: ErrorRun = errorFlow.run;
+    this.#metrics.runAccepted();
+    const job: RunJobData = {
+      version: 1,
+      type: 'run-flow',
+      runId: errorRun.id,
+      flowId: errorRun.flowId,
+      flowVersionId: errorRun.flowVersionId,
+      trigger: errorRun.trigger,
+      syncInstanceId: null,
+      acceptedAt: Date.now(),
+    };
+    try {
+      await this.#queue.add(job, errorRun.rank);
+    } catch (error) {
+      this.#logger.warn(
+        { err: error, runId, errorRunId: errorRun.id },
+        "could not enqueue an error flow's run; the reconciler enqueues it from its row",
+      );
+    }
   }
 
   /** What the engine reported through its callbacks (progress and response, in Redis). */

@@ -16,8 +16,8 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
-/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, or a re-run. */
-export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun']);
+/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
+export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow']);
 export type RunSource = z.infer<typeof RunSourceSchema>;
 
 /**
@@ -45,6 +45,9 @@ const RunRowSchema = z.object({
   finished_at: z.date().nullable(),
   rerun_of: z.string().nullable(),
   source: RunSourceSchema,
+  // Left out by the run list's SELECT.
+  caused_by: z.string().nullable().default(null),
+  error_flow_skipped: z.string().nullable().default(null),
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -72,7 +75,12 @@ export interface RunRecord {
   finishedAt: Date | null;
   /** The run this one re-runs, or null. */
   rerunOf: string | null;
+  /** What started the run. */
   source: RunSource;
+  /** For a run of an error flow: the failed run it reports. */
+  causedBy: string | null;
+  /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
+  errorFlowSkipped: string | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -106,5 +114,7 @@ export function toRunRecord(row: unknown): RunRecord {
     finishedAt: r.finished_at,
     rerunOf: r.rerun_of,
     source: r.source,
+    causedBy: r.caused_by,
+    errorFlowSkipped: r.error_flow_skipped,
   };
 }

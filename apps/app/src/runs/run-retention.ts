@@ -1,6 +1,7 @@
 import type { Logger } from '@flowbox/node-kit';
 import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
+import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { objectKeys } from '../storage/object-storage.ts';
 import type { RunsRepository } from './runs-repository.ts';
@@ -13,11 +14,17 @@ const BATCH_SIZE = 100;
 const MAX_BATCHES = 50;
 const INTERVAL_MS = 60_000;
 
+/** Expired idempotency keys deleted per pass (one statement). */
+const KEYS_PER_PASS = 10_000;
+
 /** What one retention pass deleted. */
 export interface Retained {
   runs: number;
   logs: number;
   tombstones: number;
+  refusedDeliveries: number;
+  /** Expired webhook idempotency keys. */
+  idempotencyKeys: number;
   /** Schedule ticks as old as the retention (each flow's latest is kept). */
   ticks: number;
 }
@@ -33,11 +40,14 @@ export interface RetentionStorage {
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
- * as long again. Schedule ticks as old go too, each flow's latest kept.
+ * as long again. Refused webhook deliveries and schedule ticks older than that (each flow's
+ * latest tick kept) and expired idempotency keys go in the same pass (an expired key is also
+ * taken over by the next request that sends it, so a late delete costs only rows).
  */
 export class RunRetention {
   readonly #pass: LeaderPass;
   readonly #runs: RunsRepository;
+  readonly #refusedDeliveries: Pick<RefusedDeliveriesRepository, 'removeOlderThan'> | undefined;
   readonly #storage: RetentionStorage;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
@@ -48,6 +58,8 @@ export class RunRetention {
     /** This app's INSTANCE_ID: who holds the lock. */
     holder: string;
     runs: RunsRepository;
+    /** Refused webhook deliveries, expired by the same days. */
+    refusedDeliveries?: Pick<RefusedDeliveriesRepository, 'removeOlderThan'>;
     storage: RetentionStorage;
     metrics: AppMetrics;
     logger: Logger;
@@ -62,6 +74,7 @@ export class RunRetention {
       intervalMs: INTERVAL_MS,
     });
     this.#runs = options.runs;
+    this.#refusedDeliveries = options.refusedDeliveries;
     this.#storage = options.storage;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
@@ -78,7 +91,14 @@ export class RunRetention {
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
-    const done: Retained = { runs: 0, logs: 0, tombstones: 0, ticks: 0 };
+    const done: Retained = {
+      runs: 0,
+      logs: 0,
+      tombstones: 0,
+      refusedDeliveries: 0,
+      idempotencyKeys: 0,
+      ticks: 0,
+    };
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
@@ -94,14 +114,18 @@ export class RunRetention {
           if (runs.length < BATCH_SIZE) break;
         }
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
+        done.refusedDeliveries = (await this.#refusedDeliveries?.removeOlderThan(this.#days)) ?? 0;
+        done.idempotencyKeys = await this.#runs.pruneIdempotencyKeys(KEYS_PER_PASS);
         done.ticks = await this.#runs.pruneScheduleTicks(this.#days);
       });
     } finally {
       this.#metrics.retentionDeleted('run', done.runs);
       this.#metrics.retentionDeleted('log', done.logs);
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
+      this.#metrics.retentionDeleted('refused_delivery', done.refusedDeliveries);
+      this.#metrics.retentionDeleted('idempotency_key', done.idempotencyKeys);
       this.#metrics.retentionDeleted('schedule_tick', done.ticks);
-      if (done.runs + done.tombstones + done.ticks > 0) {
+      if (done.runs + done.tombstones + done.refusedDeliveries + done.idempotencyKeys + done.ticks > 0) {
         this.#logger.info(
           { ...done, retentionDays: this.#days },
           'retention deleted old runs and their logs',

@@ -1,9 +1,4 @@
 import {
-  FlowboxError,
-  type JobProvisioning,
-  type JobTimings,
-  type RunIsolation,
-  type RunOutcome,
   runStatusOf,
   type SerializedError,
   type TriggerPayload,
@@ -11,9 +6,34 @@ import {
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
+import {
+  createRun,
+  createRunWithKey,
+  findIdempotencyKey,
+  type IdempotencyKey,
+  type IdempotentCreate,
+  type KeptAnswer,
+  keepIdempotentAnswer,
+  type NewIdempotencyKey,
+  type NewRun,
+  pruneIdempotencyKeys,
+} from './run-create.ts';
+import {
+  type ErrorRun,
+  type FinishResult,
+  type FinishRunInput,
+  finishRun,
+  sweepOverdueRuns,
+} from './run-finish.ts';
 import { queryRunPage, type RunPage, type RunPageQuery } from './run-page.ts';
-import { type RunRecord, type RunSource, toRunRecord } from './run-record.ts';
-import { queryRerunSource, queryReruns, type RerunSource } from './run-reruns.ts';
+import { type RunRecord, toRunRecord } from './run-record.ts';
+import {
+  queryErrorRun,
+  queryRerunSource,
+  queryReruns,
+  type RerunSource,
+  type RerunVersion,
+} from './run-reruns.ts';
 import {
   pruneScheduleTicks,
   pruneTombstones,
@@ -23,50 +43,17 @@ import {
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 
+export type {
+  IdempotencyKey,
+  IdempotentCreate,
+  KeptAnswer,
+  NewIdempotencyKey,
+  NewRun,
+} from './run-create.ts';
+export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord, RunSource } from './run-record.ts';
-export type { RerunSource } from './run-reruns.ts';
+export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
-
-/**
- * What the final write records: a run's outcome (its steps and log key kept from before when
- * absent) with the worker's latency anatomy (`totalMs`, accepted → now, is added on the
- * database's clock) and provisioning.
- */
-export interface FinishRunInput {
-  outcome: Omit<RunOutcome, 'steps' | 'logKey'> & Partial<Pick<RunOutcome, 'steps' | 'logKey'>>;
-  timings?: JobTimings | undefined;
-  provisioning?: JobProvisioning | undefined;
-  isolation?: RunIsolation | undefined;
-}
-
-/** What the final write did: whether it finalised the run, and the run's totalMs when it has one. */
-export interface FinishResult {
-  finalised: boolean;
-  /** Accepted → now on the database's clock; null when no timings came (the worker did not report). */
-  totalMs: number | null;
-}
-
-/** What a webhook records of a run it accepts: all that enqueueing its job again needs. */
-export interface NewRun {
-  id: string;
-  flowId: string;
-  flowVersionId: string;
-  sync: boolean;
-  trigger: TriggerPayload;
-  /** The app instance holding the sync caller's connection, or null for an async run. */
-  syncInstanceId: string | null;
-  /** The webhook's span, when the run is traced. */
-  traceparent?: string | undefined;
-  /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
-  rerunOf?: string | undefined;
-  /** What started the run; `webhook` when unset. */
-  source?: RunSource | undefined;
-  /**
-   * The idle worker the run goes to as it is accepted (RunHandoff.reserve): the row is written
-   * RUNNING, its first attempt started. Unset: QUEUED.
-   */
-  startedBy?: string | undefined;
-}
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
 export interface UnfinishedRun {
@@ -112,6 +99,18 @@ export interface RunsRepository {
    * a flow cache says.
    */
   create(input: NewRun): Promise<{ rank: number } | null>;
+  /**
+   * As `create`, for a webhook with an `Idempotency-Key`: the key's row and the run are written
+   * by one statement, and a live key of the flow makes it create nothing and name the key's run
+   * (run-create.ts).
+   */
+  createWithKey(input: NewRun, key: NewIdempotencyKey): Promise<IdempotentCreate>;
+  /** The live (unexpired) key of a flow, with its run and the answer kept for repeats. */
+  idempotencyKey(flowId: string, key: string): Promise<IdempotencyKey | null>;
+  /** Keeps a sync run's answer on its key, for the repeats that come after it. */
+  keepAnswer(flowId: string, key: string, runId: string, answer: KeptAnswer): Promise<void>;
+  /** Deletes up to `limit` expired keys; returns how many. */
+  pruneIdempotencyKeys(limit: number): Promise<number>;
   markRunning(runId: string, workerId: string): Promise<StartResult>;
   /**
    * Ends a run that never started (QUEUED, no attempt yet) with `error`, in the status its code
@@ -126,7 +125,8 @@ export interface RunsRepository {
   /**
    * Records a run's end in one statement. The first final state wins: when the run was final
    * already (the sweeper, a webhook that could not enqueue) its status, error, steps and log stay,
-   * and only the timings, provisioning and isolation are added.
+   * and only the timings, provisioning and isolation are added. A failed run's error flow run is
+   * created in the same statement (run-finish.ts).
    */
   finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
   get(runId: string): Promise<RunRecord | null>;
@@ -137,7 +137,7 @@ export interface RunsRepository {
   sweepOverdue(
     deadlineSeconds: number,
     error: SerializedError,
-  ): Promise<Array<{ id: string; flowId: string }>>;
+  ): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>>;
   /**
    * The reconciler's candidates, oldest first, at most `limit`: QUEUED runs accepted (or put
    * back) more than `olderThanSeconds` ago, or RUNNING runs started that long ago; the page after
@@ -152,7 +152,10 @@ export interface RunsRepository {
   }): Promise<UnfinishedRun[]>;
   /** The runs that re-run `runId`, oldest first. */
   rerunsOf(runId: string): Promise<string[]>;
-  rerunSource(runId: string): Promise<RerunSource>;
+  /** The run of its flow's error flow that `runId`'s failure started, if any. */
+  errorRunOf(runId: string): Promise<string | null>;
+  /** What a re-run on `version` (default: the run's own) starts from. */
+  rerunSource(runId: string, version?: RerunVersion): Promise<RerunSource>;
   /**
    * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
    * retention deletes next. Reading first lets their S3 logs go before their rows.
@@ -186,60 +189,11 @@ export function createRunsRepository(
   const maxQueued = options.bounds?.maxQueued ?? 0;
   const maxRunning = options.bounds?.maxRunning ?? 0;
   return {
-    async create({
-      id,
-      flowId,
-      flowVersionId,
-      sync,
-      trigger,
-      syncInstanceId,
-      traceparent,
-      rerunOf,
-      startedBy,
-      source,
-    }) {
-      // One round trip counts the flow's waiting runs (stopped at the bound, on the
-      // (flow_id, status, …) index), refuses a deleted flow, and ranks the run after every run of
-      // its flow still waiting. The rank only grows while the flow has runs waiting, so no run is
-      // overtaken by a later one of its flow; it starts again at 1 once none waits. The bound
-      // costs no statement and heals itself: it is the rows, which always reach a final state.
-      // A run handed to an idle worker as it is accepted (`startedBy`) is written RUNNING, its
-      // first attempt counted, as markRunning would have.
-      const { rows } = await pool.query<{ live: boolean; rank: number | null }>({
-        ...named('runs-create'),
-        text: `WITH backlog AS (SELECT
-           (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $5) q) AS queued,
-           (SELECT coalesce(max(rank), 0) FROM runs WHERE flow_id = $2 AND status = 'QUEUED') AS last_rank),
-         flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
-         created AS (
-           INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
-             worker_id, started_at, attempts, source)
-           SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
-             backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
-             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END, $12
-           FROM backlog, flow
-           WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
-           RETURNING rank)
-         SELECT flow.live, (SELECT rank FROM created) AS rank FROM flow`,
-        values: [
-          id,
-          flowId,
-          flowVersionId,
-          sync,
-          maxQueued > 0 ? maxQueued : 1,
-          maxQueued,
-          jsonb(trigger),
-          syncInstanceId,
-          traceparent ?? null,
-          rerunOf ?? null,
-          startedBy ?? null,
-          source ?? (rerunOf === undefined ? 'webhook' : 'rerun'),
-        ],
-      });
-      const row = rows[0];
-      if (row?.live !== true) throw new FlowboxError('FLOW_NOT_FOUND', `flow ${flowId} was deleted`);
-      return row.rank === null ? null : { rank: row.rank };
-    },
+    create: (input) => createRun(pool, named, { maxQueued }, input),
+    createWithKey: (input, key) => createRunWithKey(pool, named, { maxQueued }, input, key),
+    idempotencyKey: (flowId, key) => findIdempotencyKey(pool, flowId, key),
+    keepAnswer: (flowId, key, runId, answer) => keepIdempotentAnswer(pool, flowId, key, runId, answer),
+    pruneIdempotencyKeys: (limit) => pruneIdempotencyKeys(pool, limit),
 
     async markRunning(runId, workerId) {
       if (maxRunning === 0) {
@@ -286,43 +240,7 @@ export function createRunsRepository(
       return result.rowCount === 1;
     },
 
-    async finish(runId, { outcome, timings, provisioning, isolation }) {
-      const { status, error, steps, logKey, logError } = outcome;
-      // `before` locks the row and says whether it was final already; totalMs is measured on the
-      // database's clock, like created_at, so the parts add up against it.
-      const { rows } = await pool.query<{ finalised: boolean; total_ms: number | null }>({
-        ...named('runs-finish'),
-        text: `UPDATE runs r SET
-           status = CASE WHEN before.open THEN $2 ELSE r.status END,
-           error = CASE WHEN before.open THEN $3::jsonb ELSE r.error END,
-           steps = CASE WHEN before.open THEN coalesce($4::jsonb, r.steps) ELSE r.steps END,
-           log_key = CASE WHEN before.open THEN $5 ELSE r.log_key END,
-           log_error = CASE WHEN before.open THEN $6::jsonb ELSE r.log_error END,
-           finished_at = CASE WHEN before.open THEN now() ELSE r.finished_at END,
-           timings = CASE WHEN $7::jsonb IS NULL THEN r.timings ELSE $7::jsonb || jsonb_build_object('totalMs',
-             round(extract(epoch FROM (clock_timestamp() - r.created_at)) * 1000)) END,
-           provisioning = coalesce($8::jsonb, r.provisioning),
-           isolation = coalesce($9, r.isolation)
-         FROM (SELECT id, ${UNFINISHED} AS open FROM runs WHERE id = $1 FOR UPDATE) before
-         WHERE r.id = before.id
-         RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`,
-        values: [
-          runId,
-          status,
-          jsonb(error),
-          jsonb(steps),
-          logKey ?? null,
-          jsonb(logError),
-          jsonb(timings),
-          jsonb(provisioning),
-          isolation ?? null,
-        ],
-      });
-      const row = rows[0];
-      // A run finished before (swept) has no timings of its own; these are only this call's.
-      const totalMs = timings === undefined ? null : (row?.total_ms ?? null);
-      return { finalised: row?.finalised === true, totalMs };
-    },
+    finish: (runId, input) => finishRun(pool, named, runId, input),
 
     async get(runId) {
       const { rows } = await pool.query<Record<string, unknown>>('SELECT * FROM runs WHERE id = $1', [runId]);
@@ -330,15 +248,7 @@ export function createRunsRepository(
       return row === undefined ? null : toRunRecord(row);
     },
 
-    async sweepOverdue(deadlineSeconds, error) {
-      const { rows } = await pool.query<{ id: string; flow_id: string }>(
-        `UPDATE runs SET status = $3, error = $2, finished_at = now()
-         WHERE status = 'RUNNING' AND started_at < now() - make_interval(secs => $1)
-         RETURNING id, flow_id`,
-        [deadlineSeconds, jsonb(error), runStatusOf(error.code)],
-      );
-      return rows.map((row) => ({ id: row.id, flowId: row.flow_id }));
-    },
+    sweepOverdue: (deadlineSeconds, error) => sweepOverdueRuns(pool, deadlineSeconds, error),
 
     async unfinishedSince({ status, olderThanSeconds, limit, after }) {
       // QUEUED by created_at (runs_page_status); RUNNING by started_at (runs_running_started).
@@ -367,7 +277,8 @@ export function createRunsRepository(
     },
 
     rerunsOf: (runId) => queryReruns(pool, runId),
-    rerunSource: (runId) => queryRerunSource(pool, runId),
+    errorRunOf: (runId) => queryErrorRun(pool, runId),
+    rerunSource: (runId, version) => queryRerunSource(pool, runId, version),
     retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
     remove: (runIds) => removeRuns(pool, runIds),
     pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),

@@ -1,6 +1,12 @@
 import type { Logger } from '@flowbox/node-kit';
 import { type Deferred, defer } from '@flowbox/node-kit';
-import { parseMessage, type SyncMessage, SyncMessageSchema, syncChannelName } from '@flowbox/protocol';
+import {
+  parseMessage,
+  type SyncMessage,
+  SyncMessageSchema,
+  syncBroadcastChannelName,
+  syncChannelName,
+} from '@flowbox/protocol';
 import type { RedisClient } from '../redis/redis-clients.ts';
 import { isRedisConnectionError } from '../redis/redis-outage.ts';
 import { REDIS_FAILOVER_MS, retryRedis } from '../redis/redis-retry.ts';
@@ -30,7 +36,8 @@ export interface SyncWaiter {
  * instance is delivered in-process, without a Redis round trip.
  */
 export class SyncResponseHub {
-  readonly #waiters = new Map<string, Deferred<SyncOutcome>>();
+  /** The callers waiting for each run: one, or more when they repeated its idempotency key. */
+  readonly #waiters = new Map<string, Set<Deferred<SyncOutcome>>>();
   /** Resolved when no caller waits any more (`idle`). */
   #onIdle: Array<() => void> = [];
   #closed = false;
@@ -67,21 +74,31 @@ export class SyncResponseHub {
 
   async start(): Promise<void> {
     const channel = syncChannelName(this.#prefix, this.#instanceId);
+    const broadcast = syncBroadcastChannelName(this.#prefix);
     if (this.#sharded) {
       this.#subscriber.on('smessage', (_channel: string, raw: string) => this.#onMessage(raw));
+      // One by one: on a cluster the two channels may live in different slots.
       await this.#subscriber.ssubscribe(channel);
+      await this.#subscriber.ssubscribe(broadcast);
       return;
     }
     this.#subscriber.on('message', (_channel: string, raw: string) => this.#onMessage(raw));
-    await this.#subscriber.subscribe(channel);
+    await this.#subscriber.subscribe(channel, broadcast);
   }
 
-  /** Register before the run is enqueued, so a fast answer cannot arrive before anyone listens. */
+  /**
+   * Register before the run is enqueued, so a fast answer cannot arrive before anyone listens.
+   * Several callers may wait for one run (repeats of its idempotency key): each gets the answer.
+   */
   register(runId: string): SyncWaiter {
     const deferred = defer<SyncOutcome>();
     // A webhook that came in while the app closes: its run goes on, its caller is told so.
     if (this.#closed) deferred.resolve({ type: 'shutdown', runId });
-    else this.#waiters.set(runId, deferred);
+    else {
+      const waiting = this.#waiters.get(runId);
+      if (waiting === undefined) this.#waiters.set(runId, new Set([deferred]));
+      else waiting.add(deferred);
+    }
     return {
       wait: async (timeoutMs, callerGone) => {
         const timer = setTimeout(() => deferred.resolve({ type: 'timeout', runId }), timeoutMs);
@@ -93,13 +110,31 @@ export class SyncResponseHub {
         } finally {
           clearTimeout(timer);
           callerGone?.removeEventListener('abort', onGone);
-          this.#forget(runId);
+          this.#forget(runId, deferred);
         }
       },
       cancel: () => {
-        this.#forget(runId);
+        this.#forget(runId, deferred);
       },
     };
+  }
+
+  /**
+   * A run's answer for every instance's callers of it (repeats of its idempotency key): delivered
+   * here at once, and to the other instances over Redis. Given up with a log line when Redis
+   * cannot carry it: those callers are answered 504 with the run id.
+   */
+  async broadcast(message: SyncMessage): Promise<void> {
+    this.#deliver(message);
+    try {
+      await this.#send(syncBroadcastChannelName(this.#prefix), JSON.stringify(message));
+    } catch (error) {
+      if (!isRedisConnectionError(error)) throw error;
+      this.#logger.warn(
+        { err: error, runId: message.runId },
+        "gave up a sync answer for a run's repeated callers: Redis could not carry it; they get 504",
+      );
+    }
   }
 
   async publish(instanceId: string, message: SyncMessage): Promise<void> {
@@ -108,18 +143,8 @@ export class SyncResponseHub {
       return;
     }
     const channel = syncChannelName(this.#prefix, instanceId);
-    const raw = JSON.stringify(message);
-    // A channel's node may be failing over (a Redis Cluster promotes a replica within seconds):
-    // try again for a while, then give the answer up rather than fail the run it belongs to; its
-    // caller is answered 504 with the run id, and the run goes on (docs/operations.md).
-    const send = () =>
-      this.#sharded ? this.#publisher.spublish(channel, raw) : this.#publisher.publish(channel, raw);
     try {
-      await retryRedis(send, {
-        everyMs: PUBLISH_RETRY_STEP_MS,
-        forMs: REDIS_FAILOVER_MS,
-        retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
-      });
+      await this.#send(channel, JSON.stringify(message));
     } catch (error) {
       if (!isRedisConnectionError(error)) throw error;
       this.#logger.warn(
@@ -129,9 +154,26 @@ export class SyncResponseHub {
     }
   }
 
+  /**
+   * A channel's node may be failing over (a Redis Cluster promotes a replica within seconds):
+   * try again for a while, then give the answer up rather than fail the run it belongs to; its
+   * caller is answered 504 with the run id, and the run goes on (docs/operations.md).
+   */
+  async #send(channel: string, raw: string): Promise<void> {
+    const send = () =>
+      this.#sharded ? this.#publisher.spublish(channel, raw) : this.#publisher.publish(channel, raw);
+    await retryRedis(send, {
+      everyMs: PUBLISH_RETRY_STEP_MS,
+      forMs: REDIS_FAILOVER_MS,
+      retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
+    });
+  }
+
   /** Sync callers this instance holds, waiting for their answer. */
   get waiting(): number {
-    return this.#waiters.size;
+    let callers = 0;
+    for (const waiting of this.#waiters.values()) callers += waiting.size;
+    return callers;
   }
 
   /** Resolves once no caller waits (at shutdown: the callers still waiting get their real answers). */
@@ -143,16 +185,22 @@ export class SyncResponseHub {
   /** Answers every waiting caller with `shutdown`; their runs go on and stay readable. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const [runId, deferred] of this.#waiters) deferred.resolve({ type: 'shutdown', runId });
+    for (const [runId, waiting] of this.#waiters) {
+      for (const deferred of waiting) deferred.resolve({ type: 'shutdown', runId });
+    }
     this.#waiters.clear();
     const channel = syncChannelName(this.#prefix, this.#instanceId);
     // By name: ioredis's cluster cannot route a SUNSUBSCRIBE without one (it throws).
-    if (this.#sharded) await this.#subscriber.sunsubscribe(channel).catch(() => {});
-    else await this.#subscriber.unsubscribe().catch(() => {});
+    if (this.#sharded) {
+      await this.#subscriber.sunsubscribe(channel).catch(() => {});
+      await this.#subscriber.sunsubscribe(syncBroadcastChannelName(this.#prefix)).catch(() => {});
+    } else await this.#subscriber.unsubscribe().catch(() => {});
   }
 
-  #forget(runId: string): void {
-    this.#waiters.delete(runId);
+  #forget(runId: string, deferred: Deferred<SyncOutcome>): void {
+    const waiting = this.#waiters.get(runId);
+    waiting?.delete(deferred);
+    if (waiting?.size === 0) this.#waiters.delete(runId);
     if (this.#waiters.size > 0) return;
     for (const resolve of this.#onIdle.splice(0)) resolve();
   }
@@ -175,6 +223,6 @@ export class SyncResponseHub {
 
   #deliver(message: SyncMessage): void {
     // No waiter: the caller already got an answer (or timed out); later messages are moot.
-    this.#waiters.get(message.runId)?.resolve(message);
+    for (const deferred of this.#waiters.get(message.runId) ?? []) deferred.resolve(message);
   }
 }

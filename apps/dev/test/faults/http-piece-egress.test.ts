@@ -3,7 +3,7 @@
 // - a request to a loopback server the policy names is made and its answer is the step's output
 //   (JSON in and out, a binary answer as base64);
 // - a loopback port not named, the cloud metadata address, a name resolving to loopback
-//   (`localhost`) and a redirect to either are refused with CODE_STEP_EGRESS_DENIED, the step
+//   (`localhost`) and a redirect to either are refused with EGRESS_DENIED (naming the EGRESS value that would allow it), the step
 //   named, and the listener behind them sees no connection; in SANDBOX_CODE_ONLY (the engine's
 //   resolver) and in SANDBOXED (the worker's relay) alike;
 // - the request's timeout fails the step with HTTP_REQUEST_TIMEOUT and closes the connection,
@@ -210,9 +210,17 @@ for (const { mode, variable } of CONFIGS) {
     it('refuses a loopback port the policy does not name; the listener sees no connection', async () => {
       const { answer, run } = await call(fault, { url: `http://127.0.0.1:${listener.port}/` });
       expect(answer.status).toBe(500);
+      // One code for pieces and code steps; the message names the setting and the value.
+      const policy = alias ? `127.0.0.1:${named.port}` : `public,127.0.0.1:${named.port}`;
       expect(run).toMatchObject({
         status: 'FAILED',
-        error: { code: 'CODE_STEP_EGRESS_DENIED', step: 'call' },
+        error: {
+          code: 'EGRESS_DENIED',
+          step: 'call',
+          message: alias
+            ? `127.0.0.1:${listener.port} is not in the egress policy (EGRESS=${policy}); EGRESS=${policy},127.0.0.1:${listener.port} would allow it`
+            : `127.0.0.1:${listener.port} is a loopback address; EGRESS=${policy},127.0.0.1:${listener.port} would allow it`,
+        },
       });
       expect(listener.state.connections).toBe(0);
     });
@@ -254,7 +262,7 @@ for (const { mode, variable } of CONFIGS) {
       expect(answer.status).toBe(500);
       expect(run).toMatchObject({
         status: 'FAILED',
-        error: { code: 'CODE_STEP_EGRESS_DENIED', step: 'call', message: expect.stringMatching(reason) },
+        error: { code: 'EGRESS_DENIED', step: 'call', message: expect.stringMatching(reason) },
       });
       expect(listener.state.connections).toBe(0);
     });

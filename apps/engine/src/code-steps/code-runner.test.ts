@@ -66,12 +66,14 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code runner, %s', (mode) =>
     expect(inputs).toEqual({ list: [1], nested: { n: 1 } });
   });
 
-  it('maps a thrown error to CODE_STEP_FAILED with the user message', async () => {
+  it('maps a thrown error to CODE_STEP_FAILED with the user message and where it was thrown', async () => {
     expect(await fail("throw new Error('boom')")).toMatchObject({
       code: 'CODE_STEP_FAILED',
-      message: 'boom',
+      message: 'boom (line 1, column 7)',
     });
-    expect(await fail("throw new TypeError('bad type')")).toMatchObject({ message: 'TypeError: bad type' });
+    expect(await fail("throw new TypeError('bad type')")).toMatchObject({
+      message: 'TypeError: bad type (line 1, column 7)',
+    });
     expect(await fail("throw 'a string'")).toMatchObject({ code: 'CODE_STEP_FAILED', message: 'a string' });
     expect(await fail('await null; throw { reason: 1 };')).toMatchObject({ message: '{"reason":1}' });
   });
@@ -88,6 +90,22 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code runner, %s', (mode) =>
 
   it('maps a syntax error to CODE_STEP_FAILED', async () => {
     expect(await fail('return {')).toMatchObject({ code: 'CODE_STEP_FAILED', message: /SyntaxError/ });
+  });
+
+  it("says where in the user's code an error happened: line and column, counted from 1", async () => {
+    expect((await fail('const a = 1;\n  return {;')).message).toBe(
+      "SyntaxError: Unexpected token ';' (line 2, column 11)",
+    );
+    expect((await fail('const s = `abc')).message).toBe(
+      'SyntaxError: Unexpected end of input (end of the code, line 1)',
+    );
+    expect((await fail('const b = null;\n  return b.x;')).message).toBe(
+      "TypeError: Cannot read properties of null (reading 'x') (line 2, column 12)",
+    );
+    const thrown = await fail("const f = () => {\n  throw new Error('boom');\n};\nawait null;\nf();");
+    expect(thrown.message).toBe('boom (line 2, column 9)');
+    // A value thrown without a stack has no position to give.
+    expect((await fail("throw 'a string'")).message).toBe('a string');
   });
 
   it('stops a busy loop with CODE_STEP_TIMEOUT within the timeout plus 2 s, and runs the next step', async () => {

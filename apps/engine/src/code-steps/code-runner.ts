@@ -14,6 +14,12 @@ export interface CodeRunRequest {
   memoryMb: number;
   /** What the code's console, timers and fetch call (code-step-host.ts); one per step. */
   host: CodeStepHost;
+  /**
+   * The run the step belongs to: a runner that keeps a context per run (isolated-vm) runs the
+   * run's code steps one after another in one context, as a run's isolate does, until
+   * `endRun`. Without it, every step gets a fresh context.
+   */
+  run?: object;
 }
 
 /**
@@ -26,6 +32,8 @@ export interface CodeRunner {
   run(request: CodeRunRequest): Promise<unknown>;
   /** Loads what the first run would need, so that cost is paid before a job arrives. */
   warmUp(): Promise<void>;
+  /** The run is over: the context its code steps shared is released. */
+  endRun?(run: object): void;
   close(): void;
 }
 
@@ -34,5 +42,5 @@ export type CodeRunners = Readonly<Record<ExecutionMode, CodeRunner>>;
 /** How the runners name the user's code in stack traces (`file:///code-step.js:2:7`). */
 export const CODE_STEP_URL = `file:///${CODE_STEP_FILENAME}`;
 
-/** The wrapped source puts the user's line 1 on its line 2. */
-export const CODE_STEP_LINE_OFFSET = -1;
+/** The wrapped source puts the user's line 1 on its line 2 (the protocol's, as the app compiles it). */
+export { CODE_STEP_LINE_OFFSET } from '@flowbox/protocol';

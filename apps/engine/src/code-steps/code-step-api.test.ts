@@ -115,7 +115,10 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) 
 
     it('fails the step when a timer callback throws', async () => {
       const code = "setTimeout(() => { throw new Error('from a timer'); }, 5); await new Promise(() => {});";
-      expect((await step(code)).error).toEqual({ code: 'CODE_STEP_FAILED', message: 'from a timer' });
+      expect((await step(code)).error).toEqual({
+        code: 'CODE_STEP_FAILED',
+        message: 'from a timer (line 1, column 26)',
+      });
     });
 
     it('stops a step whose timer outlasts its timeout, and a busy loop after a timer', async () => {
@@ -186,24 +189,16 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) 
       [
         'a loopback port the policy does not name',
         (p: number) => `http://127.0.0.1:${p + 1}/`,
-        'CODE_STEP_EGRESS_DENIED',
+        'EGRESS_DENIED',
       ],
       [
         'a redirect to a loopback address it does not name',
         (p: number) => `http://127.0.0.1:${p}/to-denied`,
-        'CODE_STEP_EGRESS_DENIED',
+        'EGRESS_DENIED',
       ],
-      [
-        'a name that resolves to loopback',
-        (p: number) => `http://localhost:${p}/json`,
-        'CODE_STEP_EGRESS_DENIED',
-      ],
-      [
-        'the cloud metadata address',
-        () => 'http://169.254.169.254/latest/meta-data/',
-        'CODE_STEP_EGRESS_DENIED',
-      ],
-      ['a scheme other than http(s)', () => 'file:///etc/passwd', 'CODE_STEP_EGRESS_DENIED'],
+      ['a name that resolves to loopback', (p: number) => `http://localhost:${p}/json`, 'EGRESS_DENIED'],
+      ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'EGRESS_DENIED'],
+      ['a scheme other than http(s)', () => 'file:///etc/passwd', 'EGRESS_DENIED'],
       ['an oversized response', (p: number) => `http://127.0.0.1:${p}/huge`, 'CODE_STEP_FETCH_FAILED'],
     ])('refuses %s and fails the step with the reason', async (_name, url, code) => {
       const before = seen.length;
@@ -217,7 +212,7 @@ describe.each(Object.keys(RUNNERS) as RunnerKind[])('code-step API, %s', (mode) 
     it('lets the code catch a refusal, with its code', async () => {
       const code =
         "try { await fetch('http://10.0.0.1/'); } catch (error) { return [error.name, error.code]; }";
-      expect((await step(code)).value).toEqual(['TypeError', 'CODE_STEP_EGRESS_DENIED']);
+      expect((await step(code)).value).toEqual(['TypeError', 'EGRESS_DENIED']);
     });
   });
 });

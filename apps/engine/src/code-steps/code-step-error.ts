@@ -1,4 +1,10 @@
-import { CODE_STEP_FILENAME, FlowboxError } from '@flowbox/protocol';
+import {
+  CODE_STEP_FILENAME,
+  codeStepPosition,
+  describeCodeStepPosition,
+  FlowboxError,
+  withoutLocationSuffix,
+} from '@flowbox/protocol';
 import type { CodeRunRequest } from './code-runner.ts';
 
 /** Why a code step stopped, as its runner saw it. */
@@ -19,7 +25,7 @@ export function toCodeStepError(stop: CodeStepStop, request: CodeRunRequest): Fl
         { cause: stop.cause },
       );
     case 'failed': {
-      const failed = new FlowboxError('CODE_STEP_FAILED', describeUserError(stop.error));
+      const failed = new FlowboxError('CODE_STEP_FAILED', userErrorAt(stop.error, request.source));
       // The user's own stack (lines of their code) says more than the engine's frames would.
       const stack = isError(stop.error) ? stop.error.stack : undefined;
       if (typeof stack === 'string') failed.stack = withoutWrapperFrames(stack, request.source);
@@ -46,6 +52,17 @@ function withoutWrapperFrames(stack: string, source: string): string {
       return lineNumber === undefined || (Number(lineNumber) >= 1 && Number(lineNumber) <= userLines);
     })
     .join('\n');
+}
+
+/**
+ * The user's error with where it happened in their code, e.g. `TypeError: … (line 3, column 12)`:
+ * the run's error says it wherever it is shown, stack or not.
+ */
+function userErrorAt(error: unknown, source: string): string {
+  const message = withoutLocationSuffix(describeUserError(error));
+  // wrapCodeStep puts the code between a first and a last line of its own.
+  const position = codeStepPosition(error, source.split('\n').length - 2);
+  return position === undefined ? message : `${message} (${describeCodeStepPosition(position)})`;
 }
 
 /** The error the result wrapper throws inside the sandbox, recognised across realms by message. */

@@ -1,10 +1,8 @@
 import type { EgressFetch, EgressRequest } from '@flowbox/egress';
 import { type ConsoleLine, FlowboxError, serializeError } from '@flowbox/protocol';
+import { createStepLines } from '../steps/step-lines.ts';
 
-/** A code step's console output kept in its step record; the rest is counted, not kept. */
-export const CONSOLE_MAX_BYTES = 32 * 1024;
-
-const LEVELS = new Set<ConsoleLine['level']>(['debug', 'info', 'log', 'warn', 'error']);
+export { CONSOLE_MAX_BYTES } from '../steps/step-lines.ts';
 
 /**
  * What a code step's sandbox may ask of the engine, in plain strings and numbers both ways so
@@ -27,7 +25,7 @@ export interface CodeStepSession {
   /**
    * The error a failed step reports: when the code failed on a refusal it did not catch (the
    * sandbox sees only its message), the refusal itself, so the step says
-   * `CODE_STEP_EGRESS_DENIED` rather than a generic `CODE_STEP_FAILED`.
+   * `EGRESS_DENIED` rather than a generic `CODE_STEP_FAILED`.
    */
   failureOf(error: unknown): unknown;
   /** The step is over: pending timers never fire and requests in flight are aborted. */
@@ -35,9 +33,7 @@ export interface CodeStepSession {
 }
 
 export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
-  const lines: ConsoleLine[] = [];
-  let keptBytes = 0;
-  let droppedBytes = 0;
+  const lines = createStepLines();
   /** Sleeps in progress, each with what settles it. */
   const sleeping = new Map<NodeJS.Timeout, () => void>();
   /** Made by the step's first fetch: most steps make none, and an abort costs an Error. */
@@ -47,17 +43,7 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
 
   const host: CodeStepHost = {
     log(level, message) {
-      if (closed || typeof message !== 'string') return;
-      const size = Buffer.byteLength(message);
-      if (keptBytes + size > CONSOLE_MAX_BYTES) {
-        droppedBytes += size;
-        return;
-      }
-      keptBytes += size;
-      lines.push({
-        level: LEVELS.has(level as ConsoleLine['level']) ? (level as ConsoleLine['level']) : 'log',
-        message,
-      });
+      lines.add(level, message);
     },
     sleep(ms) {
       const delay = Math.min(Math.max(0, Number(ms) || 0), 2_147_483_647);
@@ -90,10 +76,7 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
 
   return {
     host,
-    lines() {
-      if (droppedBytes === 0) return [...lines];
-      return [...lines, { level: 'warn', message: `[${droppedBytes} more bytes of console output dropped]` }];
-    },
+    lines: () => lines.lines(),
     failureOf(error) {
       if (!(error instanceof FlowboxError) || error.code !== 'CODE_STEP_FAILED') return error;
       const refusal = refusals.find((candidate) => error.message.includes(candidate.message));
@@ -103,6 +86,7 @@ export function openCodeStepSession(fetcher: EgressFetch): CodeStepSession {
     },
     close() {
       closed = true;
+      lines.close();
       // Settled rather than left pending: isolated-vm fails a run whose host promises are
       // collected unsettled ("Promise was abandoned"). The sandbox's timers were cleared when the
       // step settled, so none of their callbacks runs; a timed-out step's context is gone.

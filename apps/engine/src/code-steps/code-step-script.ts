@@ -101,21 +101,25 @@ const API = `($host) => {
   globalThis.clearInterval = clear;
   globalThis.console = { debug: print('debug'), info: print('info'), log: print('log'), warn: print('warn'), error: print('error') };
   globalThis.fetch = fetch;
-  return { run: (step) => Promise.race([step, timerFailure]).finally(() => timers.clear()) };
+  const globals = [globalThis.console, fetch, globalThis.setTimeout, globalThis.setInterval, clear, clear];
+  return { globals, run: (step) => Promise.race([step, timerFailure]).finally(() => timers.clear()) };
 }`
   .split('\n')
   .map((line) => line.trim())
   .join(' ');
 
 /**
- * The user's function, defined where the wrapper's own names are shadowed: it sees the globals
- * the API set up and its `inputs`, not the host or the references behind it.
+ * The user's function, defined where the wrapper's own names are shadowed: it sees its step's
+ * console, fetch and timers as bindings of its own (steps running at once in one context, a
+ * loop's iterations in a run's isolate, each keep theirs) and its `inputs`, not the host or the
+ * references behind it.
  */
-const userFunction = (source: string) => `(($host, $0, $1, $2, $3) => (${source}))()`;
+const userFunction = (source: string) =>
+  `(($host, $0, $1, $2, $3, $api, console, fetch, setTimeout, setInterval, clearTimeout, clearInterval) => (${source}))(undefined, undefined, undefined, undefined, undefined, undefined, ...$api.globals)`;
 
 /** Runs the user's function on the parsed input through the API; settles with JSON text or an Error. */
 const runStep = (source: string, inputsJsonExpression: string) =>
-  `(${API})($host).run(${userFunction(source)}(parse(${inputsJsonExpression}))).then(${TO_JSON}).catch(${AS_ERROR})`;
+  `(($api) => $api.run(${userFunction(source)}(parse(${inputsJsonExpression}))))((${API})($host)).then(${TO_JSON}).catch(${AS_ERROR})`;
 
 /**
  * isolated-vm: the body of a closure with `$0` the input as JSON text and `$1`..`$3` references

@@ -135,13 +135,44 @@ describe('isolated-vm runner: one isolate, a fresh context per run', () => {
     expect(await runner.stats()).toMatchObject({ isolatesCreated: 2, runs: 6 });
   });
 
-  it('runs one step at a time, so a timeout never disposes the isolate under another run', async () => {
+  it('runs steps at once each in an isolate of its own, so a timeout never disposes the isolate under another run', async () => {
     newRunner();
     const results = await Promise.allSettled([
       runner.run(request('while (true) {}', { timeoutMs: 100 })),
       runner.run(request('return inputs.n + 1;')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect((await runner.stats()).isolatesCreated).toBe(2);
+  });
+
+  it('runs steps that wait at once, an isolate each, and keeps one isolate once none runs', async () => {
+    newRunner();
+    const sleeper = request("await new Promise((r) => setTimeout(r, 50)); return 'done';");
+    // One at a time, one isolate would have served all three.
+    await expect(Promise.all([1, 2, 3].map(() => runner.run(sleeper)))).resolves.toEqual([
+      'done',
+      'done',
+      'done',
+    ]);
+    expect((await runner.stats()).isolatesCreated).toBe(3);
+    await expect(runner.run(request('return inputs.n;'))).resolves.toBe(1);
+    expect((await runner.stats()).isolatesCreated).toBe(3);
+  });
+
+  it("runs one run's code steps in one context, until endRun; another run starts fresh", async () => {
+    newRunner();
+    const run = {};
+    const other = {};
+    await runner.run({ ...request("globalThis.left = 'run one'; return 1;"), run });
+    const probe = request('return typeof globalThis.left;');
+    await expect(runner.run({ ...probe, run })).resolves.toBe('string');
+    await expect(runner.run({ ...probe, run: other })).resolves.toBe('undefined');
+    await expect(runner.run(probe)).resolves.toBe('undefined');
+    runner.endRun(run);
+    await expect(runner.run({ ...probe, run })).resolves.toBe('undefined');
+    runner.endRun(run);
+    runner.endRun(other);
+    expect((await runner.stats()).isolatesCreated).toBe(1);
   });
 
   it('fails a run as INTERNAL when isolated-vm cannot be loaded: the engine is broken, not the code', async () => {

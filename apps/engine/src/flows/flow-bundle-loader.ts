@@ -1,5 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { type FlowBundle, FlowBundleSchema, FlowboxError, parseMessage } from '@flowbox/protocol';
+import {
+  type FlowBundle,
+  FlowBundleSchema,
+  FlowboxError,
+  formatIssues,
+  parseStored,
+} from '@flowbox/protocol';
 
 /** Reads the flow bundles the worker provisioned; a bundle that cannot be used is `PROVISION_FAILED`. */
 export interface FlowBundleLoader {
@@ -42,11 +48,15 @@ async function readBundle(path: string): Promise<FlowBundle> {
       cause: error,
     });
   }
-  const parsed = parseMessage(FlowBundleSchema, frame);
-  if (!parsed.ok) {
-    throw new FlowboxError('PROVISION_FAILED', `invalid flow bundle ${path}: ${parsed.error}`);
+  // An app newer than this engine may write fields it does not know: dropped, not refused.
+  const parsed = parseStored(FlowBundleSchema, frame);
+  if (!parsed.success) {
+    throw new FlowboxError(
+      'PROVISION_FAILED',
+      `invalid flow bundle ${path}: ${formatIssues(parsed.error.issues)}`,
+    );
   }
-  const bundle = parsed.value;
+  const bundle = parsed.data;
   for (const step of bundle.definition.steps) {
     if (step.type === 'code' && typeof bundle.code[step.name] !== 'string') {
       throw new FlowboxError('PROVISION_FAILED', `flow bundle ${path} has no compiled code for ${step.name}`);

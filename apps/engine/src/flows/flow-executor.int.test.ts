@@ -80,7 +80,11 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const { outcome } = await h.executor.execute(await h.job(flow, { executionMode: mode }));
 
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_2', message: 'boom' });
+    expect(outcome.error).toMatchObject({
+      code: 'CODE_STEP_FAILED',
+      step: 'step_2',
+      message: 'boom (line 1, column 7)',
+    });
     expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([
       ['trigger', 'SUCCEEDED'],
       ['step_1', 'SUCCEEDED'],
@@ -98,7 +102,7 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
     const job = await h.job(flow, { executionMode: mode, egress: { allowPublic: true, named: [] } });
     const { outcome } = await h.executor.execute(job);
 
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', step: 'step_2' });
+    expect(outcome.error).toMatchObject({ code: 'EGRESS_DENIED', step: 'step_2' });
     expect(outcome.error?.message).toMatch(/loopback/);
     const codeStep = outcome.steps[2];
     expect(codeStep).toMatchObject({ status: 'FAILED' });
@@ -122,15 +126,28 @@ describe.each(['SANDBOX_CODE_ONLY', 'UNSANDBOXED'] satisfies ExecutionMode[])('f
 });
 
 describe('flow executor', () => {
-  it('fails a step whose template names an unknown step with TEMPLATE_ERROR', async () => {
+  it('gives a code step undefined for a template naming a step that did not run', async () => {
     const { outcome } = await h.executor.execute(
-      await h.job(withCodeStep({ input: { sum: '{{step_9.result}}' } })),
+      await h.job(
+        withCodeStep({ code: 'return { sum: inputs.sum ?? "none" };', input: { sum: '{{step_9.result}}' } }),
+      ),
+    );
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.steps[2]).toMatchObject({ input: {}, output: { sum: 'none' } });
+  });
+
+  it('fails a step whose template is not one with TEMPLATE_ERROR naming step, field and template', async () => {
+    const { outcome } = await h.executor.execute(
+      await h.job(withCodeStep({ input: { sum: 'x{{step_1..result}}' } })),
     );
 
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'TEMPLATE_ERROR', step: 'step_2' });
-    expect(outcome.error?.message).toMatch(/step_9/);
-    expect(outcome.steps[2]?.input).toEqual({ sum: '{{step_9.result}}' });
+    expect(outcome.error?.message).toBe(
+      "step 'step_2', input.sum: template {{step_1..result}}: the path 'step_1..result' has an empty segment",
+    );
+    expect(outcome.steps[2]?.input).toEqual({ sum: 'x{{step_1..result}}' });
   });
 
   it('fails a step with an unknown piece', async () => {
@@ -156,23 +173,32 @@ describe('flow executor', () => {
     });
   });
 
-  it('fails a step whose output would not fit in the run log, and still stores the log', async () => {
+  it("leaves out of the log an output that would not fit, keeping the run, its result and the next step's input", async () => {
     const logUpload = {
       url: h.app.logUploadUrl('runs/run-1.json'),
       fields: {},
       key: 'runs/run-1.json',
       maxBytes: 64 * 1024,
     };
-    const flow = withCodeStep({ code: "return 'x'.repeat(200_000);" });
+    const flow = withCodeStep({
+      code: "return { result: 'x'.repeat(200_000).length, big: 'x'.repeat(200_000) };",
+    });
     const { outcome } = await h.executor.execute(await h.job(flow, { logUpload }));
-    expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toMatchObject({ code: 'STEP_OUTPUT_TOO_LARGE', step: 'step_2' });
-    const failed = outcome.steps.find((s) => s.name === 'step_2');
-    expect(failed).toMatchObject({ status: 'FAILED' });
-    expect(failed?.output).toBeUndefined();
-    // What the run reports and stores stays within the limit.
+    expect(outcome.status).toBe('SUCCEEDED');
+    const big = outcome.steps.find((s) => s.name === 'step_2');
+    expect(big).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { dropped: expect.stringMatching(/^2000\d\d bytes/) },
+    });
+    // The scope kept the real output: the response step read it, and the caller got all of it.
+    const [response] = h.posts('response');
+    const answer = FlowResponseReportSchema.parse(response?.json).response.body as { big: string };
+    expect(answer.big).toHaveLength(200_000);
+    // What the run reports and stores stays within the limit, and says what it left out.
     expect(outcome.logKey).toBe('runs/run-1.json');
     expect(Buffer.byteLength(JSON.stringify(outcome.steps))).toBeLessThan(64 * 1024);
+    const stored = h.app.requests.find(isUpload);
+    expect(RunLogSchema.parse(stored?.json).dropped).toBe(2);
   });
 
   it('refuses to upload a log over maxBytes', async () => {

@@ -8,6 +8,7 @@ import {
 import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import {
   CONNECTIONS_ROOT,
+  DEFAULT_LOOP_MAX_ITERATIONS,
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
@@ -33,11 +34,15 @@ import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createRunPieces } from '../pieces/run-pieces.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
-import { createHostStepRunner, type StepRunnerDeps } from './host-step-runner.ts';
+import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
+import { interpretFlow } from './interpreter/interpreter.ts';
+import type { StepSink } from './interpreter/interpreter-context.ts';
+import type { LeafExecutor } from './interpreter/leaf-executor.ts';
+import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
 import { buildRunLog, persistRunLog } from './run-log.ts';
-import { startRunTrace } from './run-trace.ts';
+import { type RunTrace, startRunTrace } from './run-trace.ts';
 
 export interface FlowExecutorDeps {
   bundles: FlowBundleLoader;
@@ -119,11 +124,12 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         traceparent: trace?.traceparent,
       });
       const results: StepResult[] = [];
-      const fitInLog = createLogBudget(job.logUpload.maxBytes);
+      const budget = createLogBudget(job.logUpload.maxBytes);
       const progress = createProgressReports(app, deps.progressIntervalMs ?? ENGINE_PROGRESS_INTERVAL_MS);
       let status: FinalRunStatus = 'SUCCEEDED';
       let error: SerializedError | undefined;
       let isolated: IsolatedRun | undefined;
+      let leaves: LeafExecutor | undefined;
 
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
@@ -144,38 +150,36 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         const respond = async (response: FlowResponse) =>
           app.reportResponse(response, await progress.takeForResponse(), stepsAfterThis === 0);
         isolated = await openIsolatedRun(deps, job, run, respond);
-        const steps = isolated?.steps ?? createHostStepRunner(run, job, respond);
-        // The run's templates read the values; what leaves it is redacted (the loop below).
+        leaves = isolated?.leaves ?? createHostLeafExecutor(run, job, respond);
+        // The run's templates read the values; what leaves it is redacted (the sink).
         const scope: Record<string, unknown> =
           job.connections === undefined ? {} : { [CONNECTIONS_ROOT]: job.connections };
-        const plan: [string, () => Promise<StepResult>][] = [
-          [run.bundle.definition.trigger.name, () => steps.runTrigger()],
-          ...run.bundle.definition.steps.map((step): [string, () => Promise<StepResult>] => [
-            step.name,
-            () => {
-              if (step.type !== 'piece' && step.type !== 'code') {
-                throw new FlowboxError('INVALID_FLOW', `this engine cannot run ${step.type} steps`);
-              }
-              return steps.runStep(step, scope);
-            },
-          ]),
-        ];
-        for (const [index, [name, runNext]] of plan.entries()) {
-          progress.throwIfRefused();
-          stepsAfterThis = plan.length - 1 - index;
-          const span = trace?.start(`step ${name}`, { 'flowbox.step': name });
-          const ran = await runNext();
-          const result = fitInLog(redactor === null ? ran : redactor.value(ran));
-          span?.end(result.error, { 'flowbox.step.kind': result.kind });
-          results.push(result);
-          progress.report(result);
-          if (result.error !== undefined) {
-            error = result.error;
-            // A system error inside a step (a failed response callback) is not the flow's fault.
-            status = runStatusOf(error.code);
-            break;
-          }
-          scope[result.name] = ran.output;
+        const sink: StepSink = {
+          beforeStep: () => progress.throwIfRefused(),
+          position(after) {
+            stepsAfterThis = after;
+          },
+          begin: (name, path, leaf) =>
+            recordStep(leaf ? trace : null, name, path, (ran) => {
+              const result = budget.fit(redactor === null ? ran : redactor.value(ran));
+              results.push(result);
+              progress.report(result);
+              return result;
+            }),
+        };
+        const ending = await interpretFlow(run.bundle.definition, scope, {
+          leaves,
+          sink,
+          respond,
+          limits: {
+            codeStepTimeoutMs: job.limits.codeStepTimeoutMs,
+            loopMaxIterations: job.limits.loopMaxIterations ?? DEFAULT_LOOP_MAX_ITERATIONS,
+          },
+        });
+        if (ending.kind !== 'done' && ending.error !== undefined) {
+          error = redactor === null ? ending.error : redactor.value(ending.error);
+          // A system error inside a step (a failed response callback) is not the flow's fault.
+          status = runStatusOf(error.code);
         }
         await progress.settled();
       } catch (systemError) {
@@ -187,10 +191,17 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         status = runStatusOf(error.code);
       } finally {
         // The run's context, its timers and whatever it left pending end with the run.
+        leaves?.close?.();
         isolated?.close();
       }
 
-      const runLog = buildRunLog(job, { status, startedAt, steps: results, error });
+      const runLog = buildRunLog(job, {
+        status,
+        startedAt,
+        steps: results,
+        error,
+        dropped: budget.dropped(),
+      });
       const uploadSpan = trace?.start('log.upload');
       // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
       const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
@@ -258,37 +269,17 @@ async function primeAppConnection(deps: FlowExecutorDeps, appUrl: string): Promi
 
 const PRIME_TIMEOUT_MS = 5_000;
 
-/** Room in the run log for what surrounds the steps (ids, dates, a run error). */
-const LOG_ENVELOPE_BYTES = 4_096;
-
-/**
- * Keeps a run's steps within RUN_LOG_MAX_BYTES, which bounds every message that carries steps.
- * A step past it fails with STEP_OUTPUT_TOO_LARGE, its output dropped (its input too, if that
- * alone is too large): the flow's mistake, not a transport failure.
- */
-function createLogBudget(maxBytes: number): (result: StepResult) => StepResult {
-  let left = maxBytes - LOG_ENVELOPE_BYTES;
-  const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
-  return (result) => {
-    const bytes = size(result);
-    if (bytes <= left) {
-      left -= bytes;
-      return result;
-    }
-    const { output: _output, ...rest } = result;
-    const failed: StepResult = {
-      ...rest,
-      status: 'FAILED',
-      error: {
-        name: 'FlowboxError',
-        code: 'STEP_OUTPUT_TOO_LARGE',
-        message: `step ${result.name} takes ${bytes} bytes; the run's steps may take ${maxBytes} in all (RUN_LOG_MAX_BYTES)`,
-        step: result.name,
-      },
-    };
-    if (size(failed) > left) failed.input = { omitted: `${size(result.input)} bytes` };
-    left = Math.max(0, left - size(failed));
-    return failed;
+/** A step's span (when the run is traced) from its start; the function records its result once it ended. */
+function recordStep(
+  trace: RunTrace | null,
+  name: string,
+  path: string,
+  record: (ran: StepResult) => StepResult,
+): (ran: StepResult) => void {
+  const span = trace?.start(`step ${path}`, { 'flowbox.step': name });
+  return (ran) => {
+    const result = record(ran);
+    span?.end(result.error, { 'flowbox.step.kind': result.kind });
   };
 }
 

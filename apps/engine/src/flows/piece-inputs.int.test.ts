@@ -45,6 +45,49 @@ describe.each(['shared', 'isolate'] as const)(
       ]);
     });
 
+    it("leaves a field whose template reads nothing out, so the piece's default or required check applies", async () => {
+      const flow: FlowDefinition = {
+        ...flowOf(1, 2),
+        steps: [
+          {
+            type: 'piece',
+            name: 'reply',
+            piece: 'webhook',
+            action: 'return_response',
+            input: {
+              status: '{{trigger.query.status}}',
+              headers: { 'x-channel': '{{ trigger.query.channel ?? "general" }}' },
+              body: 'to {{trigger.query.who}}.',
+            },
+          },
+        ],
+      };
+      const { outcome } = await h.executor.execute(await h.job(flow, { isolation }));
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.steps[1]?.input).toStrictEqual({ headers: { 'x-channel': 'general' }, body: 'to .' });
+      expect(outcome.steps[1]?.output).toEqual({
+        status: 200,
+        headers: { 'x-channel': 'general' },
+        body: 'to .',
+      });
+
+      const required = await h.executor.execute(await h.job(flowOf('{{trigger.query.a}}', 2), { isolation }));
+      expect(required.outcome.error).toMatchObject({ code: 'INVALID_STEP_INPUT', step: 'add' });
+      expect(required.outcome.error?.message).toMatch(/addition_math: a: /);
+    });
+
+    it('fails an invalid template with TEMPLATE_ERROR naming the step, the field and the template', async () => {
+      const { outcome } = await h.executor.execute(
+        await h.job(flowOf('{{ trigger.a ?? nope }}', 2), { isolation }),
+      );
+      expect(outcome.error).toMatchObject({
+        code: 'TEMPLATE_ERROR',
+        step: 'add',
+        message:
+          "step 'add', input.a: template {{trigger.a ?? nope}}: the fallback nope is not a string (\"text\" or 'text'), number, true, false or null",
+      });
+    });
+
     it('does not run a piece version that still declares its input with zod', async () => {
       // A piece whose input is a zod schema: zod imported, `input:` set.
       const legacy = await writeTestPiece(h.dir, {

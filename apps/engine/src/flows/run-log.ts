@@ -9,6 +9,8 @@ export interface RunEnd {
   startedAt: Date;
   steps: StepResult[];
   error?: SerializedError | undefined;
+  /** Steps whose input or output the log left out (log-budget.ts). */
+  dropped?: number;
 }
 
 /** The run log (RunLogSchema) a run's end uploads: built here for the engine and the fleet simulator. */
@@ -27,6 +29,7 @@ export function buildRunLog(
     steps: end.steps,
   };
   if (end.error !== undefined) log.error = end.error;
+  if (end.dropped !== undefined && end.dropped > 0) log.dropped = end.dropped;
   return log;
 }
 

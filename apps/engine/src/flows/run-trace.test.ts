@@ -16,7 +16,7 @@ function fakes() {
 }
 
 describe('startRunTrace', () => {
-  it('opens one child at a time under engine.run, and a callback carries the open one', () => {
+  it('opens children under engine.run, and a callback carries the latest one still open', () => {
     const { clock, ids } = fakes();
     const trace = startRunTrace(PARENT, { 'flowbox.run_id': 'r' }, clock, ids);
     if (trace === null) throw new Error('expected a trace');
@@ -25,9 +25,13 @@ describe('startRunTrace', () => {
     expect(trace.traceparent()).toBe(`00-${TRACE_ID}-0000000000000002-01`);
     first.end();
     expect(trace.traceparent()).toBe(`00-${TRACE_ID}-0000000000000001-01`);
-    // A child left open is closed by the next one, and the last by finish.
-    trace.start('step b');
+    // Children open at once (a loop's iterations): the latest open one is the callbacks' parent;
+    // finish closes what is left open.
+    const b = trace.start('step b');
     trace.start('step c');
+    expect(trace.traceparent()).toBe(`00-${TRACE_ID}-0000000000000004-01`);
+    b.end();
+    expect(trace.traceparent()).toBe(`00-${TRACE_ID}-0000000000000004-01`);
     const records = trace.finish({ code: 'STEP_FAILED', message: 'c failed' });
     expect(records.map((r) => [r.name, r.spanId, r.parentSpanId, r.status])).toEqual([
       ['step a', '0000000000000002', '0000000000000001', 'ok'],

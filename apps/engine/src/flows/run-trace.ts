@@ -15,8 +15,8 @@ import {
  *   ├── step <name>       each step, the trigger included
  *   └── log.upload        the run log's upload
  *
- * Steps run one at a time, so at most one child is open; a callback carries it as its
- * `traceparent()`.
+ * Leaves that run at once (a loop's iterations) each have a child open; a callback carries the
+ * latest one opened and still open as its `traceparent()`.
  */
 export interface RunTrace {
   /** Opens a child of `engine.run`. */
@@ -44,7 +44,8 @@ export function startRunTrace(
   if (parent === null || !parent.sampled) return null;
   const records: SpanRecord[] = [];
   const root = open('engine.run', parent.spanId, attributes);
-  let current: { spanId: string; span: RecordedSpan } | undefined;
+  /** Children open now, in the order they opened. */
+  const openChildren: { spanId: string; span: RecordedSpan }[] = [];
 
   function open(name: string, parentSpanId: string, attrs: SpanRecord['attributes']) {
     const spanId = newSpanId();
@@ -54,7 +55,8 @@ export function startRunTrace(
       end(error, more) {
         if (ended) return;
         ended = true;
-        if (current?.span === span) current = undefined;
+        const at = openChildren.findIndex((child) => child.span === span);
+        if (at !== -1) openChildren.splice(at, 1);
         // Past the cap the run still runs; its trace misses the later steps (never engine.run,
         // which the others hang from).
         if (parentSpanId !== parent?.spanId && records.length >= MAX_ENGINE_SPANS - 1) return;
@@ -80,15 +82,15 @@ export function startRunTrace(
   const context = (spanId: string): TraceContext => ({ traceId: parent.traceId, spanId, sampled: true });
   return {
     start(name, attrs = {}) {
-      current?.span.end();
-      current = open(name, root.spanId, attrs);
-      return current.span;
+      const child = open(name, root.spanId, attrs);
+      openChildren.push(child);
+      return child.span;
     },
     traceparent() {
-      return formatTraceparent(context((current ?? root).spanId));
+      return formatTraceparent(context((openChildren.at(-1) ?? root).spanId));
     },
     finish(error) {
-      current?.span.end();
+      for (const child of [...openChildren]) child.span.end();
       root.span.end(error);
       return records;
     },

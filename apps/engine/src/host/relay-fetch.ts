@@ -92,8 +92,8 @@ function exchange(
 }
 
 /** The refusals the worker's answer may name; anything else is a failed fetch. */
-type RelayedCode = 'CODE_STEP_EGRESS_DENIED' | 'CODE_STEP_FETCH_LIMIT';
-const RELAYED_CODES = new Set<string>(['CODE_STEP_EGRESS_DENIED', 'CODE_STEP_FETCH_LIMIT']);
+type RelayedCode = 'EGRESS_DENIED' | 'CODE_STEP_FETCH_LIMIT';
+const RELAYED_CODES = new Set<string>(['EGRESS_DENIED', 'CODE_STEP_FETCH_LIMIT']);
 const isRelayed = (code: string): code is RelayedCode => RELAYED_CODES.has(code);
 
 function safeJson(text: string): unknown {

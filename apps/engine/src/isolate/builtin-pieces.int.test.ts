@@ -76,6 +76,6 @@ describe('the built-in pieces with RUN_ISOLATION=isolate', () => {
         type: 'application/x-www-form-urlencoded',
       },
     ]);
-    expect(outcome.error).toMatchObject({ code: 'CODE_STEP_EGRESS_DENIED', step: 'denied' });
+    expect(outcome.error).toMatchObject({ code: 'EGRESS_DENIED', step: 'denied' });
   });
 });

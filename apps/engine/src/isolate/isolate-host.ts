@@ -11,11 +11,12 @@ import {
 import type { CodeStepSession } from '../code-steps/code-step-host.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import type { PieceFetchSession } from '../pieces/piece-fetch.ts';
+import { pieceLogLine } from '../steps/step-lines.ts';
 
 /**
  * The engine's side of a run's isolate (inside/host-bridge.ts is the other): what each name
- * the isolate may call does, with the run's bounds. Console, timers and fetch belong to the step
- * running now (`step`); no other capability exists. Every argument is checked here, since the
+ * the isolate may call does, with the run's bounds. Console, timers and fetch belong to the leaf
+ * running (`openStep`); no other capability exists. Every argument is checked here, since the
  * isolate runs the flow author's code.
  */
 export interface IsolateHost {
@@ -23,8 +24,13 @@ export interface IsolateHost {
   /** Always resolves, to `{ value }` or `{ error: { code, message } }` as JSON text. */
   async(name: unknown, args: unknown): Promise<string>;
   notify(name: unknown, args: unknown): void;
-  /** The step now running, whose console, timers and requests the isolate's calls use. */
-  step: IsolateStepSessions | undefined;
+  /**
+   * A leaf starts: its console, timers and requests. Calls that name its token (a piece's
+   * `ctx.fetch`, `ctx.log`) use them; the globals' calls (console, timers, `fetch`) use the latest leaf
+   * still running, since a run's context has one set of globals.
+   */
+  openStep(sessions: IsolateStepSessions): number;
+  closeStep(token: number): void;
 }
 
 export interface IsolateStepSessions {
@@ -61,8 +67,24 @@ const URL_FIELDS = new Set([
 ]);
 
 export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
+  const steps = new Map<number, IsolateStepSessions>();
+  let nextToken = 1;
+  /** The latest leaf still running (a Map keeps insertion order). */
+  const current = (): IsolateStepSessions | undefined => {
+    let last: IsolateStepSessions | undefined;
+    for (const sessions of steps.values()) last = sessions;
+    return last;
+  };
   const host: IsolateHost = {
-    step: undefined,
+    openStep(sessions) {
+      const token = nextToken;
+      nextToken += 1;
+      steps.set(token, sessions);
+      return token;
+    },
+    closeStep(token) {
+      steps.delete(token);
+    },
     sync(name, args) {
       const list = Array.isArray(args) ? (args as unknown[]) : [];
       switch (name) {
@@ -101,7 +123,7 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
     },
     async async(name, args) {
       const list = Array.isArray(args) ? (args as unknown[]) : [];
-      const step = host.step;
+      const step = current();
       try {
         switch (name) {
           case 'sleep':
@@ -118,9 +140,10 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
             );
           }
           case 'piece-fetch': {
-            if (step === undefined) throw new FlowboxError('CODE_STEP_FETCH_FAILED', 'the step ended');
+            const own = typeof list[1] === 'number' ? steps.get(list[1]) : step;
+            if (own === undefined) throw new FlowboxError('CODE_STEP_FETCH_FAILED', 'the step ended');
             return JSON.stringify({
-              value: await step.piece.fetch(list[0] as Parameters<PieceFetchSession['fetch']>[0]),
+              value: await own.piece.fetch(list[0] as Parameters<PieceFetchSession['fetch']>[0]),
             });
           }
           case 'respond': {
@@ -143,7 +166,7 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
     notify(name, args) {
       const list = Array.isArray(args) ? (args as unknown[]) : [];
       if (name === 'console') {
-        host.step?.code.host.log(list[0], list[1]);
+        current()?.code.host.log(list[0], list[1]);
       } else if (name === 'log') {
         const level = LogLevelSchema.safeParse(list[0]);
         let data: Record<string, unknown> = {};
@@ -158,6 +181,10 @@ export function createIsolateHost(deps: IsolateHostDeps): IsolateHost {
           runId: deps.runId,
           step: String(list[2]),
         });
+        // Kept in the leaf's `logs` too (the leaf its token names), as in the other modes.
+        const line = pieceLogLine(list[0], list[1], data);
+        const own = typeof list[4] === 'number' ? steps.get(list[4]) : current();
+        own?.code.host.log(line.level, line.message);
       }
     },
   };

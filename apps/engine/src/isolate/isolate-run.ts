@@ -8,13 +8,11 @@ import type { IsolateHost } from './isolate-host.ts';
 import type { IsolateSnapshot } from './isolate-snapshots.ts';
 
 /** The run runtime's entry points (inside/run-runtime.ts) the engine calls; JSON text in and out. */
-export type RuntimeCall = 'runTrigger' | 'runAction' | 'resolveInput';
+export type RuntimeCall = 'runTrigger' | 'runAction';
 
 /** One run's own context in its isolate: every step of the run executes in it, and it ends with the run. */
 export interface RunIsolate {
   call(name: RuntimeCall, json: string): Promise<string>;
-  /** Puts a code step's output (JSON text) in the scope templates read. */
-  remember(stepName: string, outputJson: string | undefined): Promise<void>;
   runCode(request: CodeRunRequest): Promise<unknown>;
   /** CPU time the run has used in its isolate so far, in milliseconds. */
   cpuMs(): number;
@@ -23,6 +21,8 @@ export interface RunIsolate {
    * the isolate is disposed or may be busy, and no later run may take a context of it.
    */
   reusable(): boolean;
+  /** A leaf was abandoned past its timeoutMs and may still be busy: no later run takes the isolate. */
+  spoil(): void;
   /** Releases the run's context and its references; the isolate stays for the next run. */
   close(): void;
 }
@@ -114,8 +114,6 @@ export interface RunIsolateOptions {
   /** The run's context, blank; the run releases it. */
   blank: BlankContext;
   runId: string;
-  /** The run's connections, which its templates read as `{{connections.x}}`. */
-  connections?: Readonly<Record<string, unknown>> | undefined;
   /** The isolate's heap limit (CODE_STEP_MEMORY_MB), for the run's error message. */
   memoryMb: number;
   /** CPU time the whole run may use in its isolate (CODE_STEP_TIMEOUT_MS). */
@@ -166,17 +164,14 @@ export function openRunIsolate(options: RunIsolateOptions): RunIsolate {
     options.blank.release();
   };
   /** `begin`'s arguments, until the first call into the isolate has passed them. */
-  let beginArgs: [string, string | undefined] | undefined = [
-    options.runId,
-    options.connections === undefined ? undefined : JSON.stringify(options.connections),
-  ];
+  let beginArgs: [string] | undefined = [options.runId];
   /** What a call evaluates: the run's `begin` first, if no call has made it yet. */
   const withBegin = (body: string, args: unknown[]): [string, unknown[]] => {
     const pending = beginArgs;
     if (pending === undefined) return [body, args];
     beginArgs = undefined;
     const at = args.length;
-    return [`__flowbox.begin($${at}, $${at + 1}); ${body}`, [...args, ...pending]];
+    return [`__flowbox.begin($${at}); ${body}`, [...args, ...pending]];
   };
 
   const limitError = (error: unknown): unknown => {
@@ -237,14 +232,6 @@ export function openRunIsolate(options: RunIsolateOptions): RunIsolate {
         clearTimeout(guard);
       }
     },
-    async remember(stepName, outputJson) {
-      try {
-        const [body, args] = withBegin('__flowbox.remember($0, $1);', [stepName, outputJson]);
-        await running.evalClosure(body, args, { timeout: cpuLimitMs });
-      } catch (error) {
-        throw limitError(error);
-      }
-    },
     async runCode(request) {
       // The trigger's call makes `begin` in every flow; a code step never comes first.
       if (beginArgs !== undefined) {
@@ -265,6 +252,9 @@ export function openRunIsolate(options: RunIsolateOptions): RunIsolate {
     },
     cpuMs,
     reusable: () => !spoiled && stopped === undefined && !isolate.isDisposed,
+    spoil() {
+      spoiled = true;
+    },
     close,
   };
 }

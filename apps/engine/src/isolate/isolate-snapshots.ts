@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonSchema } from '@flowbox/pieces-framework';
+import type { JsonSchema, PieceAuthInfo } from '@flowbox/pieces-framework';
 import { FlowboxError } from '@flowbox/protocol';
 import type { ExternalCopy } from 'isolated-vm';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
@@ -22,6 +22,8 @@ export interface SnapshotPiece {
   /** `name@version`: the key its compiled validators are kept by. */
   readonly key: string;
   readonly inputs: Readonly<Record<string, JsonSchema>>;
+  /** The credential each action declares, if any (its `ctx.auth`, checked by the engine). */
+  readonly auths: Readonly<Record<string, PieceAuthInfo>>;
 }
 
 export interface IsolateSnapshots {
@@ -149,6 +151,7 @@ async function checkPieces(
       name: string;
       version: string;
       inputs: Record<string, JsonSchema>;
+      auths?: Record<string, PieceAuthInfo>;
     }[];
     const have = found.map((piece) => `${piece.name}@${piece.version}`).sort();
     const want = pieces.map((piece) => `${piece.name}@${piece.version}`).sort();
@@ -159,7 +162,10 @@ async function checkPieces(
       );
     }
     return new Map(
-      found.map((piece) => [piece.name, { key: `${piece.name}@${piece.version}`, inputs: piece.inputs }]),
+      found.map((piece) => [
+        piece.name,
+        { key: `${piece.name}@${piece.version}`, inputs: piece.inputs, auths: piece.auths ?? {} },
+      ]),
     );
   } finally {
     isolate.dispose();

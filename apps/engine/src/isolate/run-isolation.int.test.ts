@@ -39,4 +39,23 @@ describe('a run in its own isolate (RUN_ISOLATION=isolate)', () => {
     const [response] = h.posts('response');
     expect(FlowResponseReportSchema.parse(response?.json).response.body).toEqual({ echoed: secret });
   });
+
+  it('made ahead by a preload: the first run takes the context built before it came', async () => {
+    const job = await h.job(SEEDED_FLOW, { isolation: 'isolate' });
+    await h.runIsolation.prepare({ pieces: job.pieces, memoryMb: job.limits.codeStepMemoryMb });
+    // The snapshot, an isolate from it and a blank context, before any job.
+    expect(h.runIsolation.counts()).toEqual({ isolates: 1, contexts: 1, runs: 0 });
+    const { outcome } = await h.executor.execute(job);
+    expect(outcome.status).toBe('SUCCEEDED');
+    // The run made neither an isolate nor a context of its own.
+    expect(h.runIsolation.counts()).toEqual({ isolates: 1, contexts: 1, runs: 1 });
+  });
+
+  it('a preload for other pieces or another limit than the job: the job starts its own', async () => {
+    const job = await h.job(SEEDED_FLOW, { isolation: 'isolate' });
+    await h.runIsolation.prepare({ pieces: job.pieces, memoryMb: job.limits.codeStepMemoryMb * 2 });
+    const { outcome } = await h.executor.execute(job);
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(h.runIsolation.counts()).toEqual({ isolates: 2, contexts: 2, runs: 1 });
+  });
 });

@@ -3,10 +3,12 @@ import { createInputValidators, type InputValidators } from '@flowbox/pieces-fra
 import type { EngineJob, FlowBundle, FlowResponse } from '@flowbox/protocol';
 import type { Isolate } from 'isolated-vm';
 import type { IsolatedVm } from '../code-steps/isolated-vm-runner.ts';
+import type { LeafExecutor } from '../flows/interpreter/leaf-executor.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
-import type { StepRunner } from '../steps/step-runner.ts';
+import type { ProvisionedPiece } from '../pieces/piece-loader.ts';
 import { loadIsolateFramework } from './isolate-framework.ts';
 import { createIsolateHost } from './isolate-host.ts';
+import { createIsolateLeafExecutor } from './isolate-leaf-executor.ts';
 import {
   type BlankContext,
   createBlankContext,
@@ -14,11 +16,10 @@ import {
   openRunIsolate,
 } from './isolate-run.ts';
 import { createIsolateSnapshots, type IsolateSnapshot } from './isolate-snapshots.ts';
-import { createIsolateStepRunner } from './isolate-step-runner.ts';
 
-/** A run in its own context: its steps, and the end of the context (always called). */
+/** A run in its own context: its leaves' executor, and the end of the context (always called). */
 export interface IsolatedRun {
-  steps: StepRunner;
+  leaves: LeafExecutor;
   /** CPU time the run used in its isolate, in milliseconds (for the engine's own figures). */
   cpuMs(): number;
   close(): void;
@@ -39,8 +40,20 @@ export interface RunIsolation {
    * the same pieces does not wait for one. No run has used it.
    */
   prepareNext(): void;
-  /** How many isolates and contexts runs have taken so far (tests, measurements). */
-  counts(): { isolates: number; runs: number };
+  /**
+   * Before the engine's first job (a preload): builds the snapshot of these pieces, an isolate
+   * from it and the first run's blank context, so that job pays for none of them.
+   */
+  prepare(request: {
+    pieces: readonly ProvisionedPiece[];
+    memoryMb: number;
+    maxRuns?: number;
+  }): Promise<void>;
+  /**
+   * How many isolates and blank contexts the engine has made so far, and how many runs took a
+   * context (tests, measurements).
+   */
+  counts(): { isolates: number; contexts: number; runs: number };
   /** Releases the blank context and disposes of the isolate, if any. */
   close(): void;
 }
@@ -99,7 +112,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
     framework: options.framework ?? loadIsolateFramework,
     log: options.log,
   });
-  const counts = { isolates: 0, runs: 0 };
+  const counts = { isolates: 0, contexts: 0, runs: 0 };
   /** The isolate the next run takes a context of, while it may serve one. */
   let reused: ReusedIsolate | undefined;
   /** What the last run started from, for the context made between jobs. */
@@ -160,6 +173,7 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         () => {},
       );
     }
+    counts.contexts += 1;
     return { home, blank: await createBlankContext(ivm, home.isolate) };
   };
   /** After a run: the isolate serves the next one only if the run left it whole and roomy. */
@@ -177,14 +191,30 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
     if (usedMb > home.memoryMb * HEAP_RECYCLE_SHARE) recycle(home, 'heap');
   };
 
+  const prepareNext = (): void => {
+    if (last === undefined || spare !== undefined) return;
+    const { ivm, snapshot, memoryMb, maxRuns } = last;
+    const home = homeFor(ivm, snapshot, memoryMb, maxRuns);
+    const blank = createBlankContext(ivm, home.isolate);
+    counts.contexts += 1;
+    blank.catch(() => {});
+    spare = { home, blank };
+  };
+
   return {
-    prepareNext() {
-      if (last === undefined || spare !== undefined) return;
-      const { ivm, snapshot, memoryMb, maxRuns } = last;
-      const home = homeFor(ivm, snapshot, memoryMb, maxRuns);
-      const blank = createBlankContext(ivm, home.isolate);
-      blank.catch(() => {});
-      spare = { home, blank };
+    prepareNext,
+    async prepare({ pieces, memoryMb, maxRuns }) {
+      const [ivm, snapshot] = await Promise.all([options.library(), snapshots.forPieces(pieces)]);
+      // A job that came meanwhile made its own start: the context made after it serves the next.
+      if (last !== undefined) return;
+      last = {
+        ivm,
+        snapshot,
+        memoryMb,
+        maxRuns: maxRuns ?? options.maxRunsPerIsolate ?? DEFAULT_ISOLATE_MAX_RUNS,
+      };
+      prepareNext();
+      await spare?.blank;
     },
     counts: () => ({ ...counts }),
     close() {
@@ -204,14 +234,13 @@ export function createRunIsolation(options: RunIsolationOptions): RunIsolation {
         ivm,
         blank,
         runId: job.runId,
-        connections: job.connections,
         memoryMb,
         cpuLimitMs: job.limits.codeStepTimeoutMs,
         deadline: performance.now() + runWindowMs(job.limits.flowTimeoutMs),
         host,
       });
       return {
-        steps: createIsolateStepRunner(
+        leaves: createIsolateLeafExecutor(
           { bundle, run, host, egressFetch, pieces: snapshot.pieces, inputs },
           job,
         ),

@@ -110,7 +110,7 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
       expect(JSON.stringify(later.outcome.steps)).not.toContain('run one');
     }
     // The three runs took contexts of one isolate: the separation above is the context's.
-    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 3 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 1, runs: 3 });
   });
 
   it('an isolate recycled after ISOLATE_MAX_RUNS runs gives the next run a fresh one', async () => {
@@ -119,15 +119,15 @@ describe('cross-run leakage with RUN_ISOLATION=isolate', () => {
       expect(outcome.steps[2]?.output).toEqual(SEES_NOTHING);
       h.runIsolation.prepareNext();
     }
-    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 3 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 2, runs: 3 });
   });
 
   it("a run starts from nothing of the snapshot's warm-up: no step of it in the run's scope", async () => {
     // The warm-up (run-runtime.ts) runs a trigger and steps step_1..step_3 of a piece of its own.
     const flow = flowOf(code('step_1', 'return inputs;', { left: '{{step_2}}' }));
     const { outcome } = await run(flow, { isolation: 'isolate' }, 'flow-3');
-    expect(outcome.steps[1]?.error).toMatchObject({ code: 'TEMPLATE_ERROR' });
-    expect(outcome.steps[1]?.error?.message).toContain("unknown step 'step_2'");
+    // The warm-up's step_2 is not in this run's scope: the template reads nothing, the field is left out.
+    expect(outcome.steps[1]).toMatchObject({ status: 'SUCCEEDED', input: {}, output: {} });
   });
 
   it("the control: in shared mode a piece's module state does reach the next run", async () => {

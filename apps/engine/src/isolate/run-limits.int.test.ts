@@ -101,7 +101,7 @@ describe('limits of a run in its own isolate', () => {
       h.runIsolation.prepareNext();
       await nextRunAnswers();
       // The isolate that met the limit served no later run.
-      expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+      expect(h.runIsolation.counts()).toMatchObject({ isolates: 2, runs: 2 });
     },
   );
 
@@ -118,7 +118,7 @@ describe('limits of a run in its own isolate', () => {
       expect(outcome.error?.message).toMatch(message);
       await nextRunAnswers();
       // A step that failed without meeting a limit leaves its isolate to the next run.
-      expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 2 });
+      expect(h.runIsolation.counts()).toMatchObject({ isolates: 1, runs: 2 });
     },
   );
 
@@ -134,7 +134,7 @@ describe('limits of a run in its own isolate', () => {
       expect(outcome.error).toBeUndefined();
       h.runIsolation.prepareNext();
     }
-    expect(h.runIsolation.counts()).toEqual({ isolates: 1, runs: 4 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 1, runs: 4 });
   });
 
   it("a run that leaves its isolate's heap above half its limit gives the next run a fresh isolate", async () => {
@@ -148,7 +148,7 @@ describe('limits of a run in its own isolate', () => {
     expect((await run(hoarder)).status).toBe('SUCCEEDED');
     h.runIsolation.prepareNext();
     await nextRunAnswers();
-    expect(h.runIsolation.counts()).toEqual({ isolates: 2, runs: 2 });
+    expect(h.runIsolation.counts()).toMatchObject({ isolates: 2, runs: 2 });
   });
 
   it('a piece keeps fixed-size buffers and transfer to a fixed length', async () => {

@@ -58,28 +58,78 @@ describe('resolveTemplates', () => {
     expect(resolveTemplates('[{{ step_1.result\r\n}}]', scope)).toBe('[5]');
   });
 
-  it('names an unknown step', () => {
-    expect(templateError(() => resolveTemplates('{{step_9.result}}', scope))).toMatch(
-      /unknown step 'step_9'/,
-    );
-  });
-
-  it('names a missing path', () => {
-    expect(templateError(() => resolveTemplates('x {{step_1.value}}', scope))).toMatch(
-      /'step_1' has no property 'value'/,
-    );
-    expect(templateError(() => resolveTemplates('{{trigger.nested.n.m}}', scope))).toMatch(
-      /'trigger.nested.n' has no property 'm'/,
-    );
+  it('reads a path that does not exist as undefined: a field left out, empty text', () => {
+    expect(resolveTemplates('{{step_9.result}}', scope)).toBeUndefined();
+    expect(resolveTemplates({ a: '{{step_1.value}}', b: 1 }, scope)).toStrictEqual({ b: 1 });
+    expect(resolveTemplates(['{{trigger.nested.n.m}}', 2], scope)).toStrictEqual([undefined, 2]);
+    expect(resolveTemplates('x={{step_1.value}};', scope)).toBe('x=;');
+    expect(resolveTemplates('{{trigger.name.length}}', scope)).toBeUndefined();
   });
 
   it('does not reach prototype properties', () => {
-    expect(templateError(() => resolveTemplates('{{step_1.constructor}}', scope))).toMatch(/constructor/);
-    expect(templateError(() => resolveTemplates('{{toString}}', scope))).toMatch(/unknown step/);
+    expect(resolveTemplates('{{step_1.constructor}}', scope)).toBeUndefined();
+    expect(resolveTemplates('{{toString}}', scope)).toBeUndefined();
+    expect(resolveTemplates('{{trigger.tags.__proto__}}', scope)).toBeUndefined();
   });
 
-  it('rejects an empty template', () => {
-    expect(templateError(() => resolveTemplates('{{}}', scope))).toMatch(/invalid template/);
+  it('keeps a __proto__ field of the input a field', () => {
+    const resolved = resolveTemplates(JSON.parse('{"__proto__": "{{step_1.result}}"}'), scope) as object;
+    expect(Object.getPrototypeOf(resolved)).toBe(Object.prototype);
+    expect(Object.hasOwn(resolved, '__proto__')).toBe(true);
+  });
+
+  describe('a fallback after ??', () => {
+    it('applies when the path is undefined or null', () => {
+      expect(resolveTemplates('{{ step_1.value ?? "none" }}', scope)).toBe('none');
+      expect(resolveTemplates('{{step_3 ?? 7}}', scope)).toBe(7);
+      expect(resolveTemplates("{{ trigger.missing ?? 'a b' }}", scope)).toBe('a b');
+      expect(resolveTemplates('{{ step_9.x ?? false }}', scope)).toBe(false);
+      expect(resolveTemplates('{{ step_9.x ?? null }}', scope)).toBeNull();
+      expect(resolveTemplates('{{ step_9.x ?? -2.5e1 }}', scope)).toBe(-25);
+      expect(resolveTemplates('{{ step_9.x ?? "say \\"hi\\"" }}', scope)).toBe('say "hi"');
+      expect(resolveTemplates({ channel: '{{trigger.channel ?? "general"}}' }, scope)).toEqual({
+        channel: 'general',
+      });
+      expect(resolveTemplates('#{{ trigger.channel ?? "general" }}!', scope)).toBe('#general!');
+    });
+
+    it('does not apply to a value that is there, falsy or not', () => {
+      expect(resolveTemplates('{{ step_1.result ?? 0 }}', scope)).toBe(5);
+      expect(resolveTemplates('{{ trigger.tags.0 ?? "z" }}', scope)).toBe('x');
+      expect(resolveTemplates('{{ f ?? 1 }}', { f: 0 })).toBe(0);
+      expect(resolveTemplates('{{ f ?? 1 }}', { f: '' })).toBe('');
+      expect(resolveTemplates('{{ f ?? true }}', { f: false })).toBe(false);
+    });
+
+    it('refuses a fallback that is not a literal, naming the step, field and template', () => {
+      for (const bad of ['step_2', '"open', "'it's'", '0x10', 'Infinity', '']) {
+        const input = { body: { items: [`{{ step_9 ?? ${bad} }}`] } };
+        const message = templateError(() => resolveTemplates(input, scope, 'step_4'));
+        expect(message).toMatch(/^step 'step_4', input\.body\.items\.0: template \{\{step_9 \?\?/);
+        expect(message).toMatch(/is not a string|nothing/);
+      }
+    });
+  });
+
+  it('names the step, the field and the template of an invalid expression', () => {
+    expect(templateError(() => resolveTemplates('{{}}', scope))).toBe(
+      'input: template {{}}: the template is empty',
+    );
+    expect(templateError(() => resolveTemplates({ a: ['x {{step_1..result}}'] }, scope, 'step_2'))).toBe(
+      "step 'step_2', input.a.0: template {{step_1..result}}: the path 'step_1..result' has an empty segment",
+    );
+  });
+
+  it('refuses a connection the run was not given, and reads a missing field of one as undefined', () => {
+    const withSecrets = { ...scope, connections: { api: { token: 't' } } };
+    expect(resolveTemplates('Bearer {{connections.api.token}}', withSecrets)).toBe('Bearer t');
+    expect(resolveTemplates('{{connections.api.other ?? "none"}}', withSecrets)).toBe('none');
+    expect(templateError(() => resolveTemplates({ h: '{{connections.slack}}' }, withSecrets, 's'))).toBe(
+      "step 's', input.h: template {{connections.slack}}: the run has no connection 'slack'",
+    );
+    expect(templateError(() => resolveTemplates('{{connections.api}}', scope))).toMatch(
+      /no connection 'api'/,
+    );
   });
 
   describe('on the webhook request the trigger outputs', () => {
@@ -112,10 +162,10 @@ describe('resolveTemplates', () => {
       expect(resolveTemplates('{{trigger.body.headers}}', withRequest)).toBe('a body field');
     });
 
-    it('names the body when a field is missing', () => {
-      expect(templateError(() => resolveTemplates('{{trigger.nope}}', withRequest))).toMatch(
-        "'trigger.body' has no property 'nope'",
-      );
+    it('reads a missing query parameter as undefined, so a fallback or a default applies', () => {
+      expect(resolveTemplates('{{trigger.nope}}', withRequest)).toBeUndefined();
+      expect(resolveTemplates({ channel: '{{trigger.query.channel}}' }, withRequest)).toStrictEqual({});
+      expect(resolveTemplates('{{trigger.query.channel ?? "general"}}', withRequest)).toBe('general');
     });
 
     it('leaves an older trigger output (the body alone) as it is', () => {

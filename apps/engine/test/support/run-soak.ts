@@ -4,9 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { EngineJob } from '@flowbox/protocol';
+import type { EngineJob, FlowDefinition } from '@flowbox/protocol';
 import { createIsolatedVmRunner } from '../../src/code-steps/isolated-vm-runner.ts';
 import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
@@ -32,6 +32,21 @@ export interface RunSoakReport {
   /** After a forced GC, once warmed up (a tenth of the runs in) and at the end. */
   heapUsedMb: { warm: number; end: number };
   rssMb: { warm: number; end: number };
+  /** Memory after a forced GC once `run` runs were done, for each of `samplesAt` (in order). */
+  samples: MemorySample[];
+}
+
+/** The engine's memory after a forced GC, in MB, once `run` runs were done. */
+export interface MemorySample {
+  run: number;
+  heapUsedMb: number;
+  /** The V8 heap's committed size (used, free and fragmented), part of RSS. */
+  heapTotalMb: number;
+  /** Each V8 heap space's committed size (new_space: the young generation, which V8 grows). */
+  spacesMb: Record<string, number>;
+  rssMb: number;
+  /** Memory outside the V8 heap that Node knows of (buffers; not isolates' heaps, which are in RSS). */
+  externalMb: number;
 }
 
 /**
@@ -44,6 +59,10 @@ export async function soakRuns(options: {
   isolation: 'shared' | 'isolate';
   /** ISOLATE_MAX_RUNS for the engine's isolates; the engine's default if absent. */
   maxRunsPerIsolate?: number;
+  /** Run counts after which memory is sampled (forced GC first); none by default. */
+  samplesAt?: readonly number[];
+  /** The flow each run runs; the seeded flow by default. */
+  flow?: FlowDefinition;
 }): Promise<RunSoakReport> {
   const gc = exposeGc();
   const dir = await mkdtemp(join(tmpdir(), 'flowbox-engine-soak-'));
@@ -74,7 +93,7 @@ export async function soakRuns(options: {
       log: () => {},
       runIsolation,
     });
-    const artifacts = await prepareEngineArtifacts(dir, SEEDED_FLOW);
+    const artifacts = await prepareEngineArtifacts(dir, options.flow ?? SEEDED_FLOW);
     const job: EngineJob = makeEngineJob(url, `${url}/s3/logs/run.json`, {
       ...artifacts,
       ...(options.isolation === 'isolate' ? { isolation: 'isolate' as const } : {}),
@@ -82,6 +101,10 @@ export async function soakRuns(options: {
     const warmRuns = Math.max(1, Math.floor(options.runs / 10));
     let failed = 0;
     const walls: number[] = [];
+    // A sample's forced GC is not the runs' CPU: it is taken out of the measured window.
+    let sampleCpuUs = 0;
+    const sampleAt = new Set(options.samplesAt ?? []);
+    const samples: MemorySample[] = [];
     const runOnce = async () => {
       const started = performance.now();
       const { outcome } = await executor.execute(job);
@@ -89,9 +112,16 @@ export async function soakRuns(options: {
       if (outcome.status !== 'SUCCEEDED') failed += 1;
       // As the engine does once the result is sent (engine-runtime.ts).
       runIsolation.prepareNext();
+      if (sampleAt.has(walls.length)) {
+        const before = process.cpuUsage();
+        samples.push({ run: walls.length, ...memory(gc) });
+        const spent = process.cpuUsage(before);
+        sampleCpuUs += spent.user + spent.system;
+      }
     };
     for (let i = 0; i < warmRuns; i += 1) await runOnce();
     const warm = memory(gc);
+    sampleCpuUs = 0;
     const cpu = process.cpuUsage();
     const measured = options.runs - warmRuns;
     for (let i = 0; i < measured; i += 1) await runOnce();
@@ -108,10 +138,11 @@ export async function soakRuns(options: {
           }
         : {}),
       failed,
-      cpuMsPerRun: round((used.user + used.system) / 1000 / Math.max(1, measured)),
+      cpuMsPerRun: round((used.user + used.system - sampleCpuUs) / 1000 / Math.max(1, measured)),
       medianRunMs: round(measuredWalls[Math.floor(measuredWalls.length / 2)] ?? 0),
-      heapUsedMb: { warm: warm.heap, end: end.heap },
-      rssMb: { warm: warm.rss, end: end.rss },
+      heapUsedMb: { warm: warm.heapUsedMb, end: end.heapUsedMb },
+      rssMb: { warm: warm.rssMb, end: end.rssMb },
+      samples,
     };
   } finally {
     runIsolation.close();
@@ -128,10 +159,18 @@ function exposeGc(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
-function memory(gc: () => void): { heap: number; rss: number } {
+function memory(gc: () => void): Omit<MemorySample, 'run'> {
   gc();
   const usage = process.memoryUsage();
-  return { heap: round(usage.heapUsed / 2 ** 20), rss: round(usage.rss / 2 ** 20) };
+  return {
+    heapUsedMb: round(usage.heapUsed / 2 ** 20),
+    heapTotalMb: round(usage.heapTotal / 2 ** 20),
+    spacesMb: Object.fromEntries(
+      getHeapSpaceStatistics().map((space) => [space.space_name, round(space.space_size / 2 ** 20)]),
+    ),
+    rssMb: round(usage.rss / 2 ** 20),
+    externalMb: round(usage.external / 2 ** 20),
+  };
 }
 
 const round = (value: number) => Math.round(value * 100) / 100;

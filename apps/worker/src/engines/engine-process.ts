@@ -302,7 +302,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       });
       return result.promise.finally(() => sandbox.release());
     },
-    preload({ pieces, codeStepMemoryMb, appUrl }) {
+    preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
       if (!alive) return;
       const message: WorkerToEngine = {
         version: 1,
@@ -310,6 +310,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         pieces,
         ...(codeStepMemoryMb === undefined ? {} : { codeStepMemoryMb }),
         ...(appUrl === undefined || sandbox !== undefined ? {} : { appUrl }),
+        ...(isolation === undefined ? {} : { isolation }),
+        ...(isolateMaxRuns === undefined ? {} : { isolateMaxRuns }),
       };
       const send = () =>
         child.send(message, (error) => {

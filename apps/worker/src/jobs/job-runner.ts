@@ -209,6 +209,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         pieces: provisioned.pieces,
         codeStepMemoryMb: job.limits.codeStepMemoryMb,
         appUrl: options.appUrl,
+        ...(isolation === 'isolate' ? { isolation } : {}),
+        ...(isolation === 'isolate' && options.isolateMaxRuns !== undefined
+          ? { isolateMaxRuns: options.isolateMaxRuns }
+          : {}),
       });
     } catch (error) {
       const failure = serializeError(error, 'ENGINE_CRASHED');

@@ -6,6 +6,7 @@ import type { EgressFetch, FetchBudget } from '@flowbox/egress';
 import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
 import { noNewProcessesFilter } from '@flowbox/sandbox';
+import { ENGINE_NODE_FLAGS } from '../engines/engine-node-flags.ts';
 import type { EngineSandbox } from '../engines/engine-process.ts';
 import { type SandboxLimits, sandboxCommand } from './bubblewrap.ts';
 import { startEngineRelay } from './engine-relay.ts';
@@ -66,7 +67,10 @@ export async function prepareSandboxedEngine(
       limits: options.limits,
     },
     // The blob is in the engine's folder, which the sandbox binds read-only like the entry.
-    options.snapshotBlob === undefined ? [options.entry] : ['--snapshot-blob', options.snapshotBlob],
+    [
+      ...ENGINE_NODE_FLAGS,
+      ...(options.snapshotBlob === undefined ? [options.entry] : ['--snapshot-blob', options.snapshotBlob]),
+    ],
   );
 
   let disposed: Promise<void> | undefined;

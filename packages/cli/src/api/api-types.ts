@@ -136,6 +136,26 @@ export interface paths {
         patch: operations["updateFlow"];
         trace?: never;
     };
+    "/v1/flows/{flowId}/deliveries/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flow's webhooks refused before any run existed, newest first.
+         * @description A bad signature, a body too large or not parsable, a full queue, the flow disabled or unpublished: the last REFUSED_DELIVERIES_PER_FLOW of them, kept RUN_RETENTION_DAYS, with their headers without credentials. Written once a second, so a refusal appears within about a second.
+         */
+        get: operations["listRefusedDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{flowId}/runs": {
         parameters: {
             query?: never;
@@ -147,7 +167,7 @@ export interface paths {
         put?: never;
         /**
          * Starts a run of the flow's published version with this payload, and answers at once with its id.
-         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`.
+         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. An `Idempotency-Key` header is not read here (it is the webhooks'): each call starts a run.
          */
         post: operations["startFlowRun"];
         delete?: never;
@@ -167,7 +187,7 @@ export interface paths {
         put?: never;
         /**
          * Runs the flow's published version with this payload and answers as its sync webhook does.
-         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. The answer is the flow's response step's, or the run's error with its id; 504 past WEBHOOK_TIMEOUT_SECONDS (the run goes on).
+         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. An `Idempotency-Key` header is not read here (it is the webhooks'): each call starts a run. The answer is the flow's response step's; for a failed run the flow's `errorResponse` when it has one, else the run's error with its id; 204 when the run succeeded and no step answered; 504 past WEBHOOK_TIMEOUT_SECONDS (the run goes on).
          */
         post: operations["startFlowRunSync"];
         delete?: never;
@@ -353,8 +373,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Starts a new run of the run's flow version with the same trigger request.
-         * @description Asynchronously; the new run's `rerunOf` names this one. 410 when the request is gone (retention deleted the run, or it predates kept requests).
+         * Starts a new run of the run's flow with the same trigger request.
+         * @description Asynchronously, on the run's own flow version, or the flow's published one with `{"version": "latest"}`; the new run's `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).
          */
         post: operations["rerunRun"];
         delete?: never;
@@ -467,6 +487,8 @@ export interface components {
         CreatedFlow: {
             flow: components["schemas"]["Flow"];
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         CreateFlowRequest: {
             definition: components["schemas"]["FlowDefinitionInput"];
@@ -485,7 +507,7 @@ export interface components {
                  * @description One of ERROR_CATALOG (packages/protocol/src/errors.ts).
                  * @enum {string}
                  */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
             };
             /**
@@ -515,9 +537,17 @@ export interface components {
             updatedAt: string;
         };
         FlowDefinition: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
             onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: components["schemas"]["__schema0"][];
+            steps: components["schemas"]["FlowStep"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -551,9 +581,17 @@ export interface components {
             };
         };
         FlowDefinitionInput: {
+            errorResponse?: {
+                body?: unknown;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @default 500 */
+                status: number;
+            };
             onFailure?: string;
             runWhenCallerGone?: boolean;
-            steps: components["schemas"]["__schema0"][];
+            steps: components["schemas"]["FlowStepInput"][];
             trigger: {
                 /** @default {} */
                 input: {
@@ -612,6 +650,10 @@ export interface components {
             /** @enum {string} */
             trigger: "cron" | "every";
         };
+        /** @description A step of a flow: piece, code, router, loop or stop. */
+        FlowStep: unknown;
+        /** @description A step of a flow: piece, code, router, loop or stop. */
+        FlowStepInput: unknown;
         /** @description One version of a flow's definition. */
         FlowVersion: {
             /** @description The built bundle, once the version was published. */
@@ -634,6 +676,8 @@ export interface components {
         };
         FlowVersionEnvelope: {
             version: components["schemas"]["FlowVersion"];
+            /** @description What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing. */
+            warnings: string[];
         };
         FlowVersionList: {
             versions: components["schemas"]["FlowVersion"][];
@@ -656,6 +700,16 @@ export interface components {
             [key: string]: unknown;
         };
         PieceAction: {
+            auth?: {
+                description?: string;
+                displayName: string;
+                required: boolean;
+                schema: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                type: "SECRET_TEXT" | "BASIC_AUTH" | "CUSTOM_AUTH";
+            };
             description: string;
             /** @description The action's input as JSON Schema, from its zod schema. */
             inputSchema: {
@@ -731,26 +785,66 @@ export interface components {
             /** @description Workers connected to this app over socket.io. */
             workers: number;
         };
-        /** @description The new run, and the run it re-runs. */
+        /** @description A webhook refused before any run existed: nothing ran, nothing was queued. */
+        RefusedDelivery: {
+            /** @description The error code the sender was answered with. */
+            code: string;
+            /** @description The request's headers without credentials: no authorization, cookie, API key, the flow's signature header, or any header named for a signature, token, secret or session. */
+            headers: {
+                [key: string]: string;
+            };
+            httpStatus: number;
+            message: string;
+            method: string;
+            /** Format: date-time */
+            receivedAt: string;
+            /** @description The connection's peer address (a proxy's, behind one). */
+            sourceAddress: string;
+            /** @description Further refusals of this flow within the same second, counted here rather than kept. */
+            suppressed: number;
+            /** @description Sent to the sync webhook. */
+            sync: boolean;
+        };
+        RefusedDeliveryList: {
+            /** @description Newest first. */
+            deliveries: components["schemas"]["RefusedDelivery"][];
+        };
+        /** @description The new run, the run it re-runs and the version it runs. */
         RerunAccepted: {
+            /** @description The flow version the new run runs. */
+            flowVersionId: string;
             /** Format: uuid */
             rerunOf: string;
             /** Format: uuid */
             runId: string;
         };
+        RerunRequest: {
+            /**
+             * @description `run` (the default): the flow version the run ran. `latest`: the flow's published version now.
+             * @default run
+             * @enum {string}
+             */
+            version: "run" | "latest";
+        };
         /** @description One run: status, steps, error, latency anatomy and a link to its log. */
         Run: {
             attempts: number;
+            /** @description For a run of an error flow: the failed run whose flow names it as `onFailure`. */
+            causedBy: string | null;
             /** Format: date-time */
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
                 step?: string;
             } | null;
+            /** @description Why this failed run's error flow could not start (deleted, unpublished or disabled). */
+            errorFlowSkipped: string | null;
+            /** @description The run of its flow's error flow (`onFailure`) that this run's failure started. */
+            errorRun: string | null;
             finishedAt: string | null;
             flowId: string;
             flowVersionId: string;
@@ -761,7 +855,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -794,18 +888,20 @@ export interface components {
                 status: number;
             } | null;
             /**
-             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`) or a re-run.
+             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
              * @enum {string}
              */
-            source: "webhook" | "schedule" | "manual" | "rerun";
+            source: "webhook" | "schedule" | "manual" | "rerun" | "error_flow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
             steps: {
+                /** @constant */
+                continued?: true;
                 durationMs: number;
                 error?: {
                     /** @enum {string} */
-                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                     message: string;
                     name: string;
                     stack?: string;
@@ -896,7 +992,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -912,7 +1008,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -933,10 +1029,10 @@ export interface components {
             /** @description The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention. */
             rerunOf: string | null;
             /**
-             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`) or a re-run.
+             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
              * @enum {string}
              */
-            source: "webhook" | "schedule" | "manual" | "rerun";
+            source: "webhook" | "schedule" | "manual" | "rerun" | "error_flow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
@@ -1068,6 +1164,15 @@ export interface operations {
             };
             /** @description No key or the wrong one (UNAUTHORIZED). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong metrics tokens from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED, counted apart from API keys), with `retry-after`; the right token is never refused. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1600,7 +1705,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedFlow"];
@@ -1836,6 +1942,86 @@ export interface operations {
             };
         };
     };
+    listRefusedDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refusals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "receivedAt": "2026-11-25T10:00:00.000Z",
+                     *           "code": "WEBHOOK_SIGNATURE_INVALID",
+                     *           "message": "the webhook's signature was refused: the x-hub-signature-256 signature does not match the body",
+                     *           "httpStatus": 401,
+                     *           "method": "POST",
+                     *           "sync": false,
+                     *           "sourceAddress": "192.0.2.10",
+                     *           "headers": {
+                     *             "content-type": "application/json",
+                     *             "x-github-event": "push"
+                     *           },
+                     *           "suppressed": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RefusedDeliveryList"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     startFlowRun: {
         parameters: {
             query?: never;
@@ -1937,8 +2123,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body), or its `errorResponse` for a failed run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered: no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2315,7 +2508,8 @@ export interface operations {
                      *         "bundle": null,
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": null
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -2430,7 +2624,8 @@ export interface operations {
                      *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "publishedAt": "2026-11-25T18:00:00.000Z"
-                     *       }
+                     *       },
+                     *       "warnings": []
                      *     }
                      */
                     "application/json": components["schemas"]["FlowVersionEnvelope"];
@@ -3021,6 +3216,9 @@ export interface operations {
                      *       "reruns": [
                      *         "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67"
                      *       ],
+                     *       "causedBy": null,
+                     *       "errorRun": null,
+                     *       "errorFlowSkipped": null,
                      *       "logUrl": "http://127.0.0.1:7070/flowbox/runs/orders/0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90.json?X-Amz-Expires=900"
                      *     }
                      */
@@ -3065,7 +3263,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
         responses: {
             /** @description The new run, accepted. */
             202: {
@@ -3076,10 +3278,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "runId": "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67",
-                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90"
+                     *       "rerunOf": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "flowVersionId": "orders-v2"
                      *     }
                      */
                     "application/json": components["schemas"]["RerunAccepted"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No key or the wrong one (UNAUTHORIZED). */
@@ -3224,7 +3436,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3289,6 +3504,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3324,7 +3548,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3415,6 +3642,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
                 headers: {
@@ -3450,7 +3686,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3458,8 +3697,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3515,6 +3761,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The flow has too many queued or running runs (admission). */
             429: {
@@ -3578,7 +3833,10 @@ export interface operations {
                     [key: string]: string | string[];
                 };
             };
-            header?: never;
+            header?: {
+                /** @description At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request's run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 flowId: string;
             };
@@ -3603,8 +3861,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The flow's own response (its status, headers and body). */
+            /** @description The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3661,6 +3926,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The flow has too many queued or running runs (admission). */
             429: {

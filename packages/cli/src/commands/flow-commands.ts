@@ -22,6 +22,8 @@ export interface PushedFlow {
   created: boolean;
   published: boolean;
   webhooks: { sync: string; async: string };
+  /** What the app said the author should know (e.g. no step answers a sync caller). */
+  warnings: string[];
 }
 
 /** Creates the flow (version 1) or adds a version to it; `publish` makes that version live. */
@@ -34,6 +36,8 @@ export async function pushFlow(
   const existing = await api.GET('/v1/flows/{flowId}', { params: { path: { flowId: flow.id } } });
   let created: boolean;
   let version: { id: string; number: number; published: boolean };
+  // An app older than this CLI answers no warnings.
+  let warnings: string[];
   if (existing.response.status === 404) {
     const { data } = await unwrap(
       api.POST('/v1/flows', {
@@ -43,6 +47,7 @@ export async function pushFlow(
     );
     created = true;
     version = data.version;
+    warnings = data.warnings ?? [];
   } else {
     await unwrap(Promise.resolve(existing), `read flow ${flow.id}`);
     const { data } = await unwrap(
@@ -54,6 +59,7 @@ export async function pushFlow(
     );
     created = false;
     version = data.version;
+    warnings = data.warnings ?? [];
   }
   if (publish && !version.published)
     throw new CliError('INTERNAL', `flow ${flow.id}: version ${version.number} was not published`);
@@ -64,6 +70,7 @@ export async function pushFlow(
     created,
     published: version.published,
     webhooks: webhookUrls(baseUrl, flow.id),
+    warnings,
   };
 }
 

@@ -25,10 +25,15 @@ export async function loadFlowFile(path: string): Promise<LoadedFlow> {
         ? JSON.parse(await readFile(file, 'utf8'))
         : ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
   } catch (error) {
-    throw new CliError(
-      'FLOW_FILE_INVALID',
-      `${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    const message = error instanceof Error ? error.message : String(error);
+    // A typed flow file outside a piece or flows project: nothing there provides @flowbox/flow.
+    if (/Cannot find package '@flowbox\/flow'/.test(message)) {
+      throw new CliError(
+        'FLOW_FILE_INVALID',
+        `${path}: imports @flowbox/flow, which is not installed beside it; \`flowbox flow init <dir>\` makes a flows project that has it (then \`pnpm install --offline\` there)`,
+      );
+    }
+    throw new CliError('FLOW_FILE_INVALID', `${path}: ${message}`);
   }
   if (value === null || typeof value !== 'object') {
     throw new CliError(

@@ -4,6 +4,7 @@ import { buildPieceArchive } from '@flowbox/pieces-build';
 import { formatIssues, type PieceManifest, PieceManifestSchema } from '@flowbox/protocol';
 import { type ApiClient, unwrap } from '../api/client.ts';
 import { CliError } from '../cli-error.ts';
+import { refuseStaleBuild } from './piece-staleness.ts';
 
 /** `flowbox piece build`: what `pnpm build` writes for a built-in piece, with the same code. */
 export async function buildPiece(dir: string): Promise<{ manifest: PieceManifest; archiveBytes: number }> {
@@ -29,7 +30,10 @@ export interface PublishedPiece {
   isolate: { supported: boolean; reason?: string | undefined };
 }
 
-/** `flowbox piece publish`: sends the built `dist/` (build first) to `POST /v1/pieces`. */
+/**
+ * `flowbox piece publish`: sends the built `dist/` (build first) to `POST /v1/pieces`; refused
+ * (PIECE_BUILD_STALE) when a source is newer than the archive.
+ */
 export async function publishPiece(api: ApiClient, dir: string): Promise<PublishedPiece> {
   const dist = join(dir, 'dist');
   const [manifestText, archive] = await Promise.all([
@@ -41,6 +45,7 @@ export async function publishPiece(api: ApiClient, dir: string): Promise<Publish
       `${dist} has no manifest.json and piece.tgz: run \`flowbox piece build\` first`,
     );
   });
+  await refuseStaleBuild(dir, join(dist, 'piece.tgz'));
   const parsed = PieceManifestSchema.safeParse(JSON.parse(manifestText));
   if (!parsed.success) {
     throw new CliError(

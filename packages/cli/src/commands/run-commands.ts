@@ -32,6 +32,19 @@ export async function showRun(api: ApiClient, runId: string): Promise<string> {
   return renderRun(data);
 }
 
+/** `runs rerun`: a new run of the run's flow with its request, on `version`. */
+export async function rerunRun(
+  api: ApiClient,
+  runId: string,
+  version: 'run' | 'latest',
+): Promise<{ runId: string; rerunOf: string; flowVersionId: string }> {
+  const { data } = await unwrap(
+    api.POST('/v1/runs/{runId}/rerun', { params: { path: { runId } }, body: { version } }),
+    `re-run run ${runId}`,
+  );
+  return data;
+}
+
 /**
  * `runs tail`: polls `GET /v1/runs` (the API has no stream to follow) from the moment it started,
  * and prints a line for each new run and each status change, until `signal` aborts. Each poll

@@ -83,6 +83,52 @@ ${steps}
 `;
 }
 
+/** A flow file using every field of the flow language, pieces typed in a loop and a branch. */
+export const EVERY_FIELD_FLOW = `import { defineFlow } from '@flowbox/flow';
+export default defineFlow({
+  id: 'tree',
+  name: 'tree',
+  definition: {
+    trigger: {
+      name: 'trigger',
+      piece: 'webhook',
+      trigger: 'catch_webhook',
+      verify: { scheme: 'hmac-sha256', header: 'x-hub-signature-256', prefix: 'sha256=', secret: '{{connections.github.secret}}' },
+    },
+    onFailure: 'alerts',
+    runWhenCallerGone: false,
+    steps: [
+      { type: 'code', name: 'first', code: 'return inputs;', input: {}, timeoutMs: 2000, continueOnFailure: true },
+      {
+        type: 'router',
+        name: 'route',
+        mode: 'all',
+        parallel: true,
+        branches: [
+          {
+            name: 'big',
+            when: [[{ left: '{{trigger.body.total}}', op: 'gt', right: 100 }], [{ left: '{{trigger.body.vip}}', op: 'exists' }]],
+            steps: [{ type: 'piece', name: 'hi', piece: 'greeter', action: 'greet', input: { name: 'Ada' }, timeoutMs: 500 }],
+          },
+        ],
+        otherwise: [{ type: 'stop', name: 'small', status: 'FAILED', message: 'too small' }],
+      },
+      {
+        type: 'loop',
+        name: 'each',
+        items: '{{trigger.body.items}}',
+        concurrency: 4,
+        steps: [
+          { type: 'piece', name: 'count', piece: 'math-helper', action: 'addition_math', input: { a: '{{each.index}}', b: 1 }, continueOnFailure: true },
+          { type: 'loop', name: 'parts', items: [1, 2], steps: [{ type: 'code', name: 'part', code: 'return 1;' }] },
+        ],
+      },
+      { type: 'stop', name: 'done', response: { status: 200, headers: { 'x-a': 'b' }, body: { lines: '{{each.iterations}}' } } },
+    ],
+  },
+});
+`;
+
 describe('flow files typed against the registry (tsc --noEmit)', () => {
   let dir: string;
 
@@ -132,6 +178,33 @@ describe('flow files typed against the registry (tsc --noEmit)', () => {
     expect(output).toBe('');
   });
 
+  it('accepts routers, loops, stop steps, failure settings, a signed trigger and onFailure, typed inside', async () => {
+    const output = await typecheck('tree.flow.ts', EVERY_FIELD_FLOW);
+    expect(output).toBe('');
+  });
+
+  it.each([
+    [
+      'a wrong input inside a loop',
+      EVERY_FIELD_FLOW.replace("input: { a: '{{each.index}}', b: 1 }", "input: { a: 'one', b: 1 }"),
+    ],
+    ['parallel on a first-match router', EVERY_FIELD_FLOW.replace("mode: 'all',", "mode: 'first',")],
+    ['a unary op with a right side', EVERY_FIELD_FLOW.replace("op: 'exists' }", "op: 'exists', right: 1 }")],
+    ['an unknown op', EVERY_FIELD_FLOW.replace("op: 'gt'", "op: 'bigger'")],
+    [
+      'a loop without steps',
+      EVERY_FIELD_FLOW.replace("steps: [{ type: 'code', name: 'part', code: 'return 1;' }]", 'steps: []'),
+    ],
+    [
+      'a verify secret that is no connection',
+      EVERY_FIELD_FLOW.replace("'{{connections.github.secret}}'", "'plain'"),
+    ],
+  ])('refuses %s with a type error', async (_what, source) => {
+    expect(source).not.toBe(EVERY_FIELD_FLOW);
+    const output = await typecheck('bad-tree.flow.ts', source);
+    expect(output).toMatch(/bad-tree\.flow\.ts\(\d+,\d+\): error TS\d+/);
+  });
+
   it.each([
     [
       'a wrong type',
@@ -165,6 +238,35 @@ describe('flow files typed against the registry (tsc --noEmit)', () => {
   ])('refuses %s with a type error in the flow file', async (_what, step) => {
     const output = await typecheck('bad.flow.ts', flowFile(step));
     expect(output).toMatch(/bad\.flow\.ts\(\d+,\d+\): error TS\d+/);
+  });
+});
+
+describe('flow files without a pieces declaration (tsc --noEmit)', () => {
+  it('take every field of the flow language, piece steps loosely typed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowbox-flow-loose-'));
+    try {
+      const tsconfig = {
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          skipLibCheck: true,
+          types: [],
+          paths: { '@flowbox/flow': [flowModule] },
+          allowImportingTsExtensions: true,
+        },
+        include: ['*.ts'],
+      };
+      await writeFile(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+      await writeFile(
+        join(dir, 'tree.flow.ts'),
+        EVERY_FIELD_FLOW.replace("input: { name: 'Ada' }", 'input: { anything: 1 }'),
+      );
+      await expect(run(process.execPath, [tsc, '--noEmit', '-p', dir], { cwd: dir })).resolves.toBeDefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

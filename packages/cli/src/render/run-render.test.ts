@@ -58,6 +58,56 @@ describe('runs show', () => {
     expect(text).toMatch(/trigger\s+webhook\/catch_webhook\s+SUCCEEDED\s+0\.3 ms\s+\{\}/);
   });
 
+  it("shows a failed code step's position and the frames of its code", () => {
+    const step = {
+      name: 'step_2',
+      kind: 'code',
+      status: 'FAILED',
+      durationMs: 1,
+      startedAt: '',
+      error: {
+        code: 'CODE_STEP_FAILED',
+        message: 'boom (line 2, column 9)',
+        stack: 'Error: boom\n    at f (file:///code-step.js:2:9)\n    at codeStep (file:///code-step.js:5:1)',
+      },
+    };
+    const text = renderRun({ ...RUN, steps: [step] });
+    expect(text).toMatch(/step_2\s+code\s+FAILED\s+1 ms\s+CODE_STEP_FAILED: boom \(line 2, column 9\)\n/);
+    expect(text).toContain(
+      ['step_2 failed', '  at f (file:///code-step.js:2:9)', '  at codeStep (file:///code-step.js:5:1)'].join(
+        '\n',
+      ),
+    );
+  });
+
+  it('names nested steps by their path, and a skipped branch with why', () => {
+    const text = renderRun({
+      ...RUN,
+      steps: [
+        {
+          name: 'check',
+          path: 'each[3]/check',
+          kind: 'code',
+          status: 'SUCCEEDED',
+          durationMs: 1,
+          startedAt: '',
+          output: { ok: 1 },
+        },
+        {
+          name: 'small',
+          path: 'route/small',
+          kind: 'branch',
+          status: 'SKIPPED',
+          durationMs: 0,
+          startedAt: '',
+          skipReason: 'a branch ran',
+        },
+      ],
+    });
+    expect(text).toMatch(/each\[3\]\/check\s+code\s+SUCCEEDED\s+1 ms\s+\{"ok":1\}/);
+    expect(text).toMatch(/route\/small\s+branch\s+SKIPPED\s+0 ms\s+a branch ran/);
+  });
+
   it('says a run in flight has no timings yet', () => {
     expect(renderRun({ ...RUN, status: 'RUNNING', timings: null, error: null, steps: [] })).toMatch(
       /time\n {2}\(not finished\)\n\nsteps\n {2}\(none yet\)/,

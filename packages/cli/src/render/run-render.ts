@@ -31,12 +31,16 @@ export interface RunDetail extends RunSummary {
   } | null;
   steps: {
     name: string;
+    /** Where it ran in the flow's tree: `route/big/notify`, `each[3]/check`. */
+    path?: string;
+    skipReason?: string;
     kind: string;
     status: string;
     durationMs: number;
     startedAt: string;
     output?: unknown;
-    error?: { code: string; message: string };
+    /** `stack`: the frames of the flow's own code (code steps' `code-step.js:line:column`, pieces). */
+    error?: { code: string; message: string; stack?: string };
   }[];
 }
 
@@ -108,6 +112,13 @@ function preview(value: unknown): string {
   return text.length > OUTPUT_WIDTH ? `${text.slice(0, OUTPUT_WIDTH - 1)}…` : text;
 }
 
+/** A failed step's frames in the flow's code, under its name: where in its code it failed. */
+function stackLines(step: RunDetail['steps'][number]): string[] {
+  const frames = (step.error?.stack ?? '').split('\n').filter((line) => /^\s+at\s/.test(line));
+  if (frames.length === 0) return [];
+  return ['', `${step.name} failed`, ...frames.map((frame) => `  ${frame.trim()}`)];
+}
+
 /** `runs show`: the run, where its time went, and each step with its duration and output or error. */
 export function renderRun(run: RunDetail): string {
   const lines = [
@@ -134,13 +145,18 @@ export function renderRun(run: RunDetail): string {
   if (run.steps.length === 0) lines.push('  (none yet)');
   else {
     const rows = run.steps.map((step) => [
-      `  ${step.name}`,
+      `  ${step.path ?? step.name}`,
       step.kind,
       step.status,
       ms(step.durationMs),
-      step.error === undefined ? preview(step.output) : `${step.error.code}: ${step.error.message}`,
+      step.error !== undefined
+        ? `${step.error.code}: ${step.error.message}`
+        : step.skipReason !== undefined
+          ? step.skipReason
+          : preview(step.output),
     ]);
     lines.push(table(rows));
+    for (const step of run.steps) lines.push(...stackLines(step));
   }
   if (run.logUrl !== null) lines.push('', `log: ${run.logUrl}`);
   return lines.join('\n');

@@ -56,14 +56,13 @@ function moduleFile(specifier: string): string {
   return createRequire(import.meta.url).resolve(specifier);
 }
 
-/** Writes every vendored package under `<vendorDir>/<dir>`. */
+/** Writes these vendored packages (default: every one) under `<vendorDir>/<dir>`. */
 export async function writeVendoredPackages(
   vendorDir: string,
   versions: ReadonlyMap<string, string>,
+  packages: readonly VendoredPackage[] = VENDORED_PACKAGES,
 ): Promise<void> {
-  await Promise.all(
-    VENDORED_PACKAGES.map((pkg) => writeVendoredPackage(join(vendorDir, pkg.dir), pkg, versions)),
-  );
+  await Promise.all(packages.map((pkg) => writeVendoredPackage(join(vendorDir, pkg.dir), pkg, versions)));
 }
 
 async function writeVendoredPackage(

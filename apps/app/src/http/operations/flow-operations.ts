@@ -15,6 +15,7 @@ import {
   FlowVersionListView,
   FlowView,
 } from '../views/flow-view.ts';
+import { RefusedDeliveriesQuery, RefusedDeliveryListView } from '../views/refused-delivery-view.ts';
 import { errors } from './responses.ts';
 
 /** The management API for flows (behind the API key). */
@@ -31,7 +32,7 @@ export const FLOW_OPERATIONS = {
     example: {
       request: { id: 'orders', name: 'New orders', definition: BENCHMARK_FLOW, publish: true },
       status: 201,
-      response: { flow: FLOW_EXAMPLE, version: VERSION_EXAMPLE },
+      response: { flow: FLOW_EXAMPLE, version: VERSION_EXAMPLE, warnings: [] },
     },
   },
   listFlows: {
@@ -113,6 +114,7 @@ export const FLOW_OPERATIONS = {
           bundle: null,
           publishedAt: null,
         },
+        warnings: [],
       },
     },
   },
@@ -125,6 +127,41 @@ export const FLOW_OPERATIONS = {
     auth: 'apiKey',
     params: FlowVersionParams,
     responses: { 200: { description: 'Published.', view: FlowVersionEnvelopeView }, ...errors(401, 404) },
-    example: { status: 200, response: { version: VERSION_EXAMPLE } },
+    example: { status: 200, response: { version: VERSION_EXAMPLE, warnings: [] } },
+  },
+  listRefusedDeliveries: {
+    operationId: 'listRefusedDeliveries',
+    method: 'GET',
+    url: '/v1/flows/:flowId/deliveries/refused',
+    tag: 'flows',
+    summary: "The flow's webhooks refused before any run existed, newest first.",
+    description:
+      'A bad signature, a body too large or not parsable, a full queue, the flow disabled or unpublished: the last REFUSED_DELIVERIES_PER_FLOW of them, kept RUN_RETENTION_DAYS, with their headers without credentials. Written once a second, so a refusal appears within about a second.',
+    auth: 'apiKey',
+    params: FlowParams,
+    query: RefusedDeliveriesQuery,
+    responses: {
+      200: { description: 'The refusals.', view: RefusedDeliveryListView },
+      ...errors(400, 401, 404),
+    },
+    example: {
+      status: 200,
+      response: {
+        deliveries: [
+          {
+            receivedAt: '2026-11-25T10:00:00.000Z',
+            code: 'WEBHOOK_SIGNATURE_INVALID',
+            message:
+              "the webhook's signature was refused: the x-hub-signature-256 signature does not match the body",
+            httpStatus: 401,
+            method: 'POST',
+            sync: false,
+            sourceAddress: '192.0.2.10',
+            headers: { 'content-type': 'application/json', 'x-github-event': 'push' },
+            suppressed: 0,
+          },
+        ],
+      },
+    },
   },
 } as const satisfies Record<string, ApiOperation>;

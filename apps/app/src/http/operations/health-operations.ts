@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { READY_EXAMPLE } from '../api-examples.ts';
 import type { ApiOperation } from '../api-operation.ts';
 import { LiveView, ReadyView } from '../views/health-view.ts';
-import { errors } from './responses.ts';
+import { errors, METRICS_TOKEN_LIMITED } from './responses.ts';
 
 /** Probes and metrics: public (metrics behind METRICS_TOKEN when it is set). */
 export const HEALTH_OPERATIONS = {
@@ -40,6 +40,7 @@ export const HEALTH_OPERATIONS = {
     responses: {
       200: { description: 'Metrics.', content: { 'text/plain': z.string() } },
       ...errors(401),
+      ...METRICS_TOKEN_LIMITED,
     },
     example: {
       status: 200,

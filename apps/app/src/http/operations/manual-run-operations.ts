@@ -12,7 +12,7 @@ const ManualRunPayload = z.record(z.string(), z.unknown()).meta({
 });
 
 const NOTE =
-  "Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`.";
+  "Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. An `Idempotency-Key` header is not read here (it is the webhooks'): each call starts a run.";
 
 /** Runs started by hand (behind the API key). */
 export const MANUAL_RUN_OPERATIONS = {
@@ -39,13 +39,19 @@ export const MANUAL_RUN_OPERATIONS = {
     url: '/v1/flows/:flowId/runs/sync',
     tag: 'runs',
     summary: "Runs the flow's published version with this payload and answers as its sync webhook does.",
-    description: `${NOTE} The answer is the flow's response step's, or the run's error with its id; 504 past WEBHOOK_TIMEOUT_SECONDS (the run goes on).`,
+    description: `${NOTE} The answer is the flow's response step's; for a failed run the flow's \`errorResponse\` when it has one, else the run's error with its id; 204 when the run succeeded and no step answered; 504 past WEBHOOK_TIMEOUT_SECONDS (the run goes on).`,
     auth: 'apiKey',
     params: FlowParams,
     body: ManualRunPayload,
     passThrough: true,
     responses: {
-      200: { description: "The flow's own response (its status, headers and body)." },
+      200: {
+        description:
+          "The flow's own response (its status, headers and body), or its `errorResponse` for a failed run.",
+      },
+      204: {
+        description: 'The run succeeded but no step answered: no body; `x-flowbox-run-id` names the run.',
+      },
       ...errors(400, 401, 404, 429, 500, 502, 503, 504),
     },
     example: {

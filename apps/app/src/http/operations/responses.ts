@@ -8,6 +8,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them).',
   410: "The run's trigger request is gone (retention, or it predates kept requests).",
   413: 'The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE).',
+  422: "The Idempotency-Key was sent before with another body, or to the other of the sync and async webhooks, within IDEMPOTENCY_TTL_HOURS (IDEMPOTENCY_KEY_REUSED, naming the key's run); no run was created.",
   429: 'The flow has too many queued or running runs (admission).',
   500: 'An internal error.',
   502: "The flow's run failed before it answered.",
@@ -29,6 +30,15 @@ export const API_KEY_LIMITED: Record<number, OperationResponse> = {
   429: {
     description:
       'Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused.',
+    view: ErrorView,
+  },
+};
+
+/** What `GET /metrics` may answer when METRICS_TOKEN is set and an address guessed too often. */
+export const METRICS_TOKEN_LIMITED: Record<number, OperationResponse> = {
+  429: {
+    description:
+      'Too many wrong metrics tokens from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED, counted apart from API keys), with `retry-after`; the right token is never refused.',
     view: ErrorView,
   },
 };

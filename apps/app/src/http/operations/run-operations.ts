@@ -1,6 +1,6 @@
 import { EXAMPLE_IDS, RUN_EXAMPLE, RUN_STATS_EXAMPLE, RUN_SUMMARY_EXAMPLE } from '../api-examples.ts';
 import type { ApiOperation } from '../api-operation.ts';
-import { ListRunsQuery, RunParams, RunStatsQuery } from '../views/run-requests.ts';
+import { ListRunsQuery, RerunBody, RunParams, RunStatsQuery } from '../views/run-requests.ts';
 import { RunStatsView } from '../views/run-stats-view.ts';
 import { RerunAcceptedView, RunPageView, RunView } from '../views/run-view.ts';
 import { errors } from './responses.ts';
@@ -23,16 +23,21 @@ export const RUN_OPERATIONS = {
     method: 'POST',
     url: '/v1/runs/:runId/rerun',
     tag: 'runs',
-    summary: "Starts a new run of the run's flow version with the same trigger request.",
+    summary: "Starts a new run of the run's flow with the same trigger request.",
     description:
-      "Asynchronously; the new run's `rerunOf` names this one. 410 when the request is gone (retention deleted the run, or it predates kept requests).",
+      'Asynchronously, on the run\'s own flow version, or the flow\'s published one with `{"version": "latest"}`; the new run\'s `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).',
     auth: 'apiKey',
     params: RunParams,
+    body: RerunBody,
+    bodyOptional: true,
     responses: {
       202: { description: 'The new run, accepted.', view: RerunAcceptedView },
-      ...errors(401, 404, 410, 503),
+      ...errors(400, 401, 404, 410, 503),
     },
-    example: { status: 202, response: { runId: EXAMPLE_IDS.RERUN_ID, rerunOf: EXAMPLE_IDS.RUN_ID } },
+    example: {
+      status: 202,
+      response: { runId: EXAMPLE_IDS.RERUN_ID, rerunOf: EXAMPLE_IDS.RUN_ID, flowVersionId: 'orders-v2' },
+    },
   },
   listRuns: {
     operationId: 'listRuns',

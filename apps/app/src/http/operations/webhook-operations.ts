@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { EXAMPLE_IDS, errorExample } from '../api-examples.ts';
 import type { ApiOperation, OperationResponse } from '../api-operation.ts';
 import { FlowParams } from '../views/flow-requests.ts';
@@ -11,8 +12,25 @@ const WEBHOOK_REQUEST_NOTE =
   'Templates read them as `{{trigger.headers.x}}`, `{{trigger.query.x}}`, `{{trigger.body.x}}`; ' +
   "`{{trigger.x}}` is the body's `x`.";
 
+/** The IETF httpapi draft's field; see docs/guarantees.md (idempotency keys). */
+const WebhookHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      'At most one run per flow and key within IDEMPOTENCY_TTL_HOURS: a repeat gets the first request\'s run (async: the same 202; sync: the same answer, waited for while the run runs). A repeat with another body is 422. A structured-field string (`"abc"`) or a bare token.',
+    ),
+});
+
 const FLOW_ANSWER: OperationResponse = {
-  description: "The flow's own response (its status, headers and body).",
+  description:
+    "The flow's own response (its status, headers and body). A failed run answers the flow's `errorResponse` when it has one, else flowbox's error naming the run.",
+};
+const NO_ANSWER: OperationResponse = {
+  description:
+    'The run succeeded but no step answered (no response step on the path it took): no body; `x-flowbox-run-id` names the run.',
 };
 const ACCEPTED: OperationResponse = { description: 'Accepted.', view: RunAcceptedView };
 const ORDER = { orderId: 'A-1001', total: 42.5 };
@@ -29,11 +47,13 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     body: WEBHOOK_BODIES,
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
-      ...errors(400, 404, 413, 429, 500, 502, 503, 504),
+      204: NO_ANSWER,
+      ...errors(400, 404, 413, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
@@ -54,10 +74,12 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     passThrough: true,
     responses: {
       200: FLOW_ANSWER,
-      ...errors(400, 404, 429, 500, 502, 503, 504),
+      204: NO_ANSWER,
+      ...errors(400, 404, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
       ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
@@ -74,10 +96,11 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     body: WEBHOOK_BODIES,
     responses: {
       202: ACCEPTED,
-      ...errors(400, 404, 413, 429, 503),
+      ...errors(400, 404, 413, 422, 429, 503),
       ...SIGNATURE_REFUSED,
       ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
@@ -94,9 +117,10 @@ export const WEBHOOK_OPERATIONS = {
     auth: 'public',
     params: FlowParams,
     query: WebhookQuery,
+    headers: WebhookHeaders,
     responses: {
       202: ACCEPTED,
-      ...errors(400, 404, 429, 503),
+      ...errors(400, 404, 422, 429, 503),
       ...SIGNATURE_REFUSED,
       ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,

@@ -41,14 +41,21 @@ export const FlowVersionView = z
 export type FlowVersionView = z.infer<typeof FlowVersionView>;
 
 export const FlowListView = z.object({ flows: z.array(FlowView) }).meta({ id: 'FlowList' });
+/** What the author should know though the definition runs (publish-warnings.ts). */
+const Warnings = z
+  .array(z.string())
+  .describe(
+    'What the definition runs with but its author should know, e.g. that no step answers a sync caller (its sync webhook then answers 204 when the run succeeds). Empty when nothing.',
+  );
+
 export const CreatedFlowView = z
-  .object({ flow: FlowView, version: FlowVersionView })
+  .object({ flow: FlowView, version: FlowVersionView, warnings: Warnings })
   .meta({ id: 'CreatedFlow' });
 export const FlowVersionListView = z
   .object({ versions: z.array(FlowVersionView) })
   .meta({ id: 'FlowVersionList' });
 export const FlowVersionEnvelopeView = z
-  .object({ version: FlowVersionView })
+  .object({ version: FlowVersionView, warnings: Warnings })
   .meta({ id: 'FlowVersionEnvelope' });
 
 export const FlowScheduleView = z

@@ -33,3 +33,16 @@ export const RunStatsQuery = z
     (query) => query.windowSeconds / query.bucketSeconds <= MAX_STATS_BUCKETS,
     `windowSeconds / bucketSeconds must be at most ${MAX_STATS_BUCKETS}`,
   );
+
+/** `POST /v1/runs/{runId}/rerun`: which flow version the new run runs. No body: the run's own. */
+export const RerunBody = z
+  .object({
+    version: z
+      .enum(['run', 'latest'])
+      .default('run')
+      .describe(
+        "`run` (the default): the flow version the run ran. `latest`: the flow's published version now.",
+      ),
+  })
+  .meta({ id: 'RerunRequest' });
+export type RerunBody = z.infer<typeof RerunBody>;

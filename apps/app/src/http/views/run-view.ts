@@ -37,9 +37,9 @@ export const RunSummaryView = z
         'The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention.',
       ),
     source: z
-      .enum(['webhook', 'schedule', 'manual', 'rerun'])
+      .enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow'])
       .describe(
-        "What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`) or a re-run.",
+        "What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).",
       ),
   })
   .meta({ id: 'RunSummary' });
@@ -55,6 +55,18 @@ const FlowResponse = z.object({
 export const RunView = RunSummaryView.extend({
   steps: z.array(StepResultSchema),
   reruns: z.array(z.uuid()).describe('The runs that re-run this one, oldest first.'),
+  causedBy: z
+    .uuid()
+    .nullable()
+    .describe('For a run of an error flow: the failed run whose flow names it as `onFailure`.'),
+  errorRun: z
+    .uuid()
+    .nullable()
+    .describe("The run of its flow's error flow (`onFailure`) that this run's failure started."),
+  errorFlowSkipped: z
+    .string()
+    .nullable()
+    .describe("Why this failed run's error flow could not start (deleted, unpublished or disabled)."),
   logUrl: z.url().nullable().describe('A presigned link to the run log, valid for 15 minutes.'),
   response: FlowResponse.nullable()
     .optional()
@@ -83,5 +95,9 @@ export const RunAcceptedView = z
   .meta({ id: 'RunAccepted', description: 'A run accepted: read it with GET /v1/runs/{runId}.' });
 
 export const RerunAcceptedView = z
-  .object({ runId: z.uuid(), rerunOf: z.uuid() })
-  .meta({ id: 'RerunAccepted', description: 'The new run, and the run it re-runs.' });
+  .object({
+    runId: z.uuid(),
+    rerunOf: z.uuid(),
+    flowVersionId: z.string().describe('The flow version the new run runs.'),
+  })
+  .meta({ id: 'RerunAccepted', description: 'The new run, the run it re-runs and the version it runs.' });

@@ -1,23 +1,16 @@
 import type { ActionContext, Piece, PieceLogLevel, TriggerContext } from '@flowbox/pieces-framework';
 import * as framework from '@flowbox/pieces-framework';
-import {
-  CONNECTIONS_ROOT,
-  type ErrorCode,
-  FlowboxError,
-  serializeError,
-  type TriggerPayload,
-} from '@flowbox/protocol';
-import { resolveTemplates } from '../../steps/template.ts';
+import { type ErrorCode, FlowboxError, serializeError, type TriggerPayload } from '@flowbox/protocol';
 import { callAsync, connectHost, type HostAnswer, type HostReferences, notify } from './host-bridge.ts';
 import { createStepGlobals } from './step-globals.ts';
 
 /**
- * Runs inside a run's isolate: the pieces of the snapshot and the run's steps. The engine
- * (isolate-run.ts) calls these through `globalThis.__flowbox`; every argument and answer is
- * JSON text. The run's scope (the outputs templates read) lives here, so templates are
- * rendered over user data inside the isolate too. Module state is the context's own: V8
- * deserializes the snapshot's modules into each run's fresh context, and the context is released
- * with the run.
+ * Runs inside a run's isolate: the pieces of the snapshot and the run's leaves (the trigger and
+ * piece actions, on inputs the engine resolved and validated: isolate-leaf-executor.ts). The
+ * engine (isolate-run.ts) calls these through `globalThis.__flowbox`; every argument and answer
+ * is JSON text. The run's scope is the engine's: nothing of a step's output stays here but what
+ * the user's code keeps. Module state is the context's own: V8 deserializes the snapshot's
+ * modules into each run's fresh context, and the context is released with the run.
  */
 
 /** The modules a piece archive leaves out (scripts/build/piece-archive.ts), as in shared-piece-modules.ts. */
@@ -31,13 +24,11 @@ const LEGACY_ZOD =
 // Taken before any step runs: a code step may replace JSON's methods for the rest of its run.
 const { parse, stringify } = JSON;
 const pieces = new Map<string, Piece>();
-const scope: Record<string, unknown> = {};
 const stepGlobals = createStepGlobals();
 const run = { runId: '' };
 
-/** What a step's call answers: its resolved input, and its output or its error. */
+/** What a leaf's call answers: its output or its error. */
 interface StepOutcome {
-  input: unknown;
   output?: unknown;
   error?: ReturnType<typeof serializeError>;
 }
@@ -76,6 +67,11 @@ function describePieces(): string {
       actions: [...piece.actions.keys()].sort(),
       triggers: [...piece.triggers.keys()].sort(),
       inputs: Object.fromEntries([...piece.actions].map(([name, action]) => [name, action.inputSchema])),
+      auths: Object.fromEntries(
+        [...piece.actions].flatMap(([name, action]) =>
+          action.auth === undefined ? [] : [[name, action.auth]],
+        ),
+      ),
     })),
   );
 }
@@ -92,10 +88,8 @@ function connect(references: HostReferences): void {
 }
 
 /** The run that took the isolate, with its first call (isolate-run.ts). */
-function begin(runId: string, connectionsJson: string | undefined): void {
+function begin(runId: string): void {
   run.runId = runId;
-  // `{{connections.x}}`: the run's templates read the values; the engine redacts what leaves.
-  if (connectionsJson !== undefined) scope[CONNECTIONS_ROOT] = parse(connectionsJson);
 }
 
 function piece(name: string): Piece {
@@ -110,8 +104,9 @@ function rethrow(answer: HostAnswer): unknown {
   return answer.value;
 }
 
+/** A leaf's `ctx.log`: the engine logs each line and keeps it in the leaf's (`token`) step. */
 const logOf =
-  (stepName: string) =>
+  (stepName: string, token: number | undefined) =>
   (level: PieceLogLevel, msg: string, data?: Record<string, unknown>): void => {
     let json: string | undefined;
     try {
@@ -119,34 +114,33 @@ const logOf =
     } catch {
       json = undefined;
     }
-    notify('log', level, String(msg), stepName, json);
+    notify('log', level, String(msg), stepName, json, token);
   };
 
+/** Leaves running now (a loop's iterations may run at once in the run's context). */
+const running = { leaves: 0 };
+
 /**
- * The host's `record` (step-runner.ts), inside: templates, then the step, as one outcome. An
- * action's input comes `resolved` (resolveInput, then the engine's validation).
+ * A leaf with the step's globals installed, as one outcome (JSON text). The context has one set
+ * of timers: they end when the last leaf running ends, not under another that still waits.
  */
-async function record(
-  rawInput: unknown,
-  execute: (input: unknown) => Promise<unknown>,
-  resolved = false,
-): Promise<string> {
-  let input = rawInput;
+async function record(execute: () => Promise<unknown>): Promise<string> {
   let outcome: StepOutcome;
+  running.leaves += 1;
   try {
-    if (!resolved) input = resolveTemplates(rawInput, scope);
     stepGlobals.install();
-    outcome = { input, output: await execute(input) };
+    outcome = { output: await execute() };
   } catch (error) {
-    outcome = { input, error: serializeError(error, 'STEP_FAILED') };
+    outcome = { error: serializeError(error, 'STEP_FAILED') };
   } finally {
-    stepGlobals.clearTimers();
+    running.leaves -= 1;
+    if (running.leaves === 0) stepGlobals.clearTimers();
   }
   try {
     return stringify(outcome);
   } catch (error) {
     const message = `the step's output is not JSON: ${error instanceof Error ? error.message : String(error)}`;
-    return stringify({ input, error: serializeError(new FlowboxError('STEP_FAILED', message)) });
+    return stringify({ error: serializeError(new FlowboxError('STEP_FAILED', message)) });
   }
 }
 
@@ -157,59 +151,52 @@ async function runTrigger(json: string): Promise<string> {
     trigger: string;
     input: unknown;
     payload: TriggerPayload;
+    token?: number;
   };
-  return record(step.input, async () => {
+  return record(async () => {
     const trigger = piece(step.piece).triggers.get(step.trigger);
     if (trigger === undefined) {
       throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no trigger '${step.trigger}'`);
     }
-    const ctx: TriggerContext = { runId: run.runId, stepName: step.name, log: logOf(step.name) };
-    const output = await trigger.execute(step.payload, ctx);
-    scope[step.name] = output;
-    return output;
+    const ctx: TriggerContext = { runId: run.runId, stepName: step.name, log: logOf(step.name, step.token) };
+    return trigger.execute(step.payload, ctx);
   });
 }
 
-/** An action on its input, already resolved here and validated by the engine (isolate-step-runner.ts). */
+/**
+ * An action on its input, resolved and validated by the engine (isolate-leaf-executor.ts);
+ * `token` names the leaf, whose requests its `ctx.fetch` makes and whose step keeps its `ctx.log`.
+ */
 async function runAction(json: string): Promise<string> {
-  const step = parse(json) as { name: string; piece: string; action: string; input: unknown };
-  return record(
-    step.input,
-    async (input) => {
-      const action = piece(step.piece).actions.get(step.action);
-      if (action === undefined) {
-        throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no action '${step.action}'`);
-      }
-      const ctx: ActionContext = {
-        runId: run.runId,
-        stepName: step.name,
-        respond: async (response) => {
-          rethrow(await callAsync('respond', response));
-        },
-        fetch: async (request) =>
-          rethrow(await callAsync('piece-fetch', request)) as Awaited<ReturnType<ActionContext['fetch']>>,
-        log: logOf(step.name),
-      };
-      const output = await action.execute(input, ctx);
-      scope[step.name] = output;
-      return output;
-    },
-    true,
-  );
-}
-
-/** A code step's input, resolved here; the engine runs its code and hands the output back. */
-function resolveInput(json: string): string {
-  const step = parse(json) as { input: unknown };
-  try {
-    return stringify({ input: resolveTemplates(step.input, scope) });
-  } catch (error) {
-    return stringify({ input: step.input, error: serializeError(error, 'STEP_FAILED') });
-  }
-}
-
-function remember(name: string, outputJson: string | undefined): void {
-  scope[name] = outputJson === undefined ? undefined : parse(outputJson);
+  // `auth`: the step's connection, checked by the engine against the action's declaration.
+  const step = parse(json) as {
+    name: string;
+    piece: string;
+    action: string;
+    input: unknown;
+    token: number;
+    auth?: unknown;
+  };
+  return record(async () => {
+    const action = piece(step.piece).actions.get(step.action);
+    if (action === undefined) {
+      throw new FlowboxError('STEP_FAILED', `piece '${step.piece}' has no action '${step.action}'`);
+    }
+    const ctx: ActionContext = {
+      runId: run.runId,
+      stepName: step.name,
+      respond: async (response) => {
+        rethrow(await callAsync('respond', response));
+      },
+      fetch: async (request) =>
+        rethrow(await callAsync('piece-fetch', request, step.token)) as Awaited<
+          ReturnType<ActionContext['fetch']>
+        >,
+      log: logOf(step.name, step.token),
+      auth: step.auth,
+    };
+    return action.execute(step.input, ctx);
+  });
 }
 
 /**
@@ -219,16 +206,8 @@ function remember(name: string, outputJson: string | undefined): void {
  * nothing it sets survives.
  */
 function warmUp(): void {
-  const scope = {
-    trigger: { body: { x: 1 }, rawBody: '', method: 'POST', headers: {}, query: {} },
-    step_1: { v: [1] },
-  };
-  const input = resolveTemplates(
-    { n: '{{trigger.x}}', s: 'v={{step_1.v.0}}', r: { a: '{{step_1.v}}' }, any: null },
-    scope,
-  );
   stringify(serializeError(new FlowboxError('STEP_FAILED', 'warm-up'), 'STEP_FAILED'));
-  parse(stringify({ input, output: { result: 1 } }));
+  parse(stringify({ output: { result: 1 } }));
   warmUpSteps();
 }
 
@@ -247,7 +226,7 @@ function warmUpSteps(): void {
     async: { applySync: () => null, apply: answered, applyIgnored: () => {} },
     notify: { applySync: () => null, apply: answered, applyIgnored: () => {} },
   });
-  begin('warm-up', stringify({ api: 'key' }));
+  begin('warm-up');
   const echo = (payload: TriggerPayload) => payload;
   const add = framework.createAction({
     name: 'add',
@@ -283,14 +262,10 @@ function warmUpSteps(): void {
   describePieces();
   const payload = { method: 'POST', body: { x: 1 }, rawBody: null, headers: {}, query: {} };
   const step = (stepName: string, action: string, input: unknown) =>
-    stringify({ name: stepName, piece: name, action, input });
+    stringify({ name: stepName, piece: name, action, input, token: 1 });
   void (async () => {
     await runTrigger(stringify({ name: 'trigger', piece: name, trigger: 'catch', input: {}, payload }));
-    resolveInput(stringify({ input: { a: '{{trigger.x}}', b: 2 } }));
     await runAction(step('step_1', 'add', { a: 1, b: 2 }));
-    resolveInput(stringify({ input: { sum: '{{step_1.result}}' } }));
-    remember('step_2', stringify({ result: 4 }));
-    resolveInput(stringify({ input: { status: 200, body: '{{step_2}}' } }));
     await runAction(step('step_3', 'reply', { status: 200, body: { result: 4 } }));
   })();
 }
@@ -303,6 +278,4 @@ export const runtime = {
   begin,
   runTrigger,
   runAction,
-  resolveInput,
-  remember,
 };

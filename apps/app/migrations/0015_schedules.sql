@@ -1,6 +1,8 @@
--- What started a run: `webhook`, `schedule`, `manual` or `rerun`.
+-- What started a run: `webhook`, `schedule`, `manual`, `rerun` or `error_flow` (a failed run's
+-- error flow).
 ALTER TABLE runs ADD COLUMN source text NOT NULL DEFAULT 'webhook';
 UPDATE runs SET source = 'rerun' WHERE rerun_of IS NOT NULL;
+UPDATE runs SET source = 'error_flow' WHERE caused_by IS NOT NULL;
 
 -- From when the published version's schedule counts ticks: set when another version is
 -- published or the flow is enabled again, so ticks before it are neither fired nor caught up.

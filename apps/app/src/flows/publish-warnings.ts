@@ -1,0 +1,57 @@
+import type { FlowDefinition, StepDefinition } from '@flowbox/protocol';
+import { RESPONSE_STEP } from './response-step-check.ts';
+
+/**
+ * What a definition's author should know before its sync webhook is called, though it can run:
+ * a sync caller whose run succeeds without a step answering gets 204 No Content
+ * (docs/architecture.md), which is rarely what a flow called sync means to answer.
+ */
+export function publishWarnings(definition: Pick<FlowDefinition, 'steps'>): string[] {
+  const answers = answering(definition.steps);
+  if (answers === 'always') return [];
+  return [
+    answers === 'never'
+      ? 'no step answers a sync caller (a webhook return_response step, or a stop step with a response): its sync webhook answers 204 No Content when the run succeeds'
+      : 'not every path through the flow reaches a step that answers a sync caller: a run that takes one answers its sync caller 204 No Content when it succeeds',
+  ];
+}
+
+type Answers = 'always' | 'sometimes' | 'never';
+
+/** Whether running these steps in order surely, possibly or never reaches a response. */
+function answering(steps: readonly StepDefinition[]): Answers {
+  let possibly = false;
+  for (const step of steps) {
+    const answers = stepAnswers(step);
+    if (answers === 'always') return 'always';
+    // A stop ends the run: the steps after it never run.
+    if (step.type === 'stop') return possibly ? 'sometimes' : 'never';
+    if (answers === 'sometimes') possibly = true;
+  }
+  return possibly ? 'sometimes' : 'never';
+}
+
+function stepAnswers(step: StepDefinition): Answers {
+  switch (step.type) {
+    case 'piece':
+      return step.piece === RESPONSE_STEP.piece && step.action === RESPONSE_STEP.action ? 'always' : 'never';
+    case 'code':
+      return 'never';
+    case 'stop':
+      return step.response === undefined ? 'never' : 'always';
+    case 'loop':
+      // Its items may be empty.
+      return answering(step.steps) === 'never' ? 'never' : 'sometimes';
+    case 'router': {
+      const bodies = [
+        ...step.branches.map((branch) => branch.steps),
+        ...(step.otherwise ? [step.otherwise] : []),
+      ];
+      const each = bodies.map(answering);
+      if (each.every((answers) => answers === 'never')) return 'never';
+      // Without `otherwise`, no branch may run.
+      if (step.otherwise !== undefined && each.every((answers) => answers === 'always')) return 'always';
+      return 'sometimes';
+    }
+  }
+}

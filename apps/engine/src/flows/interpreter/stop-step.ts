@@ -1,0 +1,71 @@
+import {
+  FlowboxError,
+  type FlowResponse,
+  flowResponseProblem,
+  type StopStepDefinition,
+  stepPath,
+} from '@flowbox/protocol';
+import { resolveTemplates } from '../../steps/template.ts';
+import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import type { ScopeFrame } from './run-scope.ts';
+
+/**
+ * `stop`: answers a sync caller with its `response` (through the run's respond path, as the
+ * webhook's return_response action does), then ends the run: SUCCEEDED, or FAILED with its
+ * `message` under FLOW_STOPPED. Steps running in parallel bodies stop before their next step.
+ */
+export async function runStop(
+  context: RunContext,
+  step: StopStepDefinition,
+  frame: ScopeFrame,
+  prefix: string,
+): Promise<void> {
+  const path = stepPath(prefix, step.name);
+  const record = context.sink.begin(step.name, path, false);
+  const startedAt = new Date().toISOString();
+  const started = performance.now();
+  const written = { status: step.status, message: step.message, response: step.response };
+  const result = containerResult(step.name, path, 'stop', startedAt, started, written);
+  try {
+    const input = resolveTemplates(written, frame, step.name, '') as typeof written;
+    result.input = input;
+    if (input.response !== undefined) await context.respond(responseOf(input.response));
+  } catch (error) {
+    result.status = 'FAILED';
+    result.error = stepError(error, step.name);
+    context.fail(path, result.error);
+    result.durationMs = performance.now() - started;
+    record(result);
+    return;
+  }
+  result.output = { status: step.status };
+  const message = typeof result.input === 'object' ? (result.input as typeof written).message : undefined;
+  context.ending ??= {
+    ending:
+      step.status === 'FAILED'
+        ? {
+            kind: 'stopped',
+            error: {
+              name: 'FlowboxError',
+              code: 'FLOW_STOPPED',
+              message: message ?? `the flow stopped at ${path}`,
+              step: step.name,
+            },
+          }
+        : { kind: 'stopped' },
+    path,
+  };
+  result.durationMs = performance.now() - started;
+  record(result);
+}
+
+function responseOf(response: NonNullable<StopStepDefinition['response']>): FlowResponse {
+  const answer: FlowResponse = {
+    status: response.status,
+    headers: response.headers ?? {},
+    body: response.body,
+  };
+  const problem = flowResponseProblem(answer);
+  if (problem !== null) throw new FlowboxError('INVALID_RESPONSE', `the response cannot be sent: ${problem}`);
+  return answer;
+}
