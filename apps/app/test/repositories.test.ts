@@ -457,6 +457,7 @@ describe.each([
     const key = { key: 'k-1', bodySha256: SHA, ttlHours: 1 };
     const first = run('keyed');
     expect(await runs.createWithKey(first, key)).toEqual({ kind: 'created', rank: 1 });
+    expect((await runs.get(first.id))?.source).toBe('webhook');
     expect(await runs.createWithKey(run('keyed'), key)).toEqual({
       kind: 'existing',
       key: { runId: first.id, bodySha256: SHA, sync: true, answer: null },
@@ -534,7 +535,10 @@ describe.each([
       error: { code: 'CODE_STEP_FAILED', message: 'boom' },
       failedStep: { name: 's' },
     });
-    expect((await runs.get(String(finished.errorFlow?.run?.id)))?.causedBy).toBe(id);
+    expect(await runs.get(String(finished.errorFlow?.run?.id))).toMatchObject({
+      causedBy: id,
+      source: 'error_flow',
+    });
     expect(await runs.errorRunOf(id)).toBe(finished.errorFlow?.run?.id);
     // The sweeper's statement, which creates error runs the same way, on this adapter too.
     const abandoned = { name: 'RunSweeper', code: 'RUN_ABANDONED' as const, message: 'gone' };
@@ -560,7 +564,7 @@ describe.each([
     const [old, rerun] = [randomUUID(), randomUUID()];
     expect(await runs.create({ ...run, id: old })).toEqual({ rank: 1 });
     expect(await runs.create({ ...run, id: rerun, rerunOf: old })).toEqual({ rank: 2 });
-    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+    expect(await runs.get(rerun)).toMatchObject({ rerunOf: old, source: 'rerun' });
     expect(await runs.rerunsOf(old)).toEqual([rerun]);
     expect(await runs.rerunSource(old)).toMatchObject({
       kind: 'found',
@@ -577,7 +581,7 @@ describe.each([
     expect(await runs.rerunSource(old)).toEqual({ kind: 'removed' });
     expect(await runs.rerunSource(randomUUID())).toEqual({ kind: 'missing' });
     // The re-run still says what it repeated.
-    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+    expect(await runs.get(rerun)).toMatchObject({ rerunOf: old, source: 'rerun' });
 
     expect(await flows.delete('kept-runs')).toBe(true);
     expect(await flows.delete('kept-runs')).toBe(false);
