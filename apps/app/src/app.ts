@@ -25,13 +25,15 @@ import { registerFlowRoutes } from './http/flow-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { registerInspector } from './http/inspector-routes.ts';
+import { registerManualRunRoutes } from './http/manual-run-routes.ts';
 import { registerMetricsRoute } from './http/metrics-route.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
 import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
-import { registerWebhookRoutes } from './http/webhook-routes.ts';
+import { registerScheduleRoutes } from './http/schedule-routes.ts';
+import { registerWebhookRoutes, type WebhookDeps } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
 import { type LoadCheckIsolation, loadCheckIsolation } from './pieces/piece-load-sandbox.ts';
@@ -51,6 +53,8 @@ import { RunReconciler } from './runs/run-reconciler.ts';
 import { RunRetention } from './runs/run-retention.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
+import { ScheduleTicker } from './schedules/schedule-ticker.ts';
+import { createSchedulesRepository } from './schedules/schedules-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
 import { ObjectStorage } from './storage/object-storage.ts';
 import { checkStores, pingRedis } from './store-check.ts';
@@ -163,7 +167,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const connections = createConnections(pool, config, logger.child({ component: 'connections' }));
   const signingSecrets = new SigningSecrets({ connections });
-  const publisher = new FlowPublisher({ flows, storage, registry, connections });
+  const publisher = new FlowPublisher({
+    flows,
+    storage,
+    registry,
+    connections,
+    scheduleMinIntervalSeconds: config.SCHEDULE_MIN_INTERVAL_SECONDS,
+  });
   // Callbacks and job results carry a run's steps, which the engine keeps within the log's limit.
   const messageLimit = config.RUN_LOG_MAX_BYTES + MESSAGE_ENVELOPE_BYTES;
   // Ended runs are remembered as long as their engine tokens live.
@@ -232,6 +242,23 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     logger: logger.child({ component: 'run-retention' }),
     days: config.RUN_RETENTION_DAYS,
   });
+  const handoff = new RunHandoff({
+    queue,
+    broker,
+    direct: config.QUEUE_DIRECT_HANDOFF,
+    startOnAccept: config.FLOW_MAX_CONCURRENT_RUNS === 0,
+    redisDown: () => outage.down,
+    workerLost: (lease) => dispatcher.workerLost(lease),
+  });
+  const schedules = createSchedulesRepository(pool, { maxQueued: config.FLOW_MAX_QUEUED_RUNS });
+  const ticker = new ScheduleTicker({
+    schedules,
+    submit: (job, rank) => handoff.submit(job, rank),
+    metrics,
+    logger: logger.child({ component: 'schedule-ticker' }),
+    refreshMs: SCHEDULE_REFRESH_MS,
+    lateLimitMs: config.SCHEDULE_LATE_LIMIT_SECONDS * 1000,
+  });
   let gateway: WorkerGateway | null = null;
 
   registerHealthRoutes(http, {
@@ -253,17 +280,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     },
   });
   registerWebhookAdmission(http, admission);
-  registerWebhookRoutes(http, {
+  const runStarts: WebhookDeps = {
     flows,
     lifecycle,
-    handoff: new RunHandoff({
-      queue,
-      broker,
-      direct: config.QUEUE_DIRECT_HANDOFF,
-      startOnAccept: config.FLOW_MAX_CONCURRENT_RUNS === 0,
-      redisDown: () => outage.down,
-      workerLost: (lease) => dispatcher.workerLost(lease),
-    }),
+    handoff,
     queue,
     hub,
     runs,
@@ -276,7 +296,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     metrics,
     allowedResponseHeaders,
     refused,
-  });
+  };
+  registerWebhookRoutes(http, runStarts);
   // The management API sits behind the API key; webhooks, health and the engine callbacks
   // (which carry their own run-scoped tokens) do not.
   void http.register(async (management) => {
@@ -298,6 +319,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       flows,
       publisher,
       registry,
+      scheduleMinIntervalSeconds: config.SCHEDULE_MIN_INTERVAL_SECONDS,
       refusedDeliveries,
       limits: {
         maxDepth: config.FLOW_MAX_DEPTH,
@@ -307,6 +329,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
     registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
+    registerManualRunRoutes(management, runStarts);
+    registerScheduleRoutes(management, { flows, schedules });
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });
@@ -380,6 +404,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       sweeper.start();
       reconciler.start();
       retention.start();
+      ticker.start();
       refused.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
@@ -433,7 +458,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       };
       await step(
         'sweeper and reconciler',
-        Promise.all([sweeper.close(), reconciler.close(), retention.close()]),
+        Promise.all([sweeper.close(), reconciler.close(), retention.close(), ticker.close()]),
       );
       admission.close();
       // Callers still waiting get their runs' real answers while the workers report; those
@@ -472,6 +497,8 @@ export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: bo
   return app.listen();
 }
 
+/** A schedule published or changed on another app starts ticking here within this. */
+const SCHEDULE_REFRESH_MS = 2_000;
 /** What a callback or job result adds around the steps it carries. */
 const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */

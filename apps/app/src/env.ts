@@ -236,13 +236,23 @@ export const AppEnvSchema = z.object({
     .describe(
       'A run QUEUED this long whose job is not in Redis (Redis restarted empty, a failover lost it) is enqueued again by the reconciler, which every app runs, one at a time, every half of this. Runs RUNNING past FLOW_TIMEOUT_SECONDS plus 10 s whose job is gone take the lost-worker path (docs/operations.md).',
     ),
+  SCHEDULE_MIN_INTERVAL_SECONDS: envFields
+    .positiveInt(60)
+    .describe(
+      "Shortest interval a schedule trigger may have: an `every` trigger's `seconds`, and the gap between the ticks of a 6-field cron expression. A flow under it is refused 400 at create and at publish; flows published before it was raised keep their schedule.",
+    ),
+  SCHEDULE_LATE_LIMIT_SECONDS: envFields
+    .positiveInt(60)
+    .describe(
+      "A schedule tick not fired within this many seconds of its time (every app was down or stalled) is missed: its trigger's `catchUp` decides whether the last missed tick fires (`last`) or is recorded as missed (`none`, the default). Ticks within it fire late (docs/triggers.md).",
+    ),
   RUN_RETENTION_DAYS: z.coerce
     .number()
     .int()
     .min(0)
     .default(30)
     .describe(
-      'Finished runs older than this many days are deleted with their S3 logs (`runs/<runId>/log.json`), in batches of 100, by one app at a time, every minute; a re-run of a deleted run answers 410. 0: keep every run.',
+      "Finished runs older than this many days are deleted with their S3 logs (`runs/<runId>/log.json`), in batches of 100, by one app at a time, every minute; a re-run of a deleted run answers 410. Schedule ticks as old go too, each flow's latest kept. 0: keep every run.",
     ),
   REFUSED_DELIVERIES_PER_FLOW: z.coerce
     .number()

@@ -85,6 +85,8 @@ export interface RunView {
   isolation: string | null;
   rerunOf: string | null;
   reruns: string[];
+  /** What started the run: webhook, schedule, manual or rerun. */
+  source: string;
   /** For a run of an error flow: the failed run it reports. */
   causedBy: string | null;
   /** The error flow run this failed run started. */

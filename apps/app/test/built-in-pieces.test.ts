@@ -42,6 +42,7 @@ describe('built-in pieces published by apps starting at once', () => {
       expect(listed.pieces.map((p) => [p.name, p.versions.length])).toEqual([
         ['http', 1],
         ['math-helper', 1],
+        ['schedule', 1],
         ['webhook', 1],
       ]);
     } finally {

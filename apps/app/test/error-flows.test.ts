@@ -98,10 +98,13 @@ describe('error flow runs', () => {
 
   const errorRunsOf = async (runId: string) =>
     (
-      await pool.query<{ id: string; flow_id: string; status: string; trigger: { body: unknown } }>(
-        'SELECT id, flow_id, status, trigger FROM runs WHERE caused_by = $1',
-        [runId],
-      )
+      await pool.query<{
+        id: string;
+        flow_id: string;
+        status: string;
+        source: string;
+        trigger: { body: unknown };
+      }>('SELECT id, flow_id, status, source, trigger FROM runs WHERE caused_by = $1', [runId])
     ).rows;
 
   async function jobOf(runId: string) {
@@ -244,6 +247,7 @@ describe('error flow runs', () => {
     expect(await lifecycle.sweep(60)).toContain(runId);
     const [errorRun, ...more] = await errorRunsOf(runId);
     expect(more).toEqual([]);
+    expect(errorRun?.source).toBe('error_flow');
     expect(errorRun?.trigger.body).toMatchObject({
       runId,
       flowId: 'main',

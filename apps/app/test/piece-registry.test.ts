@@ -67,7 +67,7 @@ describe('the piece registry (POST/GET /v1/pieces)', () => {
     const listed = (await (await manage(url, 'GET', '/v1/pieces')).json()) as {
       pieces: Array<{ name: string; latest: string; versions: string[] }>;
     };
-    expect(listed.pieces.map((p) => p.name)).toEqual(['http', 'math-helper', 'webhook']);
+    expect(listed.pieces.map((p) => p.name)).toEqual(['http', 'math-helper', 'schedule', 'webhook']);
     const math = (await (await manage(url, 'GET', '/v1/pieces/math-helper')).json()) as {
       versions: PieceVersionAnswer['piece'][];
     };

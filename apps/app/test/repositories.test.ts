@@ -9,6 +9,7 @@ import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
+import { createSchedulesRepository } from '../src/schedules/schedules-repository.ts';
 import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -52,6 +53,7 @@ describe.each([
       '0012_refused_deliveries.sql',
       '0013_error_flows.sql',
       '0014_idempotency_keys.sql',
+      '0015_schedules.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -79,6 +81,7 @@ describe.each([
       enabled: true,
       runWhenCallerGone: false,
       verify: null,
+      triggerPiece: 'webhook',
       errorResponse: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);
@@ -87,7 +90,36 @@ describe.each([
       ['bench-v2', true],
     ]);
 
+    // A tick is recorded once with its run, and only for the published version of an enabled flow.
+    const schedules = createSchedulesRepository(pool, { maxQueued: 0 });
+    const tick = {
+      runId: randomUUID(),
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      scheduledAt: new Date('2026-11-29T09:00:00Z'),
+      trigger: TRIGGER,
+      missed: 0,
+      overlap: 'allow' as const,
+      passOver: false,
+    };
+    expect(await schedules.fire(tick)).toEqual({ outcome: 'fired', rank: 1 });
+    expect(await schedules.fire({ ...tick, runId: randomUUID() })).toEqual({ outcome: 'duplicate' });
+    expect(await schedules.fire({ ...tick, flowVersionId: 'bench-v1', scheduledAt: new Date() })).toEqual({
+      outcome: 'stale',
+    });
+    const skipped = {
+      ...tick,
+      runId: randomUUID(),
+      overlap: 'skip' as const,
+      scheduledAt: new Date('2026-11-29T09:01:00Z'),
+    };
+    expect(await schedules.fire(skipped)).toEqual({ outcome: 'skipped', reason: 'overlap' });
+    expect((await schedules.passedTicks('bench', 5)).map((t) => t.reason)).toEqual(['overlap']);
+    expect((await pool.query('SELECT source FROM runs WHERE id = $1', [tick.runId])).rows).toEqual([
+      { source: 'schedule' },
+    ]);
     expect(await flows.update('bench', { enabled: false })).toMatchObject({ enabled: false, name: 'Bench' });
+    expect(await schedules.fire({ ...tick, scheduledAt: new Date() })).toEqual({ outcome: 'stale' });
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);
@@ -425,6 +457,7 @@ describe.each([
     const key = { key: 'k-1', bodySha256: SHA, ttlHours: 1 };
     const first = run('keyed');
     expect(await runs.createWithKey(first, key)).toEqual({ kind: 'created', rank: 1 });
+    expect((await runs.get(first.id))?.source).toBe('webhook');
     expect(await runs.createWithKey(run('keyed'), key)).toEqual({
       kind: 'existing',
       key: { runId: first.id, bodySha256: SHA, sync: true, answer: null },
@@ -502,7 +535,10 @@ describe.each([
       error: { code: 'CODE_STEP_FAILED', message: 'boom' },
       failedStep: { name: 's' },
     });
-    expect((await runs.get(String(finished.errorFlow?.run?.id)))?.causedBy).toBe(id);
+    expect(await runs.get(String(finished.errorFlow?.run?.id))).toMatchObject({
+      causedBy: id,
+      source: 'error_flow',
+    });
     expect(await runs.errorRunOf(id)).toBe(finished.errorFlow?.run?.id);
     // The sweeper's statement, which creates error runs the same way, on this adapter too.
     const abandoned = { name: 'RunSweeper', code: 'RUN_ABANDONED' as const, message: 'gone' };
@@ -528,7 +564,7 @@ describe.each([
     const [old, rerun] = [randomUUID(), randomUUID()];
     expect(await runs.create({ ...run, id: old })).toEqual({ rank: 1 });
     expect(await runs.create({ ...run, id: rerun, rerunOf: old })).toEqual({ rank: 2 });
-    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+    expect(await runs.get(rerun)).toMatchObject({ rerunOf: old, source: 'rerun' });
     expect(await runs.rerunsOf(old)).toEqual([rerun]);
     expect(await runs.rerunSource(old)).toMatchObject({
       kind: 'found',
@@ -545,7 +581,7 @@ describe.each([
     expect(await runs.rerunSource(old)).toEqual({ kind: 'removed' });
     expect(await runs.rerunSource(randomUUID())).toEqual({ kind: 'missing' });
     // The re-run still says what it repeated.
-    expect((await runs.get(rerun))?.rerunOf).toBe(old);
+    expect(await runs.get(rerun)).toMatchObject({ rerunOf: old, source: 'rerun' });
 
     expect(await flows.delete('kept-runs')).toBe(true);
     expect(await flows.delete('kept-runs')).toBe(false);

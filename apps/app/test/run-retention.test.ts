@@ -150,6 +150,7 @@ describe('run retention', () => {
         runs: 0,
         logs: 0,
         tombstones: 0,
+        ticks: 0,
         refusedDeliveries: 0,
         idempotencyKeys: 0,
       });
@@ -212,6 +213,24 @@ describe('run retention', () => {
     expect((await manage(url, 'POST', `/v1/runs/${old}/rerun`)).status).toBe(404);
   });
 
+  it("prunes schedule ticks as old as the retention, keeping each flow's latest", async () => {
+    const tick = (days: number) =>
+      pool.query(
+        `INSERT INTO schedule_ticks (flow_id, scheduled_at, flow_version_id, outcome)
+         VALUES ($1, now() - make_interval(days => $2), $1 || '-v1', 'skipped')`,
+        [BENCHMARK_FLOW_ID, days],
+      );
+    for (const days of [50, 40, 35]) await tick(days);
+    const left = async () =>
+      (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schedule_ticks')).rows[0]?.n;
+    // All three are past 30 days; the latest stays: the ticker reads where the schedule stands from it.
+    expect((await retention(30).retain()).ticks).toBe(2);
+    expect(await left()).toBe(1);
+    await tick(1);
+    expect((await retention(30).retain()).ticks).toBe(1);
+    expect(await left()).toBe(1);
+  });
+
   it('deletes refused webhook deliveries older than the retention, keeping newer ones', async () => {
     const deliveries = createRefusedDeliveriesRepository(pool);
     const refusal = (ageDays: number) => ({
@@ -244,6 +263,43 @@ describe('run retention', () => {
     expect((await retention(30).retain()).idempotencyKeys).toBe(1);
     const { rows } = await pool.query<{ key: string }>('SELECT key FROM idempotency_keys');
     expect(rows.map((row) => row.key)).toEqual(['live']);
+  });
+
+  it('prunes refused deliveries, expired idempotency keys and old schedule ticks in one pass', async () => {
+    await pool.query(
+      `INSERT INTO schedule_ticks (flow_id, scheduled_at, flow_version_id, outcome)
+       SELECT $1, now() - make_interval(days => d), $1 || '-v1', 'skipped' FROM unnest(ARRAY[60, 45]) d`,
+      [BENCHMARK_FLOW_ID],
+    );
+    await createRefusedDeliveriesRepository(pool).insert(
+      [
+        {
+          flowId: BENCHMARK_FLOW_ID,
+          receivedAt: new Date(Date.now() - 50 * 86_400_000),
+          code: 'FLOW_NOT_FOUND',
+          message: 'refused 50 days ago',
+          httpStatus: 404,
+          method: 'POST',
+          sync: false,
+          sourceAddress: '127.0.0.1',
+          headers: {},
+          suppressed: 0,
+        },
+      ],
+      100,
+    );
+    const runId = await runAged(1);
+    await pool.query(
+      `INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at)
+       VALUES ('flow', 'expired-too', 'x', false, $1, now() - interval '1 second')`,
+      [runId],
+    );
+    // The flow's newer tick (a day old) stays; both older ones go with the delivery and the key.
+    expect(await retention(30).retain()).toMatchObject({
+      ticks: 2,
+      refusedDeliveries: 1,
+      idempotencyKeys: 1,
+    });
   });
 
   it('lets one app at a time delete (the lease), the other skipping its turn', async () => {

@@ -55,7 +55,7 @@ describe('error flows on a real stack', () => {
     const answer = await postWebhook(appB, 'failing', { n: 1 }, { sync: false });
     expect(answer.status).toBe(202);
     const failed = await waitForFinal(fault, String(answer.runId));
-    expect(failed.status).toBe('FAILED');
+    expect(failed).toMatchObject({ status: 'FAILED', source: 'webhook' });
     const errorRunId = failed.errorRun;
     expect(errorRunId).toMatch(/^[0-9a-f-]{36}$/);
     const errorRun = await waitForFinal(fault, String(errorRunId));
@@ -64,6 +64,7 @@ describe('error flows on a real stack', () => {
       status: 'SUCCEEDED',
       sync: false,
       causedBy: failed.id,
+      source: 'error_flow',
     });
     const report = {
       runId: failed.id,

@@ -273,6 +273,56 @@ describe.skipIf(chromiumPath === null && !required)(
       await page.locator('.notice', { hasText: 'No run 00000000-0000-4000-8000-000000000000' }).waitFor();
     });
 
+    it("shows a schedule flow's trigger and next ticks, and runs it by hand from the flows page", async () => {
+      const created = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows',
+        {
+          id: 'nightly',
+          name: 'nightly',
+          publish: true,
+          definition: {
+            trigger: {
+              name: 'trigger',
+              piece: 'schedule',
+              trigger: 'cron',
+              input: { expression: '0 3 * * *', timezone: 'Europe/Berlin', overlap: 'skip' },
+            },
+            steps: [{ type: 'code', name: 'seen', code: 'return inputs;', input: { x: '{{trigger.x}}' } }],
+          },
+        },
+        fault.stack.apiKey,
+      );
+      expect(created.status).toBe(201);
+      await page.goto(`${fault.url}/inspector/#/flows`);
+      const trigger = page.locator('[data-testid="trigger-nightly"]');
+      await trigger.waitFor();
+      expect(await trigger.textContent()).toContain('cron 0 3 * * * (Europe/Berlin)');
+      await page.locator('[data-testid="ticks-nightly"]').click();
+      const next = page.locator('[data-testid="schedule-nightly"] [data-testid="next-ticks"] li');
+      await next.first().waitFor();
+      expect(await next.count()).toBe(5);
+      await page.locator('[data-testid="ticks-nightly"]').click();
+
+      await page.locator('[data-testid="run-nightly"]').click();
+      const payload = page.locator('[data-testid="run-payload-nightly"]');
+      await payload.fill('[1]');
+      await page.locator('[data-testid="start-run-nightly"]').click();
+      await page.getByRole('status').filter({ hasText: 'JSON object' }).waitFor();
+      await payload.fill('{"x": "by hand"}');
+      await page.locator('[data-testid="start-run-nightly"]').click();
+      await page.locator('[data-testid="run-source"]', { hasText: 'manual' }).waitFor();
+      const runId = decodeURIComponent(new URL(page.url()).hash.replace('#/runs/', ''));
+      const run = await waitForFinal(fault, runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({
+        status: 'SUCCEEDED',
+        source: 'manual',
+        flowId: 'nightly',
+      });
+      expect(run.steps[1]?.output).toEqual({ x: 'by hand' });
+    });
+
     it('publishes a version from the flows page', async () => {
       const added = await manage(
         fault.url,
@@ -284,7 +334,7 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(added.status).toBe(201);
       await page.locator('nav a', { hasText: 'Flows' }).click();
       const row = page.locator('tr[data-flow-id="doomed"]');
-      expect(await row.locator('td').nth(3).textContent()).toBe('doomed-v1');
+      expect(await row.locator('td').nth(4).textContent()).toBe('doomed-v1');
       await page.locator('[data-testid="versions-doomed"]').click();
       const v2 = page.locator('tr[data-version-id="doomed-v2"]');
       await v2.waitFor();

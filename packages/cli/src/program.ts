@@ -6,6 +6,7 @@ import { CliError } from './cli-error.ts';
 import { addConnectionCommands } from './commands/connection-commands.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
+import { readRunPayload, runSync, startRun } from './commands/flow-run.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
 import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
@@ -110,7 +111,7 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(`yanked ${yanked.name}@${yanked.version} (at ${yanked.yankedAt})\n`);
     });
 
-  const flow = program.command('flow').description('write, push and list flows');
+  const flow = program.command('flow').description('write, push, list and run flows');
   flow
     .command('init <dir>')
     .description(
@@ -165,6 +166,21 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       io.out(
         `${flows.length === 0 ? 'no flows' : table([['FLOW', 'NAME', 'STATE', 'PUBLISHED VERSION'], ...rows])}\n`,
       );
+    });
+  flow
+    .command('run <flowId>')
+    .description("run a flow's published version by hand, whatever its trigger (a schedule's too)")
+    .option('--data <json|@file>', "the trigger's body: a JSON object, or @file holding one", undefined)
+    .option('--sync', "wait and print the flow's answer, as its sync webhook gives it")
+    .action(async (flowId: string, options: { data?: string; sync?: boolean }) => {
+      const payload = await readRunPayload(options.data, io.cwd);
+      if (options.sync === true) {
+        const answer = await runSync(api(), flowId, payload);
+        io.out(`run ${answer.runId ?? '(unknown)'} answered ${answer.status}\n${answer.body}\n`);
+        return;
+      }
+      const runId = await startRun(api(), flowId, payload);
+      io.out(`started run ${runId} of flow ${flowId}; read it with: flowbox runs show ${runId}\n`);
     });
   flow
     .command('refused <flowId>')

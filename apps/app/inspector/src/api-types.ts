@@ -4,7 +4,11 @@
  */
 import type { RunStatus } from '@flowbox/protocol';
 
-export type { FlowVersionView as VersionView, FlowView } from '../../src/http/views/flow-view.ts';
+export type {
+  FlowScheduleView as FlowSchedule,
+  FlowVersionView as VersionView,
+  FlowView,
+} from '../../src/http/views/flow-view.ts';
 export type { RefusedDeliveryView } from '../../src/http/views/refused-delivery-view.ts';
 export type { RunStatsView as RunStats } from '../../src/http/views/run-stats-view.ts';
 export type {

@@ -1,4 +1,12 @@
-import type { FlowView, RefusedDeliveryView, RunPage, RunStats, RunView, VersionView } from './api-types.ts';
+import type {
+  FlowSchedule,
+  FlowView,
+  RefusedDeliveryView,
+  RunPage,
+  RunStats,
+  RunView,
+  VersionView,
+} from './api-types.ts';
 
 /** The API key lives in this tab's sessionStorage only: gone when the tab closes. */
 const KEY_ITEM = 'flowbox.apiKey';
@@ -55,6 +63,15 @@ export class Api {
       'POST',
       `/v1/flows/${encodeURIComponent(flowId)}/versions/${encodeURIComponent(versionId)}/publish`,
     );
+  }
+
+  /** A run by hand with this payload as the trigger's body (202, async). */
+  startRun(flowId: string, payload: Record<string, unknown>): Promise<{ runId: string }> {
+    return this.#call('POST', `/v1/flows/${encodeURIComponent(flowId)}/runs`, payload);
+  }
+
+  schedule(flowId: string): Promise<FlowSchedule> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/schedule`);
   }
 
   runs(query: { flowId?: string; status?: string; cursor?: string; limit: number }): Promise<RunPage> {

@@ -2,14 +2,15 @@ import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { flowShape } from './flow-shape.ts';
+import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
 import { refusedTable } from './refused-deliveries.ts';
 
 /**
- * Flows with their versions: enable or disable a flow (a disabled flow's webhooks answer 404),
- * publish a version (builds its bundle and makes it live), and see the webhooks it refused
- * before any run existed. Read when shown and after each change;
- * nothing here moves on its own, so it is not polled.
+ * Flows with their triggers and versions: enable or disable a flow (a disabled flow's webhooks
+ * answer 404), publish a version (builds its bundle and makes it live), run one by hand, see a
+ * schedule's ticks and the webhooks it refused before any run existed. Read when shown and after
+ * each change; nothing here moves on its own, so it is not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading flows…'));
@@ -45,15 +46,24 @@ export function flowsView(context: ViewContext): Dispose {
         h(
           'tr',
           {},
-          ...['flow', 'name', 'state', 'live version', '', '', ''].map((label) => h('th', {}, label)),
+          ...['flow', 'name', 'trigger', 'state', 'live version', '', '', '', ''].map((label) =>
+            h('th', {}, label),
+          ),
         ),
       ),
       h('tbody', {}, ...flows.flatMap((flow) => flowRows(flow))),
     );
 
   const flowRows = (flow: FlowView) => {
-    const versions = h('td', { colspan: 7, class: 'versions' });
+    const versions = h('td', { colspan: 9, class: 'versions' });
     const versionsRow = h('tr', { class: 'versions-row', hidden: true }, versions);
+    const details = h('td', { colspan: 9, class: 'versions' });
+    const detailsRow = h('tr', { class: 'versions-row', hidden: true }, details);
+    const open = (fill: () => void) => () => {
+      detailsRow.hidden = !detailsRow.hidden;
+      if (!detailsRow.hidden) fill();
+    };
+    const isSchedule = flow.trigger?.piece === 'schedule';
     const toggle = h(
       'button',
       {
@@ -73,7 +83,7 @@ export function flowsView(context: ViewContext): Dispose {
       },
       'versions',
     );
-    const refused = h('td', { colspan: 7, class: 'versions' });
+    const refused = h('td', { colspan: 9, class: 'versions' });
     const refusedRow = h('tr', { class: 'versions-row', hidden: true }, refused);
     const refusedToggle = h(
       'button',
@@ -102,6 +112,23 @@ export function flowsView(context: ViewContext): Dispose {
         h('td', {}, flow.name),
         h(
           'td',
+          { class: 'mono', 'data-testid': `trigger-${flow.id}` },
+          triggerLabel(flow),
+          isSchedule
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'link',
+                  'data-testid': `ticks-${flow.id}`,
+                  onclick: open(() => scheduleDetails(context, flow, details)),
+                },
+                ' ticks',
+              )
+            : null,
+        ),
+        h(
+          'td',
           {},
           h(
             'span',
@@ -123,9 +150,25 @@ export function flowsView(context: ViewContext): Dispose {
             flow.enabled ? 'Disable' : 'Enable',
           ),
         ),
+        h(
+          'td',
+          {},
+          flow.publishedVersionId === null
+            ? null
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  'data-testid': `run-${flow.id}`,
+                  onclick: open(() => show(details, runForm(context, flow))),
+                },
+                'Run',
+              ),
+        ),
         h('td', {}, toggle),
         h('td', {}, refusedToggle),
       ),
+      detailsRow,
       versionsRow,
       refusedRow,
     ];

@@ -130,7 +130,8 @@ function facts(run: RunView): HTMLElement {
   const rows: Array<[string, Node | string]> = [
     ['flow', h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)],
     ['version', run.flowVersionId],
-    ['webhook', run.sync ? 'sync' : 'async'],
+    ['started by', h('span', { 'data-testid': 'run-source' }, run.source)],
+    ['caller', run.sync ? 'waited (sync)' : 'did not wait (async)'],
     ['accepted', time(run.createdAt)],
     ['finished', time(run.finishedAt)],
     ['total', ms(run.timings?.totalMs)],

@@ -153,7 +153,7 @@ function runsTable(runs: RunSummary[], filtered: boolean): HTMLElement {
       h(
         'tr',
         {},
-        ...['status', 'run', 'flow', 'accepted', 'total', 'attempts', 'error'].map((label) =>
+        ...['status', 'run', 'flow', 'started by', 'accepted', 'total', 'attempts', 'error'].map((label) =>
           h('th', {}, label),
         ),
       ),
@@ -168,6 +168,7 @@ function runsTable(runs: RunSummary[], filtered: boolean): HTMLElement {
           h('td', {}, statusBadge(run.status)),
           h('td', { class: 'mono' }, h('a', { href: `#/runs/${run.id}` }, shortId(run.id))),
           h('td', {}, h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)),
+          h('td', {}, run.source),
           h('td', { class: 'mono' }, time(run.createdAt)),
           h('td', { class: 'num' }, ms(run.timings?.totalMs)),
           h('td', { class: 'num' }, run.attempts),

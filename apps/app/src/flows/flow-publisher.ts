@@ -9,6 +9,7 @@ import {
 } from '@flowbox/protocol';
 import type { Connections } from '../connections/connections.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { checkErrorFlow } from './error-flow-check.ts';
 import type { FlowsRepository, FlowVersionRecord, PublishRecord } from './flows-repository.ts';
@@ -23,13 +24,17 @@ export class FlowPublisher {
   readonly #storage: ObjectStorage;
   readonly #registry: PieceRegistry;
   readonly #connections: Connections;
+  readonly #scheduleMinIntervalSeconds: number;
 
   constructor(deps: {
     flows: FlowsRepository;
     storage: ObjectStorage;
     registry: PieceRegistry;
     connections: Connections;
+    /** SCHEDULE_MIN_INTERVAL_SECONDS, checked again at publish (it may have been raised). */
+    scheduleMinIntervalSeconds?: number;
   }) {
+    this.#scheduleMinIntervalSeconds = deps.scheduleMinIntervalSeconds ?? 60;
     this.#flows = deps.flows;
     this.#storage = deps.storage;
     this.#registry = deps.registry;
@@ -40,7 +45,7 @@ export class FlowPublisher {
    * Publishes a stored version. A version that references a connection that does not exist is
    * not published (INVALID_FLOW naming it). One deleted after this check fails the runs that need
    * it (CONNECTION_MISSING). Nor is one whose `onFailure` names itself or no flow
-   * (error-flow-check.ts).
+   * (error-flow-check.ts), nor a schedule trigger under SCHEDULE_MIN_INTERVAL_SECONDS.
    */
   async publish(version: FlowVersionRecord): Promise<FlowVersionRecord> {
     const record = await this.prepare(version);
@@ -53,6 +58,9 @@ export class FlowPublisher {
    * create or add-and-publish calls inside the transaction that inserts the version.
    */
   async prepare(version: FlowVersionRecord): Promise<PublishRecord> {
+    checkScheduleTrigger(version.definition.trigger, {
+      minIntervalSeconds: this.#scheduleMinIntervalSeconds,
+    });
     await checkErrorFlow(this.#flows, version.flowId, version.definition);
     const connections = connectionNamesOf(version.definition);
     const missing = await this.#connections.missing(connections);

@@ -23,6 +23,8 @@ export interface PublishedFlow {
   runWhenCallerGone: boolean;
   /** The published definition's `trigger.verify`: how its webhooks' senders are checked, if at all. */
   verify: WebhookVerify | null;
+  /** The published definition's trigger piece: `schedule` flows start from ticks, not webhooks. */
+  triggerPiece: string;
   /** The published definition's `errorResponse`: what a sync caller of a failed run is answered. */
   errorResponse: ErrorResponse | null;
 }
@@ -46,6 +48,13 @@ export interface FlowVersionRecord {
   publishedAt: Date | null;
 }
 
+/** A published version's trigger, as the flow lists show it. */
+export interface FlowTriggerRecord {
+  piece: string;
+  trigger: string;
+  input: Record<string, unknown>;
+}
+
 /** What publishing records of a version: its built bundle and the connections it references. */
 export interface PublishRecord {
   bundle: FlowBundleRecord;
@@ -60,6 +69,7 @@ export interface FlowRecord {
   name: string;
   enabled: boolean;
   publishedVersionId: string | null;
+  trigger: FlowTriggerRecord | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -99,6 +109,7 @@ interface FlowRow {
   name: string;
   enabled: boolean;
   published_version_id: string | null;
+  trigger?: { piece: string; trigger: string; input?: Record<string, unknown> } | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -122,6 +133,10 @@ const toFlow = (row: FlowRow): FlowRecord => ({
   name: row.name,
   enabled: row.enabled,
   publishedVersionId: row.published_version_id,
+  trigger:
+    row.trigger == null
+      ? null
+      : { piece: row.trigger.piece, trigger: row.trigger.trigger, input: row.trigger.input ?? {} },
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -145,6 +160,9 @@ const toVersion = (row: VersionRow): FlowVersionRecord => ({
   publishedAt: row.published_at,
 });
 
+/** A flow's columns with its published version's trigger. */
+const WITH_TRIGGER = `SELECT f.*, v.definition->'trigger' AS trigger
+  FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id`;
 /**
  * A stored definition loads even when it holds keys this version does not know (written by a
  * newer app, or a field since removed): they are dropped, where a new definition is refused.
@@ -185,7 +203,9 @@ async function recordPublish(db: Queryable, flowVersionId: string, record: Publi
        SET bundle_key = $2, bundle_sha256 = $3, bundle_size = $4, bundle_pieces = $5,
            connections = $6::text[], published_at = coalesce(published_at, now())
        WHERE id = $1 RETURNING flow_id)
-     UPDATE flows SET published_version_id = $1, updated_at = now() FROM v WHERE flows.id = v.flow_id`,
+     UPDATE flows SET published_version_id = $1, updated_at = now(),
+       schedule_since = CASE WHEN published_version_id IS DISTINCT FROM $1 THEN now() ELSE schedule_since END
+     FROM v WHERE flows.id = v.flow_id`,
     [flowVersionId, bundle.key, bundle.sha256, bundle.sizeBytes, JSON.stringify(bundle.pieces), connections],
   );
 }
@@ -222,11 +242,17 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
   return {
     async findPublished(flowId) {
       const { rows } = await pool.query<
-        FlowRow & { run_when_caller_gone: boolean; verify: unknown; error_response: unknown }
+        FlowRow & {
+          run_when_caller_gone: boolean;
+          verify: unknown;
+          error_response: unknown;
+          trigger_piece: string | null;
+        }
       >(
         `SELECT f.id, f.published_version_id, f.enabled,
            coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
-           v.definition->'trigger'->'verify' AS verify, v.definition->'errorResponse' AS error_response
+           v.definition->'trigger'->'verify' AS verify, v.definition->'errorResponse' AS error_response,
+           v.definition->'trigger'->>'piece' AS trigger_piece
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -242,11 +268,12 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
           row.error_response == null
             ? null
             : stored(ErrorResponseSchema, row.error_response, 'errorResponse'),
+        triggerPiece: row.trigger_piece ?? '',
       };
     },
 
     async getFlow(flowId) {
-      const { rows } = await pool.query<FlowRow>('SELECT * FROM flows WHERE id = $1 AND deleted_at IS NULL', [
+      const { rows } = await pool.query<FlowRow>(`${WITH_TRIGGER} WHERE f.id = $1 AND f.deleted_at IS NULL`, [
         flowId,
       ]);
       return rows[0] === undefined ? null : toFlow(rows[0]);
@@ -254,7 +281,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
 
     async listFlows() {
       const { rows } = await pool.query<FlowRow>(
-        'SELECT * FROM flows WHERE deleted_at IS NULL ORDER BY created_at, id',
+        `${WITH_TRIGGER} WHERE f.deleted_at IS NULL ORDER BY f.created_at, f.id`,
       );
       return rows.map(toFlow);
     },
@@ -303,8 +330,11 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
 
     async update(flowId, { name, enabled }) {
       const { rows } = await pool.query<FlowRow>(
-        `UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now()
-         WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+        `WITH f AS (
+           UPDATE flows SET name = coalesce($2, name), enabled = coalesce($3, enabled), updated_at = now(),
+             schedule_since = CASE WHEN $3 AND NOT enabled THEN now() ELSE schedule_since END
+           WHERE id = $1 AND deleted_at IS NULL RETURNING *)
+         SELECT f.*, v.definition->'trigger' AS trigger FROM f LEFT JOIN flow_versions v ON v.id = f.published_version_id`,
         [flowId, name ?? null, enabled ?? null],
       );
       return rows[0] === undefined ? null : toFlow(rows[0]);

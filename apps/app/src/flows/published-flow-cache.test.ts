@@ -33,6 +33,7 @@ describe('withPublishedFlowCache', () => {
     enabled: true,
     runWhenCallerGone: false,
     verify: null,
+    triggerPiece: 'webhook',
     errorResponse: null,
   };
 

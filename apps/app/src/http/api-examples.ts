@@ -20,6 +20,7 @@ export const FLOW_EXAMPLE: FlowView = {
   name: 'New orders',
   enabled: true,
   publishedVersionId: 'orders-v1',
+  trigger: { piece: 'webhook', trigger: 'catch_webhook', input: {} },
   createdAt: AT,
   updatedAt: AT,
 };
@@ -70,6 +71,7 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
   startedAt: '2026-11-25T18:00:00.003Z',
   finishedAt: '2026-11-25T18:00:00.022Z',
   rerunOf: null,
+  source: 'webhook',
 };
 
 export const RUN_EXAMPLE: RunView = {

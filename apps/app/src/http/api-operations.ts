@@ -3,8 +3,10 @@ import { CONNECTION_OPERATIONS } from './operations/connection-operations.ts';
 import { DOCUMENT_OPERATIONS } from './operations/document-operations.ts';
 import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
 import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
+import { MANUAL_RUN_OPERATIONS } from './operations/manual-run-operations.ts';
 import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
+import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 
 /**
@@ -15,6 +17,8 @@ import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 export const API_OPERATIONS = {
   ...WEBHOOK_OPERATIONS,
   ...FLOW_OPERATIONS,
+  ...MANUAL_RUN_OPERATIONS,
+  ...SCHEDULE_OPERATIONS,
   ...RUN_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,

@@ -9,6 +9,7 @@ import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
 import { publishWarnings } from '../flows/publish-warnings.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { AddVersionInput, CreateFlowInput, UpdateFlowBody } from './views/flow-requests.ts';
@@ -18,6 +19,8 @@ export interface FlowRouteDeps {
   flows: FlowsRepository;
   publisher: FlowPublisher;
   registry: PieceRegistry;
+  /** SCHEDULE_MIN_INTERVAL_SECONDS: the floor a schedule trigger is checked against. */
+  scheduleMinIntervalSeconds: number;
   /** What a definition's tree is held to (FLOW_MAX_DEPTH, FLOW_MAX_STEPS, FLOW_TIMEOUT_SECONDS). */
   limits: FlowLimits;
   refusedDeliveries: Pick<RefusedDeliveriesRepository, 'list'>;
@@ -36,6 +39,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
     handler: async (request, reply) => {
       const body = parse(CreateFlowInput, request.body);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
+      checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
       // Created and published in one transaction: a refused publish leaves no flow behind.
       const version = await deps.flows.createFlow(
@@ -97,6 +101,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       const body = parse(AddVersionInput, request.body);
       await mustGetFlow(deps.flows, request.params.flowId);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
+      checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       const version = await deps.flows.addVersion(
         request.params.flowId,
         definition,

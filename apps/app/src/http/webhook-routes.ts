@@ -8,17 +8,21 @@ import {
   type SerializedError,
   serializeError,
   TRACEPARENT_HEADER,
+  type TriggerPayload,
   type WebhookVerify,
 } from '@flowbox/protocol';
 import { type Span, type Tracer, traced } from '@flowbox/tracing';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { SigningSecrets } from '../connections/signing-secrets.ts';
 import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
-import type { FlowsRepository } from '../flows/flows-repository.ts';
+import type { FlowsRepository, PublishedFlow } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
 import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
+import type { RunSource } from '../runs/run-record.ts';
+import type { NewIdempotencyKey } from '../runs/runs-repository.ts';
+import { SCHEDULE_PIECE } from '../schedules/schedule-spec.ts';
 import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
@@ -110,7 +114,7 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
  * script, no cookies, an opaque origin). A flow allowed to set these (WEBHOOK_RESPONSE_ALLOWED_HEADERS)
  * keeps its own.
  */
-const guardAnswer: onSendHookHandler = (_request, reply, payload, done) => {
+export const guardAnswer: onSendHookHandler = (_request, reply, payload, done) => {
   if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
   const type = reply.getHeader('content-type');
   if (!(typeof type === 'string' && JSON_TYPE.test(type)) && !reply.hasHeader('content-security-policy'))
@@ -164,9 +168,40 @@ async function accept(
       `flow ${request.params.flowId} does not exist or is not enabled`,
     );
   }
+  if (flow.triggerPiece === SCHEDULE_PIECE) {
+    throw new FlowboxError(
+      'FLOW_NOT_WEBHOOK',
+      `flow ${flow.flowId} starts on a schedule, not from its webhook; start a run by hand with POST /v1/flows/${flow.flowId}/runs`,
+    );
+  }
   // Before the run exists: a refused sender leaves no row, no job, and reaches no worker.
   if (flow.verify !== null) await verifySender(request, flow.verify, deps);
   const idempotency = idempotencyKeyOf(request, deps.idempotencyTtlHours);
+  return startRun(request, reply, deps, { flow, trigger, sync, span, source: 'webhook', idempotency });
+}
+
+/** What starts a run of a published flow: its trigger payload and who asked. */
+export interface RunStart {
+  flow: PublishedFlow;
+  trigger: TriggerPayload;
+  sync: boolean;
+  span: Span | undefined;
+  source: RunSource;
+  /** A webhook's `Idempotency-Key`: one run per flow and key. Null: every call starts a run. */
+  idempotency: NewIdempotencyKey | null;
+}
+
+/**
+ * Accepts a run of a checked flow and answers its caller: 202 with its id, or (sync) the flow's
+ * response, its errorResponse for a failed run, or 204 when nothing answered. The webhooks and
+ * the manual runs (`POST /v1/flows/:flowId/runs`) answer alike.
+ */
+export async function startRun(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: WebhookDeps,
+  { flow, trigger, sync, span, source, idempotency }: RunStart,
+): Promise<FastifyReply> {
   const runId = randomUUID();
   const syncInstanceId = sync ? deps.hub.instanceId : null;
   // The run's context travels with its job: every later span of the run descends from this one.
@@ -185,6 +220,7 @@ async function accept(
       syncInstanceId,
       traceparent,
       startedBy: reserved?.workerId,
+      source,
     };
     if (idempotency === null) accepted = await deps.lifecycle.accept(run);
     else {

@@ -39,6 +39,10 @@ export class AppMetrics {
   readonly #metricsTokenRefused: Counter<'answer'>;
   readonly #runDuration: Histogram<'status'>;
   readonly #anatomy: Histogram<'part'>;
+  readonly #scheduleTicks: Counter<'outcome'>;
+  readonly #scheduleLate: Counter;
+  readonly #schedulePassedOver: Counter;
+  readonly #scheduleLag: Histogram;
   #sources: AppMetricsSources | null = null;
 
   constructor() {
@@ -46,7 +50,7 @@ export class AppMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'flowbox_app_' });
     this.#runsAccepted = new Counter({
       name: 'flowbox_runs_accepted_total',
-      help: 'Runs accepted on this app: by a webhook or a re-run.',
+      help: 'Runs accepted on this app: by a webhook, a schedule tick, a manual run or a re-run.',
       registers,
     });
     this.#runsSubmitted = new Counter({
@@ -81,7 +85,7 @@ export class AppMetrics {
     });
     this.#retentionDeleted = new Counter({
       name: 'flowbox_retention_deleted_total',
-      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, refused_delivery (refused webhook deliveries), idempotency_key (expired webhook keys).',
+      help: 'What run retention (RUN_RETENTION_DAYS) deleted on this app, by kind: run (rows), log (S3 objects), tombstone, refused_delivery (refused webhook deliveries), idempotency_key (expired webhook keys), schedule_tick.',
       labelNames: ['kind'],
       registers,
     });
@@ -114,6 +118,28 @@ export class AppMetrics {
       name: 'flowbox_run_phase_seconds',
       help: "Each part of a run's latency anatomy: queue, provision, boot, run, logPersist.",
       labelNames: ['part'],
+      buckets: [...DURATION_BUCKETS],
+      registers,
+    });
+    this.#scheduleTicks = new Counter({
+      name: 'flowbox_schedule_ticks_total',
+      help: 'Schedule ticks this app recorded (each tick is recorded by one app), by outcome: fired (a run), skipped (overlap or a full queue) or missed (after an outage, catchUp none).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#scheduleLate = new Counter({
+      name: 'flowbox_schedule_ticks_late_total',
+      help: 'Schedule ticks fired more than 1 s after their time.',
+      registers,
+    });
+    this.#schedulePassedOver = new Counter({
+      name: 'flowbox_schedule_ticks_passed_over_total',
+      help: 'Ticks passed over after an outage without a row of their own (catchUp fires or records only the last).',
+      registers,
+    });
+    this.#scheduleLag = new Histogram({
+      name: 'flowbox_schedule_tick_lag_seconds',
+      help: "A recorded tick's time to the moment this app recorded it.",
       buckets: [...DURATION_BUCKETS],
       registers,
     });
@@ -199,8 +225,19 @@ export class AppMetrics {
     this.#runsRecovered.inc({ action });
   }
 
+  /** A tick this app recorded; `lagMs` from its time to now. */
+  scheduleTick(outcome: 'fired' | 'skipped' | 'missed', late: boolean, lagMs: number): void {
+    this.#scheduleTicks.inc({ outcome });
+    if (late) this.#scheduleLate.inc();
+    this.#scheduleLag.observe(Math.max(0, lagMs) / 1000);
+  }
+
+  scheduleTicksPassedOver(count: number): void {
+    this.#schedulePassedOver.inc(count);
+  }
+
   retentionDeleted(
-    kind: 'run' | 'log' | 'tombstone' | 'refused_delivery' | 'idempotency_key',
+    kind: 'run' | 'log' | 'tombstone' | 'refused_delivery' | 'idempotency_key' | 'schedule_tick',
     count: number,
   ): void {
     if (count > 0) this.#retentionDeleted.inc({ kind }, count);

@@ -7,6 +7,7 @@ import {
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
+import type { RunSource } from './run-record.ts';
 
 /** What a webhook records of a run it accepts: all that enqueueing its job again needs. */
 export interface NewRun {
@@ -21,6 +22,8 @@ export interface NewRun {
   traceparent?: string | undefined;
   /** The run this one re-runs (`POST /v1/runs/:id/rerun`). */
   rerunOf?: string | undefined;
+  /** What started the run; unset: `rerun` with `rerunOf`, else `webhook`. */
+  source?: RunSource | undefined;
   /**
    * The idle worker the run goes to as it is accepted (RunHandoff.reserve): the row is written
    * RUNNING, its first attempt started. Unset: QUEUED.
@@ -71,10 +74,10 @@ function createSql(claim: string | null): string {
          flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
          created AS (
            INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
-             worker_id, started_at, attempts)
+             worker_id, started_at, attempts, source)
            SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
              backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
-             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END
+             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END, $12
            FROM backlog, flow
            WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            RETURNING rank)
@@ -88,11 +91,11 @@ function createSql(claim: string | null): string {
 /**
  * The key's row, written only where the run is (the flow live, within its bound). A live key
  * held by another request makes it write nothing: Postgres waits for that request's statement,
- * then finds the key taken. An expired key is taken over. $12 key, $13 body sha256, $14 TTL hours.
+ * then finds the key taken. An expired key is taken over. $13 key, $14 body sha256, $15 TTL hours.
  */
 const CLAIM = `claim AS (
            INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at)
-           SELECT $2, $12, $13, $4, $1, now() + make_interval(hours => $14::int)
+           SELECT $2, $13, $14, $4, $1, now() + make_interval(hours => $15::int)
            FROM backlog, flow WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            ON CONFLICT (flow_id, key) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, sync = EXCLUDED.sync,
              run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at, response = NULL
@@ -117,6 +120,7 @@ function createValues(input: NewRun, maxQueued: number): unknown[] {
     input.traceparent ?? null,
     input.rerunOf ?? null,
     input.startedBy ?? null,
+    input.source ?? (input.rerunOf === undefined ? 'webhook' : 'rerun'),
   ];
 }
 

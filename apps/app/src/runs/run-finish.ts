@@ -64,12 +64,12 @@ const FINISH_FAILED = `WITH before AS (
     SELECT jsonb_build_object('runId', before.id, 'flowId', before.flow_id,
       'flowVersionId', before.flow_version_id, 'status', $2::text) || $10::jsonb AS body FROM before),
   error_run AS (
-    INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, rank, caused_by)
+    INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, rank, caused_by, source)
     SELECT $11::uuid, t.flow_id, t.published_version_id, 'QUEUED', false,
       jsonb_build_object('method', 'POST', 'headers', jsonb_build_object('content-type', 'application/json'),
         'query', '{}'::jsonb, 'body', report.body, 'rawBody', report.body::text, 'rawBodyEncoding', 'utf8'),
       (SELECT coalesce(max(rank), 0) + 1 FROM runs WHERE flow_id = t.flow_id AND status = 'QUEUED'),
-      $1::uuid
+      $1::uuid, 'error_flow'
     FROM target t, report
     WHERE t.live AND t.published_version_id IS NOT NULL AND t.enabled
     ON CONFLICT (caused_by) WHERE caused_by IS NOT NULL DO NOTHING
@@ -135,12 +135,12 @@ const SWEEP = `WITH swept AS (
       JOIN flows f ON f.id = v.definition->>'onFailure' AND f.deleted_at IS NULL
     WHERE s.caused_by IS NULL AND f.enabled AND f.published_version_id IS NOT NULL),
   error_runs AS (
-    INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, rank, caused_by)
+    INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, rank, caused_by, source)
     SELECT gen_random_uuid(), t.flow_id, t.published_version_id, 'QUEUED', false,
       jsonb_build_object('method', 'POST', 'headers', jsonb_build_object('content-type', 'application/json'),
         'query', '{}'::jsonb, 'body', b.body, 'rawBody', b.body::text, 'rawBodyEncoding', 'utf8'),
       (SELECT coalesce(max(rank), 0) + 1 FROM runs WHERE flow_id = t.flow_id AND status = 'QUEUED'),
-      t.failed_id
+      t.failed_id, 'error_flow'
     FROM targets t, LATERAL (SELECT jsonb_build_object('runId', t.failed_id, 'flowId', t.failed_flow_id,
       'flowVersionId', t.failed_version_id, 'status', $3::text) || $4::jsonb AS body) b
     ON CONFLICT (caused_by) WHERE caused_by IS NOT NULL DO NOTHING

@@ -38,6 +38,7 @@ const row = () => ({
   started_at: new Date('2026-11-25T10:00:00.001Z'),
   finished_at: new Date('2026-11-25T10:00:00.008Z'),
   rerun_of: null,
+  source: 'webhook',
 });
 
 describe('run rows', () => {

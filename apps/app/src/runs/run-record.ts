@@ -16,6 +16,10 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
+/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
+export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow']);
+export type RunSource = z.infer<typeof RunSourceSchema>;
+
 /**
  * A row of `runs` as pg returns it. Its JSON columns were written from parsed messages, but
  * Postgres does not hold them to a schema: they are parsed here, where they leave it, so a
@@ -40,6 +44,7 @@ const RunRowSchema = z.object({
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
   rerun_of: z.string().nullable(),
+  source: RunSourceSchema,
   // Left out by the run list's SELECT.
   caused_by: z.string().nullable().default(null),
   error_flow_skipped: z.string().nullable().default(null),
@@ -70,6 +75,8 @@ export interface RunRecord {
   finishedAt: Date | null;
   /** The run this one re-runs, or null. */
   rerunOf: string | null;
+  /** What started the run. */
+  source: RunSource;
   /** For a run of an error flow: the failed run it reports. */
   causedBy: string | null;
   /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
@@ -106,6 +113,7 @@ export function toRunRecord(row: unknown): RunRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     rerunOf: r.rerun_of,
+    source: r.source,
     causedBy: r.caused_by,
     errorFlowSkipped: r.error_flow_skipped,
   };

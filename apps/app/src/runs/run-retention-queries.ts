@@ -46,3 +46,16 @@ export async function pruneTombstones(pool: Pool, olderThanDays: number): Promis
   );
   return result.rowCount ?? 0;
 }
+
+/**
+ * Deletes schedule ticks older than `olderThanDays`, but never a flow's latest: the ticker reads
+ * it to know where its schedule stands. Returns how many.
+ */
+export async function pruneScheduleTicks(pool: Pool, olderThanDays: number): Promise<number> {
+  const result = await pool.query(
+    `DELETE FROM schedule_ticks t WHERE t.scheduled_at < now() - make_interval(days => $1)
+       AND t.scheduled_at < (SELECT max(l.scheduled_at) FROM schedule_ticks l WHERE l.flow_id = t.flow_id)`,
+    [olderThanDays],
+  );
+  return result.rowCount ?? 0;
+}

@@ -25,6 +25,8 @@ export interface Retained {
   refusedDeliveries: number;
   /** Expired webhook idempotency keys. */
   idempotencyKeys: number;
+  /** Schedule ticks as old as the retention (each flow's latest is kept). */
+  ticks: number;
 }
 
 /** Where run logs are deleted (ObjectStorage). */
@@ -38,9 +40,9 @@ export interface RetentionStorage {
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
- * as long again. Refused webhook deliveries older than that and expired idempotency keys go in
- * the same pass (an expired key is also taken over by the next request that sends it, so a late
- * delete costs only rows).
+ * as long again. Refused webhook deliveries and schedule ticks older than that (each flow's
+ * latest tick kept) and expired idempotency keys go in the same pass (an expired key is also
+ * taken over by the next request that sends it, so a late delete costs only rows).
  */
 export class RunRetention {
   readonly #pass: LeaderPass;
@@ -89,7 +91,14 @@ export class RunRetention {
 
   /** One pass, unless another is on (here or in another app); returns what it deleted. */
   async retain(): Promise<Retained> {
-    const done: Retained = { runs: 0, logs: 0, tombstones: 0, refusedDeliveries: 0, idempotencyKeys: 0 };
+    const done: Retained = {
+      runs: 0,
+      logs: 0,
+      tombstones: 0,
+      refusedDeliveries: 0,
+      idempotencyKeys: 0,
+      ticks: 0,
+    };
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
@@ -107,6 +116,7 @@ export class RunRetention {
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
         done.refusedDeliveries = (await this.#refusedDeliveries?.removeOlderThan(this.#days)) ?? 0;
         done.idempotencyKeys = await this.#runs.pruneIdempotencyKeys(KEYS_PER_PASS);
+        done.ticks = await this.#runs.pruneScheduleTicks(this.#days);
       });
     } finally {
       this.#metrics.retentionDeleted('run', done.runs);
@@ -114,7 +124,8 @@ export class RunRetention {
       this.#metrics.retentionDeleted('tombstone', done.tombstones);
       this.#metrics.retentionDeleted('refused_delivery', done.refusedDeliveries);
       this.#metrics.retentionDeleted('idempotency_key', done.idempotencyKeys);
-      if (done.runs + done.tombstones + done.refusedDeliveries + done.idempotencyKeys > 0) {
+      this.#metrics.retentionDeleted('schedule_tick', done.ticks);
+      if (done.runs + done.tombstones + done.refusedDeliveries + done.idempotencyKeys + done.ticks > 0) {
         this.#logger.info(
           { ...done, retentionDays: this.#days },
           'retention deleted old runs and their logs',

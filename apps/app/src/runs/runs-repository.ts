@@ -35,6 +35,7 @@ import {
   type RerunVersion,
 } from './run-reruns.ts';
 import {
+  pruneScheduleTicks,
   pruneTombstones,
   queryRetentionBatch,
   type RemovedRun,
@@ -50,7 +51,7 @@ export type {
   NewRun,
 } from './run-create.ts';
 export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
-export type { RunRecord } from './run-record.ts';
+export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
 
@@ -164,6 +165,8 @@ export interface RunsRepository {
   remove(runIds: readonly string[]): Promise<number>;
   /** Deletes tombstones older than `olderThanDays`; returns how many. */
   pruneTombstones(olderThanDays: number): Promise<number>;
+  /** Deletes schedule ticks older than `olderThanDays`, each flow's latest kept; returns how many. */
+  pruneScheduleTicks(olderThanDays: number): Promise<number>;
   /** One page of runs without their steps, by keyset cursor, filtered by flow, status and start. */
   page(query: RunPageQuery): Promise<RunPage>;
   /** Throughput and latency percentiles of the runs accepted in a recent window. */
@@ -279,6 +282,7 @@ export function createRunsRepository(
     retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
     remove: (runIds) => removeRuns(pool, runIds),
     pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),
+    pruneScheduleTicks: (olderThanDays) => pruneScheduleTicks(pool, olderThanDays),
     page: (query) => queryRunPage(pool, query),
 
     stats: (query) => queryRunStats(pool, query),

@@ -156,6 +156,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flows/{flowId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Starts a run of the flow's published version with this payload, and answers at once with its id.
+         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. An `Idempotency-Key` header is not read here (it is the webhooks'): each call starts a run.
+         */
+        post: operations["startFlowRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{flowId}/runs/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Runs the flow's published version with this payload and answers as its sync webhook does.
+         * @description Any published flow, whatever its trigger (a schedule's too), enabled or not. The run's `source` is `manual`. An `Idempotency-Key` header is not read here (it is the webhooks'): each call starts a run. The answer is the flow's response step's; for a failed run the flow's `errorResponse` when it has one, else the run's error with its id; 204 when the run succeeded and no step answered; 504 past WEBHOOK_TIMEOUT_SECONDS (the run goes on).
+         */
+        post: operations["startFlowRunSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{flowId}/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A schedule flow's next ticks and the latest ticks it skipped or missed.
+         * @description 404 FLOW_NOT_FOUND for a flow that does not exist or whose published version's trigger is not a schedule.
+         */
+        get: operations["getFlowSchedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{flowId}/versions": {
         parameters: {
             query?: never;
@@ -447,7 +507,7 @@ export interface components {
                  * @description One of ERROR_CATALOG (packages/protocol/src/errors.ts).
                  * @enum {string}
                  */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
             };
             /**
@@ -465,6 +525,14 @@ export interface components {
             id: string;
             name: string;
             publishedVersionId: string | null;
+            /** @description The published version's trigger (`webhook` or `schedule`, with its input); null before a version is published. */
+            trigger: {
+                input: {
+                    [key: string]: unknown;
+                };
+                piece: string;
+                trigger: string;
+            } | null;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -559,6 +627,29 @@ export interface components {
         FlowList: {
             flows: components["schemas"]["Flow"][];
         };
+        /** @description A schedule flow's coming ticks and the latest it skipped or missed. */
+        FlowSchedule: {
+            /** @enum {string} */
+            catchUp: "none" | "last";
+            flowId: string;
+            /** @description The next ticks from now, as the cron library computes them. */
+            nextTicks: string[];
+            /** @enum {string} */
+            overlap: "allow" | "skip";
+            /** @description The latest ticks that started no run, newest first. */
+            passedTicks: {
+                /** @description Ticks passed over before this one (after an outage). */
+                missed: number;
+                /** @enum {string} */
+                outcome: "skipped" | "missed";
+                /** @description `overlap`, `queue-full` or `catch-up-none`. */
+                reason: string | null;
+                /** Format: date-time */
+                scheduledAt: string;
+            }[];
+            /** @enum {string} */
+            trigger: "cron" | "every";
+        };
         /** @description A step of a flow: piece, code, router, loop or stop. */
         FlowStep: unknown;
         /** @description A step of a flow: piece, code, router, loop or stop. */
@@ -594,6 +685,10 @@ export interface components {
         Live: {
             /** @constant */
             status: "ok";
+        };
+        /** @description The trigger's body: templates read it as `{{trigger.x}}`. A schedule flow's trigger outputs it with `scheduledAt` and `firedAt` (the payload's, to replay a tick, else the moment the run started). */
+        ManualRunPayload: {
+            [key: string]: unknown;
         };
         /** @description An OpenAPI 3.1 document (docs/openapi.json). */
         OpenApiDocument: {
@@ -740,7 +835,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -760,7 +855,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -792,6 +887,11 @@ export interface components {
                 };
                 status: number;
             } | null;
+            /**
+             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
+             * @enum {string}
+             */
+            source: "webhook" | "schedule" | "manual" | "rerun" | "error_flow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
@@ -801,7 +901,7 @@ export interface components {
                 durationMs: number;
                 error?: {
                     /** @enum {string} */
-                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                    code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                     message: string;
                     name: string;
                     stack?: string;
@@ -892,7 +992,7 @@ export interface components {
             createdAt: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -908,7 +1008,7 @@ export interface components {
             /** @description Why the run log could not be stored. */
             logError: {
                 /** @enum {string} */
-                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
+                code: "INVALID_BODY" | "INVALID_REQUEST" | "FLOW_NOT_FOUND" | "FLOW_NOT_WEBHOOK" | "RUN_NOT_FOUND" | "RUN_TRIGGER_GONE" | "ROUTE_NOT_FOUND" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNAUTHORIZED" | "FORBIDDEN" | "API_KEY_RATE_LIMITED" | "RUN_ALREADY_FINISHED" | "INVALID_FLOW" | "FLOW_VERSION_NOT_FOUND" | "INVALID_PIECE" | "PIECE_VERSION_EXISTS" | "PIECE_NOT_FOUND" | "PIECE_NAME_RESERVED" | "PIECE_IN_USE" | "FLOW_QUEUE_FULL" | "CALLER_GONE" | "IDEMPOTENCY_KEY_REUSED" | "WEBHOOK_SIGNATURE_INVALID" | "CONNECTION_NOT_FOUND" | "CONNECTION_EXISTS" | "CONNECTION_IN_USE" | "STEP_FAILED" | "CONNECTION_MISSING" | "INVALID_STEP_INPUT" | "TEMPLATE_ERROR" | "CODE_STEP_FAILED" | "CODE_STEP_TIMEOUT" | "CODE_STEP_MEMORY_LIMIT" | "STEP_TIMEOUT" | "FLOW_STOPPED" | "LOOP_TOO_MANY_ITERATIONS" | "PIECE_NOT_ISOLATABLE" | "ENGINE_MEMORY_LIMIT" | "STEP_OUTPUT_TOO_LARGE" | "EGRESS_DENIED" | "CODE_STEP_EGRESS_DENIED" | "CODE_STEP_FETCH_FAILED" | "INVALID_RESPONSE" | "CODE_STEP_FETCH_LIMIT" | "HTTP_REQUEST_TIMEOUT" | "FLOW_TIMEOUT" | "WEBHOOK_TIMEOUT" | "ENGINE_CRASHED" | "WORKER_LOST" | "RUN_ABANDONED" | "LOG_UPLOAD_FAILED" | "CALLBACK_FAILED" | "PROVISION_FAILED" | "ARTIFACT_INTEGRITY" | "QUEUE_UNAVAILABLE" | "PIECE_CHECK_UNAVAILABLE" | "APP_SHUTTING_DOWN" | "QUEUE_FULL" | "PIECE_PUBLISH_BUSY" | "INTERNAL";
                 message: string;
                 name: string;
                 stack?: string;
@@ -928,6 +1028,11 @@ export interface components {
             } | null;
             /** @description The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention. */
             rerunOf: string | null;
+            /**
+             * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
+             * @enum {string}
+             */
+            source: "webhook" | "schedule" | "manual" | "rerun" | "error_flow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
@@ -1435,6 +1540,11 @@ export interface operations {
                      *           "name": "New orders",
                      *           "enabled": true,
                      *           "publishedVersionId": "orders-v1",
+                     *           "trigger": {
+                     *             "piece": "webhook",
+                     *             "trigger": "catch_webhook",
+                     *             "input": {}
+                     *           },
                      *           "createdAt": "2026-11-25T18:00:00.000Z",
                      *           "updatedAt": "2026-11-25T18:00:00.000Z"
                      *         }
@@ -1536,6 +1646,11 @@ export interface operations {
                      *         "name": "New orders",
                      *         "enabled": true,
                      *         "publishedVersionId": "orders-v1",
+                     *         "trigger": {
+                     *           "piece": "webhook",
+                     *           "trigger": "catch_webhook",
+                     *           "input": {}
+                     *         },
                      *         "createdAt": "2026-11-25T18:00:00.000Z",
                      *         "updatedAt": "2026-11-25T18:00:00.000Z"
                      *       },
@@ -1649,6 +1764,11 @@ export interface operations {
                      *       "name": "New orders",
                      *       "enabled": true,
                      *       "publishedVersionId": "orders-v1",
+                     *       "trigger": {
+                     *         "piece": "webhook",
+                     *         "trigger": "catch_webhook",
+                     *         "input": {}
+                     *       },
                      *       "createdAt": "2026-11-25T18:00:00.000Z",
                      *       "updatedAt": "2026-11-25T18:00:00.000Z"
                      *     }
@@ -1772,6 +1892,11 @@ export interface operations {
                      *       "name": "New orders",
                      *       "enabled": false,
                      *       "publishedVersionId": "orders-v1",
+                     *       "trigger": {
+                     *         "piece": "webhook",
+                     *         "trigger": "catch_webhook",
+                     *         "input": {}
+                     *       },
                      *       "createdAt": "2026-11-25T18:00:00.000Z",
                      *       "updatedAt": "2026-11-25T18:00:00.000Z"
                      *     }
@@ -1866,6 +1991,272 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startFlowRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orderId": "A-1001"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ManualRunPayload"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startFlowRunSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orderId": "A-1001"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ManualRunPayload"];
+            };
+        };
+        responses: {
+            /** @description The flow's own response (its status, headers and body), or its `errorResponse` for a failed run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run succeeded but no step answered: no body; `x-flowbox-run-id` names the run. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key or the wrong one (UNAUTHORIZED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flow, version, run, piece or connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FLOW_NOT_FOUND",
+                     *         "message": "flow orders does not exist or has no published version"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The flow's run failed before it answered. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No answer within WEBHOOK_TIMEOUT_SECONDS. */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFlowSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its ticks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "flowId": "nightly",
+                     *       "trigger": "cron",
+                     *       "catchUp": "none",
+                     *       "overlap": "skip",
+                     *       "nextTicks": [
+                     *         "2026-11-26T08:00:00.000Z",
+                     *         "2026-11-27T08:00:00.000Z"
+                     *       ],
+                     *       "passedTicks": [
+                     *         {
+                     *           "scheduledAt": "2026-11-25T08:00:00.000Z",
+                     *           "outcome": "skipped",
+                     *           "reason": "overlap",
+                     *           "missed": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FlowSchedule"];
                 };
             };
             /** @description No key or the wrong one (UNAUTHORIZED). */
@@ -2714,7 +3105,8 @@ export interface operations {
                      *           "createdAt": "2026-11-25T18:00:00.000Z",
                      *           "startedAt": "2026-11-25T18:00:00.003Z",
                      *           "finishedAt": "2026-11-25T18:00:00.022Z",
-                     *           "rerunOf": null
+                     *           "rerunOf": null,
+                     *           "source": "webhook"
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -2805,6 +3197,7 @@ export interface operations {
                      *       "startedAt": "2026-11-25T18:00:00.003Z",
                      *       "finishedAt": "2026-11-25T18:00:00.022Z",
                      *       "rerunOf": null,
+                     *       "source": "webhook",
                      *       "steps": [
                      *         {
                      *           "name": "trigger",
@@ -3095,6 +3488,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A flow id longer than 100 characters (fastify maxParamLength). */
             414: {
                 headers: {
@@ -3208,6 +3610,15 @@ export interface operations {
             };
             /** @description No such flow, version, run, piece or connection. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3332,6 +3743,15 @@ export interface operations {
                      *       }
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3475,6 +3895,15 @@ export interface operations {
             };
             /** @description No such flow, version, run, piece or connection. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,6 +11,7 @@ const RUN: RunDetail = {
   attempts: 1,
   workerId: 'worker-0',
   isolation: 'process',
+  source: 'manual',
   logUrl: null,
   error: { code: 'STEP_FAILED', message: 'boom', step: 'greet' },
   timings: {
@@ -48,6 +49,7 @@ describe('runs show', () => {
     const text = renderRun(RUN);
     expect(text).toContain('error    STEP_FAILED at greet: boom');
     expect(text).toMatch(/isolation\s+process\n/);
+    expect(text).toMatch(/started by\s+manual\n/);
     expect(text).toMatch(/provision\s+50 ms\s+#{20}\n/);
     expect(text).toMatch(/run\s+40 ms\s+#{16}\n/);
     expect(text).toMatch(/total\s+100 ms/);

@@ -16,6 +16,8 @@ export interface RunDetail extends RunSummary {
   workerId: string | null;
   /** How the worker kept the run apart (`isolate`, `process`, `shared`); null until reported. */
   isolation: string | null;
+  /** What started the run: webhook, schedule, manual or rerun. */
+  source: string;
   logUrl: string | null;
   timings: {
     queueMs: number;
@@ -125,6 +127,7 @@ export function renderRun(run: RunDetail): string {
       ['  status', run.status],
       ['  flow', `${run.flowId} (version ${run.flowVersionId})`],
       ['  mode', run.sync ? 'sync' : 'async'],
+      ['  started by', run.source],
       ['  created', run.createdAt],
       ['  attempts', String(run.attempts)],
       ['  worker', run.workerId ?? '-'],

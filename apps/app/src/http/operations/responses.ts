@@ -59,3 +59,12 @@ export const SERVER_LIMITS: Record<number, OperationResponse> = {
     description: 'Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize).',
   },
 };
+
+/** A webhook of a flow whose trigger is a schedule. */
+export const NOT_A_WEBHOOK: Record<number, OperationResponse> = {
+  409: {
+    description:
+      "The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created.",
+    view: ErrorView,
+  },
+};

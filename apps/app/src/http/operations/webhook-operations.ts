@@ -4,7 +4,7 @@ import type { ApiOperation, OperationResponse } from '../api-operation.ts';
 import { FlowParams } from '../views/flow-requests.ts';
 import { RunAcceptedView } from '../views/run-view.ts';
 import { WEBHOOK_BODIES, WebhookQuery } from '../views/webhook-request.ts';
-import { errors, SERVER_LIMITS, SIGNATURE_REFUSED } from './responses.ts';
+import { errors, NOT_A_WEBHOOK, SERVER_LIMITS, SIGNATURE_REFUSED } from './responses.ts';
 
 const WEBHOOK_REQUEST_NOTE =
   "The flow's trigger sees the whole request: `method`, `headers` (lower-cased names), `query`, " +
@@ -55,6 +55,7 @@ export const WEBHOOK_OPERATIONS = {
       204: NO_ANSWER,
       ...errors(400, 404, 413, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
     },
     example: {
@@ -80,6 +81,7 @@ export const WEBHOOK_OPERATIONS = {
       204: NO_ANSWER,
       ...errors(400, 404, 422, 429, 500, 502, 503, 504),
       ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
     },
     example: { status: 404, response: errorExample('FLOW_NOT_FOUND', 'flow orders not found') },
@@ -100,6 +102,7 @@ export const WEBHOOK_OPERATIONS = {
       202: ACCEPTED,
       ...errors(400, 404, 413, 422, 429, 503),
       ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
       ...SERVER_LIMITS,
     },
     example: { request: ORDER, status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
@@ -115,7 +118,13 @@ export const WEBHOOK_OPERATIONS = {
     params: FlowParams,
     query: WebhookQuery,
     headers: WebhookHeaders,
-    responses: { 202: ACCEPTED, ...errors(400, 404, 422, 429, 503), ...SIGNATURE_REFUSED, ...SERVER_LIMITS },
+    responses: {
+      202: ACCEPTED,
+      ...errors(400, 404, 422, 429, 503),
+      ...SIGNATURE_REFUSED,
+      ...NOT_A_WEBHOOK,
+      ...SERVER_LIMITS,
+    },
     example: { status: 202, response: { runId: EXAMPLE_IDS.RUN_ID } },
   },
 } as const satisfies Record<string, ApiOperation>;

@@ -11,6 +11,12 @@ export const FlowView = z
     name: z.string(),
     enabled: z.boolean().describe('A disabled flow answers its webhooks 404.'),
     publishedVersionId: z.string().nullable(),
+    trigger: z
+      .object({ piece: z.string(), trigger: z.string(), input: z.record(z.string(), z.unknown()) })
+      .nullable()
+      .describe(
+        "The published version's trigger (`webhook` or `schedule`, with its input); null before a version is published.",
+      ),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -51,3 +57,27 @@ export const FlowVersionListView = z
 export const FlowVersionEnvelopeView = z
   .object({ version: FlowVersionView, warnings: Warnings })
   .meta({ id: 'FlowVersionEnvelope' });
+
+export const FlowScheduleView = z
+  .object({
+    flowId: z.string(),
+    trigger: z.enum(['cron', 'every']),
+    catchUp: z.enum(['none', 'last']),
+    overlap: z.enum(['allow', 'skip']),
+    nextTicks: z.array(DateTime).describe('The next ticks from now, as the cron library computes them.'),
+    passedTicks: z
+      .array(
+        z.object({
+          scheduledAt: DateTime,
+          outcome: z.enum(['skipped', 'missed']),
+          reason: z.string().nullable().describe('`overlap`, `queue-full` or `catch-up-none`.'),
+          missed: z.number().int().describe('Ticks passed over before this one (after an outage).'),
+        }),
+      )
+      .describe('The latest ticks that started no run, newest first.'),
+  })
+  .meta({
+    id: 'FlowSchedule',
+    description: "A schedule flow's coming ticks and the latest it skipped or missed.",
+  });
+export type FlowScheduleView = z.infer<typeof FlowScheduleView>;
