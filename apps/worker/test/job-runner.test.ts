@@ -186,7 +186,11 @@ describe('job runner', () => {
     expect(result.outcome).toMatchObject({
       status: 'FAILED',
       // The user's line and column follow the message.
-      error: { code: 'CODE_STEP_FAILED', step: 'step_1', message: expect.stringMatching(/^boom \(line 1, column \d+\)$/) },
+      error: {
+        code: 'CODE_STEP_FAILED',
+        step: 'step_1',
+        message: expect.stringMatching(/^boom \(line 1, column \d+\)$/),
+      },
     });
     expect(harness.runner.enginePid).toBe(result.provisioning?.engine.pid);
   });
