@@ -1,8 +1,6 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { findExecutable, splitPath } from './find-binary.ts';
-import { probeHttp } from './http-probe.ts';
-import { ServiceStartError } from './local-service.ts';
-import { describeExit, type ManagedProcess, spawnManaged } from './managed-process.ts';
+import { waitUntilAnswering } from './http-probe.ts';
+import { spawnManaged } from './managed-process.ts';
 import { type RestartableServer, startRestartable } from './restartable.ts';
 
 /**
@@ -32,8 +30,6 @@ export interface Toxiproxy extends RestartableServer {
   addProxy(name: string, upstream: string, latency: ProxyLatency): Promise<string>;
 }
 
-const PROBE_INTERVAL_MS = 20;
-
 export async function startToxiproxy(options: {
   binary: string;
   readyTimeoutMs?: number;
@@ -53,7 +49,8 @@ export async function startToxiproxy(options: {
         env: {},
         parentDeathSignal: 'SIGTERM',
       }),
-    ready: (child, port) => waitUntilReady(child, `${urlOf(port)}/version`, options.readyTimeoutMs ?? 10_000),
+    ready: (child, port) =>
+      waitUntilAnswering('toxiproxy', child, `${urlOf(port)}/version`, options.readyTimeoutMs ?? 10_000),
     stopSignal: 'SIGTERM',
     graceMs: 5_000,
   });
@@ -81,22 +78,4 @@ export async function startToxiproxy(options: {
       return proxy.listen;
     },
   });
-}
-
-async function waitUntilReady(child: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exit: string | null = null;
-  void child.exited.then((info) => {
-    exit = describeExit(info);
-  });
-  for (;;) {
-    if (exit !== null) {
-      throw new ServiceStartError(`toxiproxy exited before it was ready (${exit})`, child.recentOutput());
-    }
-    if ((await probeHttp(url)) === 200) return;
-    if (Date.now() > deadline) {
-      throw new ServiceStartError(`toxiproxy was not ready after ${timeoutMs} ms`, child.recentOutput());
-    }
-    await delay(PROBE_INTERVAL_MS);
-  }
 }

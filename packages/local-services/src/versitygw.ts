@@ -1,9 +1,7 @@
 import { mkdir } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import { INSTALL_HINTS } from './find-binary.ts';
-import { probeHttp } from './http-probe.ts';
-import { ServiceStartError } from './local-service.ts';
-import { describeExit, type ManagedProcess, spawnManaged } from './managed-process.ts';
+import { waitUntilAnswering } from './http-probe.ts';
+import { type ManagedProcess, spawnManaged } from './managed-process.ts';
 import { type RestartableServer, startRestartable } from './restartable.ts';
 import { createBucket } from './s3-client.ts';
 
@@ -29,7 +27,6 @@ export interface VersitygwServer extends RestartableServer {
 }
 
 const HEALTH_PATH = '/health';
-const PROBE_INTERVAL_MS = 20;
 
 /**
  * Starts versitygw (an S3 gateway that checks SigV4 signatures, presigned URLs included, as
@@ -48,7 +45,12 @@ export async function startVersitygw(options: VersitygwOptions): Promise<Versity
     url: endpointOf,
     launch: (port) => spawnVersitygw(options, region, port),
     ready: (child, port) =>
-      waitUntilHealthy(child, `${endpointOf(port)}${HEALTH_PATH}`, options.readyTimeoutMs ?? 20_000),
+      waitUntilAnswering(
+        'versitygw',
+        child,
+        `${endpointOf(port)}${HEALTH_PATH}`,
+        options.readyTimeoutMs ?? 20_000,
+      ),
     stopSignal: 'SIGTERM',
     graceMs: 10_000,
   });
@@ -95,23 +97,4 @@ function spawnVersitygw(options: VersitygwOptions, region: string, port: number)
     },
     parentDeathSignal: 'SIGTERM',
   });
-}
-
-/** versitygw prints nothing once it listens, so ask its health endpoint, within a deadline. */
-async function waitUntilHealthy(child: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exit: string | null = null;
-  void child.exited.then((info) => {
-    exit = describeExit(info);
-  });
-  for (;;) {
-    if (exit !== null) {
-      throw new ServiceStartError(`versitygw exited before it was ready (${exit})`, child.recentOutput());
-    }
-    if ((await probeHttp(url)) === 200) return;
-    if (Date.now() > deadline) {
-      throw new ServiceStartError(`versitygw was not ready after ${timeoutMs} ms`, child.recentOutput());
-    }
-    await delay(PROBE_INTERVAL_MS);
-  }
 }
