@@ -1,6 +1,8 @@
 import type { Logger } from '@flowbox/node-kit';
 import {
   type FinalRunStatus,
+  type FlowResponse,
+  FlowResponseSchema,
   failedOutcome,
   isRetryable,
   type JobProvisioning,
@@ -192,7 +194,7 @@ export class RunLifecycle {
     const { finalised, totalMs, written, errorFlow } = await this.#finish(run.runId, recorded);
     if (finalised) {
       this.#metrics.runFinished(written.status, { totalMs, timings: conclusion.timings });
-      await this.#announceEnd(run, written.status, written.error);
+      await this.#announceEnd(run, written.status, written.error, answeredWith(recorded.outcome.steps));
       await this.#startErrorFlow(run.runId, { errorFlow });
     }
     return finalised ? 'finished' : 'already-final';
@@ -324,13 +326,27 @@ export class RunLifecycle {
     }
   }
 
-  /** The one place a waiting sync caller is told its run ended without a response. */
+  /**
+   * The one place a waiting sync caller is told its run ended. A caller still waiting although a
+   * step answered lost that answer on the way (Redis failed over between the response and the
+   * end): it gets the answer the run recorded (`answered`) instead of "no step answered".
+   */
   async #announceEnd(
     run: Pick<RunAttempt, 'runId' | 'syncInstanceId'>,
     status: FinalRunStatus,
     error: SerializedError | undefined,
+    answered: FlowResponse | null = null,
   ): Promise<void> {
     if (run.syncInstanceId === null) return;
+    if (answered !== null && status === 'SUCCEEDED') {
+      await this.#hub.publish(run.syncInstanceId, {
+        version: 1,
+        type: 'flow-response',
+        runId: run.runId,
+        response: answered,
+      });
+      return;
+    }
     await this.#hub.publish(run.syncInstanceId, {
       version: 1,
       type: 'run-ended',
@@ -340,3 +356,16 @@ export class RunLifecycle {
     });
   }
 }
+
+/** The webhook/return_response step's answer as the run recorded it, if one answered. */
+function answeredWith(steps: readonly StepResult[]): FlowResponse | null {
+  for (let index = steps.length - 1; index >= 0; index--) {
+    const step = steps[index];
+    if (step?.kind !== RESPONSE_KIND || step.status !== 'SUCCEEDED') continue;
+    const parsed = FlowResponseSchema.safeParse(step.output);
+    return parsed.success ? parsed.data : null;
+  }
+  return null;
+}
+
+const RESPONSE_KIND = 'webhook/return_response';
