@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  type ErrorResponse,
   FlowboxError,
-  type FlowResponse,
   httpStatusOf,
   type RunJobData,
-  type SerializedError,
   serializeError,
   TRACEPARENT_HEADER,
   type TriggerPayload,
@@ -23,10 +20,9 @@ import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunSource } from '../runs/run-record.ts';
 import type { NewIdempotencyKey } from '../runs/runs-repository.ts';
 import { SCHEDULE_PIECE } from '../schedules/schedule-spec.ts';
-import type { SyncOutcome, SyncResponseHub } from '../sync/sync-response-hub.ts';
+import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import type { ErrorBody } from './error-handler.ts';
-import { errorResponseScope, renderErrorResponse } from './error-response.ts';
 import {
   awaitRepeatAnswer,
   callerGoneSignal,
@@ -35,23 +31,13 @@ import {
   idempotencyKeyOf,
   shareAnswer,
 } from './idempotent-webhook.ts';
-import { responsePolicyProblem } from './response-header-policy.ts';
 import { apiRoute } from './view-serializer.ts';
+import { flowErrorResponse, RUN_ID_HEADER, sendFlowResponse, sendOutcome } from './webhook-answers.ts';
 import { installWebhookBodyParser, type ReceivedWebhookBody, toTriggerPayload } from './webhook-body.ts';
 import { noteRefusals } from './webhook-refusals.ts';
 import { checkSignature, headerValues } from './webhook-signature.ts';
 
-export const RUN_ID_HEADER = 'x-flowbox-run-id';
-
-/** Headers a flow may not set on its response: they describe the connection, not the content. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'content-length',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-]);
+export { RUN_ID_HEADER } from './webhook-answers.ts';
 
 export interface WebhookDeps extends IdempotencyDeps {
   flows: FlowsRepository;
@@ -301,30 +287,6 @@ export async function startRun(
 }
 
 /**
- * The flow's errorResponse for a failed run, rendered over its error and held to the rules of
- * a response step's answer (response-header-policy.ts); the run keeps the full error.
- */
-function flowErrorResponse(
-  template: ErrorResponse,
-  run: { id: string; flowId: string; status: string },
-  error: SerializedError,
-  allowed: ReadonlySet<string>,
-): { ok: true; response: FlowResponse } | { ok: false; problem: string } {
-  const response = renderErrorResponse(template, errorResponseScope(run, error));
-  const problem = responsePolicyProblem(response, allowed);
-  return problem === null ? { ok: true, response } : { ok: false, problem };
-}
-
-function sendFlowResponse(reply: FastifyReply, response: FlowResponse): FastifyReply {
-  const { status, headers, body } = response;
-  for (const [name, value] of Object.entries(headers)) {
-    if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== RUN_ID_HEADER)
-      reply.header(name, value);
-  }
-  return reply.status(status).send(flowPayload(body, reply.getHeader('content-type')));
-}
-
-/**
  * A repeat of a live idempotency key: 202 with the key's run (async), or the run's answer (sync:
  * as the first caller got it, or waited for as the first caller does; 504 with the run id past
  * WEBHOOK_TIMEOUT_SECONDS, the run left to go on).
@@ -389,72 +351,5 @@ async function dropUnstarted(
   } catch (error) {
     request.log.warn({ err: error, runId }, 'could not end a run whose caller left');
     return false;
-  }
-}
-
-/**
- * A flow's body as fastify can send it. Fastify serialises a value only under a JSON content type
- * (or none) and refuses any other value that is not text: under another declared type (a flow
- * answering `text/html` with an object, a number), the value goes as its JSON text, with the
- * content type the flow declared.
- */
-export function flowPayload(body: unknown, contentType: unknown): unknown {
-  if (body === undefined) return '';
-  if (body === null || typeof body === 'string' || typeof contentType !== 'string') return body;
-  const mediaType = contentType.split(';')[0] ?? '';
-  return mediaType.toLowerCase().includes('json') ? body : JSON.stringify(body);
-}
-
-function sendOutcome(
-  reply: FastifyReply,
-  outcome: SyncOutcome,
-  timeoutMs: number,
-  dropped: boolean,
-): FastifyReply {
-  switch (outcome.type) {
-    case 'flow-response':
-      return sendFlowResponse(reply, outcome.response);
-    case 'run-ended': {
-      // No step answered a run that succeeded: nothing to say but that it ran (its id is a header).
-      if (outcome.status === 'SUCCEEDED' && outcome.error === undefined) return reply.status(204).send();
-      const error = outcome.error ?? {
-        code: 'INTERNAL' as const,
-        message: `the run ended ${outcome.status} without a response`,
-      };
-      const body: ErrorBody & { status: string; step?: string } = {
-        error: { code: error.code, message: error.message },
-        runId: outcome.runId,
-        status: outcome.status,
-      };
-      if (outcome.error?.step !== undefined) body.step = outcome.error.step;
-      return reply.status(httpStatusOf(error.code)).send(body);
-    }
-    case 'timeout': {
-      const body: ErrorBody = {
-        error: {
-          code: 'WEBHOOK_TIMEOUT',
-          message: dropped
-            ? `the run did not start within ${timeoutMs / 1000}s; it will not run (CALLER_GONE) and stays readable`
-            : `the flow did not answer within ${timeoutMs / 1000}s; the run goes on and stays readable`,
-        },
-        runId: outcome.runId,
-      };
-      return reply.status(httpStatusOf(body.error.code)).send(body);
-    }
-    case 'caller-gone': {
-      // Nobody reads this: the connection is gone. Sent so the request ends like any other.
-      const body: ErrorBody = {
-        error: { code: 'CALLER_GONE', message: 'the caller disconnected' },
-        runId: outcome.runId,
-      };
-      return reply.status(httpStatusOf(body.error.code)).send(body);
-    }
-    case 'shutdown': {
-      const body: ErrorBody = {
-        error: { code: 'APP_SHUTTING_DOWN', message: 'this app instance is shutting down; the run goes on' },
-        runId: outcome.runId,
-      };
-      return reply.status(httpStatusOf(body.error.code)).send(body);
-    }
   }
 }
