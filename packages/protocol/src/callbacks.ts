@@ -30,6 +30,7 @@ import { TraceparentSchema } from './trace.ts';
 export const ENGINE_CALLBACK_PATHS = {
   steps: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/steps`,
   response: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/response`,
+  subflows: (runId: string) => `/v1/engine/runs/${encodeURIComponent(runId)}/subflows`,
 } as const;
 
 /** How often a running flow reports progress: a long flow is visible live, a fast one costs nothing. */
@@ -62,7 +63,27 @@ export const CallbackErrorBodySchema = z.object({
 });
 export type CallbackErrorBody = z.infer<typeof CallbackErrorBodySchema>;
 
-export const EngineReportSchema = z.discriminatedUnion('type', [StepReportSchema, FlowResponseReportSchema]);
+/**
+ * A `flow` step starts its child run: the app creates it (once per run and path: the same child
+ * is named again to an engine that resumed or retried) and answers `subflow-started` with its id.
+ * SUBFLOW_MAX_DEPTH bounds a chain of children (SUBFLOW_TOO_DEEP).
+ */
+export const SubflowStartSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('subflow-start'),
+  path: z.string().min(1),
+  flowId: z.string().min(1),
+  /** The child's trigger body. */
+  input: z.record(z.string(), z.unknown()),
+  wait: z.boolean(),
+});
+export type SubflowStart = z.infer<typeof SubflowStartSchema>;
+
+export const EngineReportSchema = z.discriminatedUnion('type', [
+  StepReportSchema,
+  FlowResponseReportSchema,
+  SubflowStartSchema,
+]);
 export type EngineReport = z.infer<typeof EngineReportSchema>;
 
 /**
@@ -87,6 +108,8 @@ export const CALLBACK_ENVELOPE_BYTES = 64 * 1024;
 export const CallbackAnswerSchema = z.discriminatedUnion('type', [
   z.object({ version: z.literal(1), type: z.literal('ok') }),
   z.object({ version: z.literal(1), type: z.literal('error'), error: CallbackErrorBodySchema.shape.error }),
+  /** The answer to a `subflow-start`: the child run's id. */
+  z.object({ version: z.literal(1), type: z.literal('subflow-started'), runId: z.string().min(1) }),
 ]);
 export type CallbackAnswer = z.infer<typeof CallbackAnswerSchema>;
 

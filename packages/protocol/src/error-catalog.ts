@@ -26,6 +26,12 @@ export const ERROR_CATALOG = {
   FLOW_NOT_WEBHOOK: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   RUN_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   /** A re-run of a run whose trigger request is gone: retention deleted the run, or it predates kept requests. */
+  /** A wait URL called again after it resumed its run (the message names the run). */
+  WAIT_ALREADY_RESUMED: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
+  /** A wait URL whose run has ended (or whose token does not match): nothing to resume. */
+  WAIT_ENDED: { family: 'user', runStatus: 'FAILED', httpStatus: 410 },
+  /** A rerun `from: "failed"` of a run that did not fail, or whose log is gone. */
+  RERUN_NOT_POSSIBLE: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   RUN_TRIGGER_GONE: { family: 'user', runStatus: 'FAILED', httpStatus: 410 },
   ROUTE_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   BODY_TOO_LARGE: { family: 'user', runStatus: 'FAILED', httpStatus: 413 },
@@ -83,6 +89,14 @@ export const ERROR_CATALOG = {
   STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A `stop` step with `status: FAILED` ended the run; the message is the step's. */
   FLOW_STOPPED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A `wait` step (or a waiting sub-flow) reached its `timeout` (or RUN_MAX_PAUSE_DAYS) with no answer. */
+  WAIT_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A delay or wait longer than RUN_MAX_PAUSE_DAYS, or a delay whose `for`/`until` is not a duration or date. */
+  INVALID_DELAY: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A `flow` step past SUBFLOW_MAX_DEPTH runs deep: no child run was started. */
+  SUBFLOW_TOO_DEEP: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A waiting sub-flow's child run ended without success; the message names the child and its error. */
+  SUBFLOW_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** A loop's `items` held more than LOOP_MAX_ITERATIONS items: the loop ran none. */
   LOOP_TOO_MANY_ITERATIONS: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /**

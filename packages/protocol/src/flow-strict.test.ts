@@ -58,8 +58,8 @@ describe('FlowDefinitionSchema is strict', () => {
     [['steps', 2, 'steps', 0], 'steps.2.steps.0'],
     [['errorResponse'], 'errorResponse'],
   ])('refuses an unknown key in %j, naming its path', (path, at) => {
-    const expected = at === 'definition' ? 'retry: unknown key' : `${at}.retry: unknown key`;
-    expect(withUnknownKey(path, 'retry')).toBe(expected);
+    const expected = at === 'definition' ? 'retries: unknown key' : `${at}.retries: unknown key`;
+    expect(withUnknownKey(path, 'retries')).toBe(expected);
   });
 
   it('keeps unknown keys in step inputs: they are the piece’s to judge', () => {
@@ -80,7 +80,7 @@ describe('parseStored', () => {
     const stored = everyStep();
     stored.futureField = 1;
     const steps = stored.steps as Record<string, unknown>[];
-    (steps[0] as Record<string, unknown>).retry = { attempts: 3 };
+    (steps[0] as Record<string, unknown>).retries = { attempts: 3 };
     const loop = steps[2] as { steps: Record<string, unknown>[] };
     (loop.steps[0] as Record<string, unknown>).note = 'x';
     const parsed = parseStored(FlowDefinitionSchema, stored);

@@ -57,8 +57,39 @@ export const TriggerDefinitionSchema = z.strictObject({
   verify: WebhookVerifySchema.optional(),
 });
 
+/**
+ * A duration as people write it: `500ms`, `5s`, `1.5m`, `24h`, `7d` (the `ms` library's forms), or
+ * a number of milliseconds. Checked by `durationMs` (durable.ts).
+ */
+export const DurationSchema = z.union([z.string().min(1).max(100), z.number().int().nonnegative()]);
+
+/**
+ * Attempts of a failing piece or code step, each after a backoff: `delayMs × factor^(n-1)`, at
+ * most `maxDelayMs`, with `jitter` a random part of it (full jitter). `on`: which failures are
+ * retried, by error code (`"STEP_TIMEOUT"`) or HTTP status (`429`, from the `http` piece and
+ * `ctx.fetch` errors); absent, every failure. A backoff of at least PAUSE_MIN_MS pauses the run.
+ */
+export const RetrySchema = z.strictObject({
+  maxAttempts: z.number().int().min(1).max(100),
+  delayMs: z.number().int().nonnegative().max(86_400_000).default(1_000),
+  factor: z.number().min(1).max(10).default(2),
+  maxDelayMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(7 * 86_400_000)
+    .default(60_000),
+  jitter: z.boolean().default(false),
+  on: z
+    .array(z.union([z.string().min(1).max(100), z.number().int().min(100).max(599)]))
+    .max(50)
+    .optional(),
+});
+export type RetryPolicy = z.infer<typeof RetrySchema>;
+
 /** What piece and code steps may add: how their failure is handled. */
 const StepFailureSettings = {
+  retry: RetrySchema.optional(),
   /** The step's error becomes its output (`{ error: { code, message } }`) and the run goes on. */
   continueOnFailure: z.boolean().optional(),
   /** Past this the step fails STEP_TIMEOUT and is stopped; at most the flow's timeout. */
@@ -163,6 +194,55 @@ export const StopStepDefinitionSchema = z.strictObject({
   response: StopResponseSchema.optional(),
 });
 
+/**
+ * Waits, then the run goes on: `for` a duration (`"5s"`, or a template that resolves to one) or
+ * `until` a time (a template that resolves to an ISO date). Shorter than PAUSE_MIN_MS it sleeps
+ * in place; longer, the run pauses (PAUSED) and its worker takes other jobs. Output:
+ * `{ scheduledFor, resumedAt, lateMs }`.
+ */
+export const DelayStepDefinitionSchema = z
+  .strictObject({
+    type: z.literal('delay'),
+    name: StepNameSchema,
+    for: DurationSchema.optional(),
+    until: z.string().min(1).max(1000).optional(),
+  })
+  .refine((step) => (step.for === undefined) !== (step.until === undefined), {
+    message: 'a delay step needs exactly one of for and until',
+  });
+
+/**
+ * Pauses the run until a request reaches its resume URL (`{{waits.<name>.resumeUrl}}`, known to
+ * the steps before it), or, for `approval`, its approve or reject URL. Output: the request
+ * (`{ method, body, query, headers }`), with `approved` for an approval. Past `timeout` the step
+ * fails WAIT_TIMEOUT.
+ */
+export const WaitStepDefinitionSchema = z.strictObject({
+  type: z.literal('wait'),
+  name: StepNameSchema,
+  kind: z.enum(['request', 'approval']).default('request'),
+  timeout: DurationSchema.optional(),
+});
+
+/**
+ * Starts a run of another flow with `input` (templates) as its trigger's body. `wait: true`: the
+ * run pauses until the child ends, and the child's response (or its status and error) is the
+ * step's output; otherwise the output is `{ runId }` at once.
+ */
+export const SubflowStepDefinitionSchema = z.strictObject({
+  type: z.literal('flow'),
+  name: StepNameSchema,
+  flowId: z.string().min(1).max(100),
+  input: z.record(z.string(), z.unknown()).default({}),
+  wait: z.boolean().default(false),
+});
+
+export type DelayStepDefinition = z.infer<typeof DelayStepDefinitionSchema>;
+export type WaitStepDefinition = z.infer<typeof WaitStepDefinitionSchema>;
+export type SubflowStepDefinition = z.infer<typeof SubflowStepDefinitionSchema>;
+/** Steps that may pause a run: the interpreter's waiting points. */
+export type WaitingStepDefinition = DelayStepDefinition | WaitStepDefinition | SubflowStepDefinition;
+
 export type PieceStepDefinition = z.infer<typeof PieceStepDefinitionSchema>;
 export type CodeStepDefinition = z.infer<typeof CodeStepDefinitionSchema>;
 export type StopStepDefinition = z.infer<typeof StopStepDefinitionSchema>;
@@ -208,7 +288,10 @@ export type StepDefinition =
   | CodeStepDefinition
   | RouterStepDefinition
   | LoopStepDefinition
-  | StopStepDefinition;
+  | StopStepDefinition
+  | DelayStepDefinition
+  | WaitStepDefinition
+  | SubflowStepDefinition;
 
 /** The most steps a body may hold; the whole flow's bound is a setting checked at publish. */
 const MAX_BODY_STEPS = 1_000;
@@ -255,8 +338,14 @@ export const StepDefinitionSchema: z.ZodType<StepDefinition, unknown> = z
     RouterStepDefinitionSchema,
     LoopStepDefinitionSchema,
     StopStepDefinitionSchema,
+    DelayStepDefinitionSchema,
+    WaitStepDefinitionSchema,
+    SubflowStepDefinitionSchema,
   ])
-  .meta({ id: 'FlowStep', description: 'A step of a flow: piece, code, router, loop or stop.' });
+  .meta({
+    id: 'FlowStep',
+    description: 'A step of a flow: piece, code, router, loop, stop, delay, wait or flow.',
+  });
 
 /** The roots an `errorResponse` template may read: `{{error.code}}`, `{{run.id}}`. */
 export const ERROR_RESPONSE_ROOTS = ['error', 'run'] as const;
@@ -319,7 +408,13 @@ export const RunLimitsSchema = z.object({
   codeStepMemoryMb: z.number().int().min(8),
   /** The most items one loop may run (LOOP_MAX_ITERATIONS); DEFAULT_LOOP_MAX_ITERATIONS without it. */
   loopMaxIterations: z.number().int().positive().optional(),
+  /** A delay or backoff shorter than this sleeps in place; longer, the run pauses (PAUSE_MIN_MS, default 1000). */
+  pauseMinMs: z.number().int().nonnegative().optional(),
+  /** The longest a run may wait at one step (RUN_MAX_PAUSE_DAYS in ms); default 30 days. */
+  maxPauseMs: z.number().int().positive().optional(),
 });
+export const DEFAULT_PAUSE_MIN_MS = 1_000;
+export const DEFAULT_MAX_PAUSE_MS = 30 * 86_400_000;
 /** LOOP_MAX_ITERATIONS's default, and the engine's bound for a job that names none. */
 export const DEFAULT_LOOP_MAX_ITERATIONS = 1_000;
 export type RunLimits = z.infer<typeof RunLimitsSchema>;

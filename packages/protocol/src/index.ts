@@ -22,6 +22,7 @@ export * from './callbacks.ts';
 export * from './code-step.ts';
 export * from './code-step-position.ts';
 export * from './connections.ts';
+export * from './durable.ts';
 export * from './egress.ts';
 export * from './errors.ts';
 export * from './flow.ts';

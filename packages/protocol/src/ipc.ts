@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LogUploadSchema, PieceRefSchema } from './artifacts.ts';
 import { CallbackAnswerSchema, EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
+import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
@@ -60,6 +61,15 @@ export const EngineJobSchema = z.object({
   appUrl: z.url(),
   engineToken: z.string(),
   logUpload: LogUploadSchema,
+  /**
+   * Where the engine uploads the run's checkpoint if it pauses (presigned, bounded); present when
+   * the flow version can pause (a delay, wait, waiting sub-flow or retry step).
+   */
+  checkpointUpload: LogUploadSchema.optional(),
+  /** A resumed run: the checkpoint to replay and what arrived for its waiting points. */
+  resume: RunResumeSchema.optional(),
+  /** The flow has wait steps: how the engine writes their URLs into the templates. */
+  waitUrls: WaitUrlsSchema.optional(),
   limits: RunLimitsSchema,
   /** Which hosts this run's code steps (`fetch`) and pieces (`ctx.fetch`) may call (the worker's EGRESS). */
   egress: EgressPolicySchema,

@@ -20,5 +20,11 @@ export const RunJobDataSchema = z.object({
    * Redis lost, so its attempts go on counting from the run's row (BullMQ's start from zero).
    */
   priorAttempts: z.number().int().min(0).optional(),
+  /**
+   * A paused run's resume: the how-many-th (1 for the first). The job id `resume:<runId>:<n>`
+   * makes a second enqueue of the same resume (the reconciler's) a no-op; the values and the
+   * checkpoint are read from Postgres at dispatch.
+   */
+  resume: z.number().int().positive().optional(),
 });
 export type RunJobData = z.infer<typeof RunJobDataSchema>;

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { RunPauseSchema } from './durable.ts';
 import { runStatusOf, type SerializedError, SerializedErrorSchema } from './errors.ts';
 
+/** PAUSED: the run waits (a delay, a request, a child run, a retry's backoff) with no worker held. */
 export const RunStatusSchema = z.enum([
   'QUEUED',
   'RUNNING',
+  'PAUSED',
   'SUCCEEDED',
   'FAILED',
   'TIMEOUT',
@@ -19,8 +22,19 @@ export function isFinalRunStatus(status: RunStatus): status is FinalRunStatus {
   return (FINAL_RUN_STATUSES as readonly string[]).includes(status);
 }
 
-/** SKIPPED: a router's branch that did not run (its `skipReason` says why). */
-export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED', 'SKIPPED']);
+/**
+ * SKIPPED: a router's branch that did not run (its `skipReason` says why). WAITING: a step of a
+ * paused run that waits (a delay, a wait, a waiting sub-flow, a retry's backoff); its record is
+ * replaced when the run resumes.
+ */
+export const StepStatusSchema = z.enum(['SUCCEEDED', 'FAILED', 'SKIPPED', 'WAITING']);
+
+/** A failed attempt of a step with `retry`, before the one its result records. */
+export const StepAttemptSchema = z.object({
+  error: SerializedErrorSchema,
+  startedAt: z.iso.datetime(),
+  durationMs: z.number().nonnegative(),
+});
 
 /** One line a code step wrote with `console.*`, or a piece with `ctx.log`, as its step recorded it. */
 export const ConsoleLineSchema = z.object({
@@ -52,6 +66,12 @@ export const StepResultSchema = z.object({
   continued: z.literal(true).optional(),
   /** Why a SKIPPED step did not run, e.g. `branch big not taken`. */
   skipReason: z.string().optional(),
+  /** A step with `retry`: the failed attempts before the one this result records, in order. */
+  attempts: z.array(StepAttemptSchema).optional(),
+  /** A resumed run's step that ran before it paused: its output comes from the checkpoint. */
+  replayed: z.literal(true).optional(),
+  /** A WAITING step: until when (a delay, a retry's next attempt) or what for. */
+  waitingFor: z.string().optional(),
   startedAt: z.iso.datetime(),
   durationMs: z.number().nonnegative(),
 });
@@ -63,18 +83,21 @@ export type StepResult = z.infer<typeof StepResultSchema>;
  * to the app (`job-result`), and the app writes it in one statement.
  */
 export const RunOutcomeSchema = z.object({
-  status: FinalRunStatusSchema,
+  /** PAUSED: the run waits; `pause` says where, and the engine uploaded its checkpoint first. */
+  status: z.enum([...FINAL_RUN_STATUSES, 'PAUSED']),
   error: SerializedErrorSchema.optional(),
   /** The steps that ran, in order; empty when no engine reported (a crash, a timeout). */
   steps: z.array(StepResultSchema),
   /** Where the run log was stored; null when its upload failed (logError says why) or no engine ran. */
   logKey: z.string().nullable(),
   logError: SerializedErrorSchema.optional(),
+  /** Set exactly when status is PAUSED. */
+  pause: RunPauseSchema.optional(),
 });
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
 
 /** The outcome of a run that no engine reported on: no steps, no log, the status its error gives. */
-export function failedOutcome(error: SerializedError): RunOutcome {
+export function failedOutcome(error: SerializedError): RunOutcome & { status: FinalRunStatus } {
   return { status: runStatusOf(error.code), error, steps: [], logKey: null };
 }
 

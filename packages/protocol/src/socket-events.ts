@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ArtifactDownloadSchema, LogUploadSchema, PieceDownloadSchema } from './artifacts.ts';
 import { EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
+import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunIsolationSchema } from './ipc.ts';
@@ -65,6 +66,12 @@ export const DispatchedJobSchema = z.object({
   engineToken: z.string(),
   /** A presigned POST upload for the run log, bounded in size, and the key it writes. */
   logUpload: LogUploadSchema,
+  /** A presigned POST for the checkpoint, when the flow version can pause (EngineJob.checkpointUpload). */
+  checkpointUpload: LogUploadSchema.optional(),
+  /** A resumed run (EngineJob.resume). */
+  resume: RunResumeSchema.optional(),
+  /** The flow has wait steps (EngineJob.waitUrls). */
+  waitUrls: WaitUrlsSchema.optional(),
   limits: RunLimitsSchema,
   /** When the run was accepted (epoch ms), to measure queue time. */
   acceptedAt: z.number().int(),

@@ -24,10 +24,11 @@ export type { RunStatus };
 const STATUS_ORDER: Record<RunStatus, number> = {
   QUEUED: 0,
   RUNNING: 1,
-  SUCCEEDED: 2,
-  FAILED: 3,
-  TIMEOUT: 4,
-  INTERNAL_ERROR: 5,
+  PAUSED: 2,
+  SUCCEEDED: 3,
+  FAILED: 4,
+  TIMEOUT: 5,
+  INTERNAL_ERROR: 6,
 };
 
 /** The filter's choices, in the order a run goes through them. */

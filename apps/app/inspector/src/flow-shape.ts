@@ -38,6 +38,15 @@ function shapeStep(step: Step, prefix: string): HTMLElement {
       return item('piece', head(`${step.piece}/${step.action}`, ...failureSettings(step)));
     case 'code':
       return item('code', head('code', ...failureSettings(step)));
+    case 'delay':
+      return item('delay', head('delay', step.for === undefined ? `until ${step.until}` : `for ${step.for}`));
+    case 'wait':
+      return item(
+        'wait',
+        head('wait', step.kind, step.timeout === undefined ? '' : `timeout ${step.timeout}`),
+      );
+    case 'flow':
+      return item('flow', head('flow', step.flowId, step.wait ? 'waits for it' : 'does not wait'));
     case 'stop':
       return item(
         'stop',

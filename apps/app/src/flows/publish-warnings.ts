@@ -39,6 +39,10 @@ function stepAnswers(step: StepDefinition): Answers {
       return 'never';
     case 'stop':
       return step.response === undefined ? 'never' : 'always';
+    case 'delay':
+    case 'wait':
+    case 'flow':
+      return 'never';
     case 'loop':
       // Its items may be empty.
       return answering(step.steps) === 'never' ? 'never' : 'sometimes';

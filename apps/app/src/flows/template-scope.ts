@@ -32,6 +32,15 @@ export function templatedFields(step: StepDefinition): { field: string; value: u
         ...(step.message === undefined ? [] : [{ field: 'message', value: step.message }]),
         ...(step.response === undefined ? [] : [{ field: 'response', value: step.response }]),
       ];
+    case 'delay':
+      return [
+        ...(step.for === undefined ? [] : [{ field: 'for', value: step.for }]),
+        ...(step.until === undefined ? [] : [{ field: 'until', value: step.until }]),
+      ];
+    case 'wait':
+      return [];
+    case 'flow':
+      return [{ field: 'input', value: step.input }];
   }
 }
 

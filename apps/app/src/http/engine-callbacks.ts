@@ -61,6 +61,9 @@ export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks
 
   const keep = async (claims: EngineTokenClaims, report: EngineReport, context: CallbackContext) => {
     if (report.type === 'steps') return recordProgress(context, claims.runId, report.steps);
+    if (report.type === 'subflow-start') {
+      throw new FlowboxError('INVALID_REQUEST', 'sub-flows are not available on this app');
+    }
     // Any piece may call `respond`: what reaches the caller is checked here, whoever built it.
     const problem = responsePolicyProblem(report.response, deps.allowedResponseHeaders);
     if (problem !== null) {

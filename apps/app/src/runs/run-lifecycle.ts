@@ -173,7 +173,18 @@ export class RunLifecycle {
    * An attempt's end, from its worker's result: another attempt when the failure is retryable
    * and attempts are left, the final state otherwise.
    */
-  async conclude(run: RunAttempt, conclusion: RunConclusion): Promise<ConcludeResult> {
+  async conclude(run: RunAttempt, given: RunConclusion): Promise<ConcludeResult> {
+    const conclusion: RunConclusion & { outcome: { status: FinalRunStatus } } =
+      given.outcome.status === 'PAUSED'
+        ? {
+            ...given,
+            outcome: failedOutcome({
+              name: 'PauseUnsupported',
+              code: 'INTERNAL',
+              message: 'the run paused, and this app cannot resume runs',
+            }),
+          }
+        : (given as RunConclusion & { outcome: { status: FinalRunStatus } });
     const { outcome } = conclusion;
     if (
       decideConclusion(outcome, run.attempt, this.#maxAttempts) === 'retry' &&
@@ -211,8 +222,8 @@ export class RunLifecycle {
    */
   async #finish(
     runId: string,
-    conclusion: RunConclusion,
-  ): Promise<FinishResult & { written: Pick<RunOutcome, 'status' | 'error'> }> {
+    conclusion: RunConclusion & { outcome: { status: FinalRunStatus } },
+  ): Promise<FinishResult & { written: { status: FinalRunStatus; error?: SerializedError | undefined } }> {
     let refused: unknown;
     for (let attempt = 1; attempt <= 2; attempt += 1) {
       try {

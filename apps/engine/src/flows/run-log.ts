@@ -1,11 +1,11 @@
-import type { LogUpload, RunLog, RunOutcome, SerializedError, StepResult } from '@flowbox/protocol';
+import type { FinalRunStatus, LogUpload, RunLog, SerializedError, StepResult } from '@flowbox/protocol';
 import { serializeError } from '@flowbox/protocol';
 import type { HttpClient } from '../host/http-client.ts';
 import { uploadRunLog } from '../host/log-uploader.ts';
 
 /** What a run's log says of its end. */
 export interface RunEnd {
-  status: RunOutcome['status'];
+  status: FinalRunStatus;
   startedAt: Date;
   steps: StepResult[];
   error?: SerializedError | undefined;

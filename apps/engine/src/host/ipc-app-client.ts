@@ -22,7 +22,7 @@ export function createIpcAppClient(
       },
       options.timeoutMs,
     );
-    if (answer.type === 'ok') return;
+    if (answer.type !== 'error') return;
     const { code, message } = answer.error;
     if (code === 'INVALID_RESPONSE' && report.type === 'flow-response') {
       throw new FlowboxError('INVALID_RESPONSE', message);

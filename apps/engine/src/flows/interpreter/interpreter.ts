@@ -1,4 +1,5 @@
 import {
+  FlowboxError,
   type FlowDefinition,
   forUsers,
   type SerializedError,
@@ -70,6 +71,11 @@ function runStep(
       return runLoop(context, step, frame, prefix);
     case 'stop':
       return runStop(context, step, frame, prefix);
+    case 'delay':
+    case 'wait':
+    case 'flow':
+      // The app publishes none of these until this engine runs them.
+      throw new FlowboxError('INTERNAL', `this engine cannot run ${step.type} steps`);
   }
 }
 
