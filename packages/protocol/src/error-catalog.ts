@@ -150,6 +150,11 @@ export const ERROR_CATALOG = {
    */
   RUN_ABANDONED: { family: 'system', runStatus: 'TIMEOUT', httpStatus: 504 },
   LOG_UPLOAD_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
+  /**
+   * A pausing run's checkpoint could not be uploaded or a resuming run's read: the attempt is
+   * retried from the last checkpoint that was written.
+   */
+  CHECKPOINT_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500, retryable: true },
   CALLBACK_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },
   /** A flow bundle or piece archive could not be fetched or unpacked into the worker's cache. */
   PROVISION_FAILED: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 500 },

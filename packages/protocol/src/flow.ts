@@ -222,6 +222,8 @@ export const WaitStepDefinitionSchema = z.strictObject({
   name: StepNameSchema,
   kind: z.enum(['request', 'approval']).default('request'),
   timeout: DurationSchema.optional(),
+  /** A timeout becomes the step's output (`{ error: { code: "WAIT_TIMEOUT", ... } }`) and the run goes on. */
+  continueOnFailure: z.boolean().optional(),
 });
 
 /**
@@ -235,6 +237,10 @@ export const SubflowStepDefinitionSchema = z.strictObject({
   flowId: z.string().min(1).max(100),
   input: z.record(z.string(), z.unknown()).default({}),
   wait: z.boolean().default(false),
+  /** wait: a child that fails (or a timeout) becomes the step's output and the run goes on. */
+  continueOnFailure: z.boolean().optional(),
+  /** wait: past this the step fails WAIT_TIMEOUT (absent: RUN_MAX_PAUSE_DAYS). */
+  timeout: DurationSchema.optional(),
 });
 
 export type DelayStepDefinition = z.infer<typeof DelayStepDefinitionSchema>;
