@@ -46,6 +46,7 @@ import { runQueueNames } from './queue/queue-shards.ts';
 import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
+import { createRunSearch } from './run-search/run-search.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
@@ -328,7 +329,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       },
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
-    registerRunRoutes(management, { runs, progress, storage, lifecycle, queue });
+    registerRunRoutes(management, {
+      runs,
+      progress,
+      storage,
+      lifecycle,
+      queue,
+      search: createRunSearch(pool),
+    });
     registerManualRunRoutes(management, runStarts);
     registerScheduleRoutes(management, { flows, schedules });
     registerConnectionRoutes(management, { connections, signingSecrets });

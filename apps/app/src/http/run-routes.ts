@@ -1,6 +1,7 @@
 import { FlowboxError, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
+import type { RunSearch } from '../run-search/run-search.ts';
 import { type RerunQueue, startRerun } from '../runs/rerun.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
@@ -21,6 +22,7 @@ export function registerRunRoutes(
     storage: ObjectStorage;
     lifecycle: RunLifecycle;
     queue: RerunQueue;
+    search: RunSearch;
   },
 ): void {
   app.route<{ Params: { runId: string } }>({
@@ -68,13 +70,19 @@ export function registerRunRoutes(
   /**
    * Runs without their steps, one keyset page at a time (`nextCursor`), filtered by flow, status
    * and start; oldest first by default (the benchmark reads forward from `since`), newest first
-   * for the inspector.
+   * for the inspector. An end (`until`) or a payload text goes to the search, whose scan is bounded.
    */
   app.route({
     ...apiRoute(OPS.listRuns),
     handler: async (request) => {
-      const { since, ...query } = parseQuery(ListRunsQuery, request.query);
-      return deps.runs.page({ ...query, since: since === undefined ? undefined : new Date(since) });
+      const { since, until, payload, ...query } = parseQuery(ListRunsQuery, request.query);
+      const page = { ...query, since: since === undefined ? undefined : new Date(since) };
+      if (until === undefined && payload === undefined) return deps.runs.page(page);
+      return deps.search.search({
+        ...page,
+        until: until === undefined ? undefined : new Date(until),
+        payload,
+      });
     },
   });
 

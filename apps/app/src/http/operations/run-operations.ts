@@ -46,7 +46,7 @@ export const RUN_OPERATIONS = {
     tag: 'runs',
     summary: 'Runs without their steps, one page at a time.',
     description:
-      'Pass `nextCursor` back as `cursor`; filtered by flow, status and start; oldest first unless `order=newest`.',
+      'Pass `nextCursor` back as `cursor`; filtered by flow, status, a range of creation times (`since`, `until`) and text in the trigger payload (`payload`); oldest first unless `order=newest`.',
     auth: 'apiKey',
     query: ListRunsQuery,
     responses: { 200: { description: 'A page of runs.', view: RunPageView }, ...errors(400, 401) },

@@ -7,6 +7,15 @@ export const ListRunsQuery = z.object({
   flowId: z.string().min(1).optional(),
   status: RunStatusSchema.optional(),
   since: z.iso.datetime({ offset: true }).optional().describe('Only runs created at or after this moment.'),
+  until: z.iso.datetime({ offset: true }).optional().describe('Only runs created before this moment.'),
+  payload: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      "Only runs whose trigger request's body holds this text, in any case (a JSON body as its JSON text). One request reads at most 5,000 runs past the cursor: a page may then hold fewer runs than `limit`, none even, and still have a `nextCursor` to search on.",
+    ),
   order: z.enum(['oldest', 'newest']).default('oldest'),
   cursor: z.string().min(1).max(200).optional().describe('The `nextCursor` of the previous page.'),
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
