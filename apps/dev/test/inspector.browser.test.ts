@@ -498,6 +498,152 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(await page.content()).not.toContain('inspector-credential-0123');
     });
 
+    it('finds runs by payload text and a day range, opens a run by its id, and shows each run’s version', async () => {
+      const marker = `Order-${Date.now()}`;
+      const found = await postWebhook(fault.url, 'benchmark', { note: `${marker} by the browser test` });
+      const other = await postWebhook(fault.url, 'benchmark', { note: 'another order' });
+      await waitForFinal(fault, String(other.runId));
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator(`tr[data-run-id="${other.runId}"]`).waitFor();
+      expect(
+        await page.locator(`tr[data-run-id="${other.runId}"] [data-testid=run-version]`).textContent(),
+      ).toBe('benchmark-v1');
+      expect(await page.locator('select[name=status] option[value=PAUSED]').count()).toBe(1);
+
+      // Any case; only the run whose payload holds it.
+      await page.locator('input[name=q]').fill(marker.toLowerCase());
+      await page.locator('[data-testid=search]').click();
+      await page.waitForURL(/payload=order-/);
+      await page.locator(`tr[data-run-id="${found.runId}"]`).waitFor();
+      expect(await page.locator('tbody tr').count()).toBe(1);
+      expect(await page.locator('[data-testid=live]').textContent()).toBe('search: not live');
+
+      // A day range: the run's day holds it; a day long past holds none.
+      const day = (date: Date) =>
+        `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+      await page.locator('input[name=q]').fill('');
+      // The run's own day (this machine's zone is the browser's), not today's: no midnight race.
+      const createdAt = new Date((await fault.getRun(String(other.runId))).createdAt);
+      await page.locator('input[name=from]').fill(day(createdAt));
+      await page.locator('input[name=to]').fill(day(createdAt));
+      await page.locator('[data-testid=search]').click();
+      await page.waitForURL((url) => url.hash.includes('from=') && !url.hash.includes('payload='));
+      await page.locator(`tr[data-run-id="${other.runId}"]`).waitFor();
+      await page.locator('input[name=from]').fill('2020-01-01');
+      await page.locator('input[name=to]').fill('2020-01-02');
+      await page.locator('[data-testid=search]').click();
+      await page.waitForURL(/to=2020-01-02/);
+      await page.locator('.empty', { hasText: 'No run matches these filters.' }).waitFor();
+
+      // A run id opens that run.
+      await page.locator('input[name=q]').fill(String(found.runId));
+      await page.locator('[data-testid=search]').click();
+      await page.waitForURL((url) => url.hash === `#/runs/${found.runId}`);
+      await page.locator('h1', { hasText: String(found.runId) }).waitFor();
+    });
+
+    it('shows a flow’s page: its webhook URLs to copy, its definition drawn and its refused deliveries', async () => {
+      await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fault.url });
+      await page.goto(`${fault.url}/inspector/#/flows`);
+      await page.locator('tr[data-flow-id="tree"] a', { hasText: 'tree' }).click();
+      await page.waitForURL((url) => url.hash === '#/flows/tree');
+      await page.locator('h1', { hasText: 'tree' }).waitFor();
+      expect(await page.locator('[data-testid=webhook-async]').inputValue()).toBe(
+        `${fault.url}/v1/webhooks/tree`,
+      );
+      expect(await page.locator('[data-testid=webhook-sync]').inputValue()).toBe(
+        `${fault.url}/v1/webhooks/tree/sync`,
+      );
+      await page.locator('[data-testid=copy-sync]').click();
+      await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+        `${fault.url}/v1/webhooks/tree/sync`,
+      );
+      const shape = page.locator('[data-testid=flow-definition] [data-testid=flow-shape]');
+      expect(await shape.locator('[data-shape-kind]').count()).toBe(8);
+      await shape.locator('[data-shape-path="each/kind/heavy/fee"]').waitFor();
+      await page.locator('[data-testid=no-refused]').waitFor();
+
+      // `doomed` refused a delivery (the test before): listed on its page, without its credential.
+      await page.goto(`${fault.url}/inspector/#/flows/doomed`);
+      const row = page.locator('[data-testid=refused-deliveries] tr', { hasText: 'from-the-browser-test' });
+      await row.waitFor();
+      expect(await row.textContent()).toContain('404 FLOW_NOT_FOUND');
+      expect(await page.content()).not.toContain('inspector-credential-0123');
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-flow.png'), fullPage: true });
+    });
+
+    it('runs a flow by hand from its page with a JSON payload', async () => {
+      await page.goto(`${fault.url}/inspector/#/flows/secretive`);
+      await page.locator('h1', { hasText: 'secretive' }).waitFor();
+      await page.locator('[data-testid="run-secretive"]').click();
+      await page.locator('[data-testid="run-payload-secretive"]').fill('{"from": "the flow page"}');
+      await page.locator('[data-testid="start-run-secretive"]').click();
+      await page.locator('[data-testid="run-source"]', { hasText: 'manual' }).waitFor();
+      const runId = new URL(page.url()).hash.replace('#/runs/', '');
+      expect(await waitForFinal(fault, runId)).toMatchObject({
+        status: 'SUCCEEDED',
+        source: 'manual',
+        flowId: 'secretive',
+      });
+    });
+
+    it('deletes a flow from its page after a confirmation; its webhook then answers 404', async () => {
+      const created = await manage(
+        fault.url,
+        'POST',
+        '/v1/flows',
+        { id: 'short-lived', name: 'short-lived', definition: BENCHMARK_FLOW, publish: true },
+        fault.stack.apiKey,
+      );
+      expect(created.status).toBe(201);
+      await page.goto(`${fault.url}/inspector/#/flows/short-lived`);
+      await page.locator('h1', { hasText: 'short-lived' }).waitFor();
+      // Cancel leaves it.
+      await page.locator('[data-testid=delete-flow]').click();
+      await page.locator('[data-testid=cancel-delete]').click();
+      expect(await page.locator('[data-testid=confirm-delete]').count()).toBe(0);
+      expect((await postWebhook(fault.url, 'short-lived')).status).toBe(200);
+
+      await page.locator('[data-testid=delete-flow]').click();
+      await page.getByRole('alertdialog').filter({ hasText: 'Delete flow short-lived?' }).waitFor();
+      await page.locator('[data-testid=confirm-delete]').click();
+      await page.waitForURL((url) => url.hash === '#/flows');
+      await page.locator('tr[data-flow-id="tree"]').waitFor();
+      expect(await page.locator('tr[data-flow-id="short-lived"]').count()).toBe(0);
+      expect((await postWebhook(fault.url, 'short-lived')).status).toBe(404);
+      await page.goto(`${fault.url}/inspector/#/flows/short-lived`);
+      await page.locator('.notice', { hasText: 'No flow short-lived.' }).waitFor();
+    });
+
+    it('lists connections by name with the flows that use them, never their values', async () => {
+      await page.locator('nav a', { hasText: 'Connections' }).click();
+      const row = page.locator('tr[data-connection="inspector"]');
+      await row.waitFor();
+      expect(await row.locator('[data-testid=used-by]').textContent()).toBe('secretive (secretive-v1)');
+      expect(await page.content()).not.toContain('sk-inspector-5e884898da2804');
+      await row.locator('[data-testid=used-by] a').click();
+      await page.locator('h1', { hasText: 'secretive' }).waitFor();
+    });
+
+    it('lists pieces with their versions, and a piece’s actions with their input schemas', async () => {
+      await page.locator('nav a', { hasText: 'Pieces' }).click();
+      const row = page.locator('tr[data-piece="webhook"]');
+      await row.waitFor();
+      const latest = (await row.locator('td').nth(1).textContent()) ?? '';
+      expect(latest).toMatch(/^\d+\.\d+\.\d+/);
+      await row.locator('a', { hasText: 'webhook' }).click();
+      await page.waitForURL((url) => url.hash === '#/pieces/webhook');
+      const version = page.locator(`details[data-piece-version="${latest}"][open]`);
+      await version.waitFor();
+      const action = version.locator('article[data-action="return_response"]');
+      const fields = await action
+        .locator('[data-testid=input-fields] tr[data-field]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-field')));
+      expect(fields).toEqual(expect.arrayContaining(['status', 'body']));
+      await page.screenshot({ path: join(SCREENSHOTS, 'inspector-piece.png'), fullPage: true });
+    });
+
     it('draws the live chart over the runs list', async () => {
       // A few more runs, so the chart and the list have something to show.
       for (let i = 0; i < 12; i += 1) expect((await postWebhook(fault.url, 'benchmark')).status).toBe(200);

@@ -4,11 +4,17 @@
  */
 import type { RunStatus } from '@flowbox/protocol';
 
+export type { ConnectionView } from '../../src/http/views/connection-view.ts';
 export type {
   FlowScheduleView as FlowSchedule,
   FlowVersionView as VersionView,
   FlowView,
 } from '../../src/http/views/flow-view.ts';
+export type {
+  PieceDetailView as PieceDetail,
+  PieceSummaryView as PieceSummary,
+  PieceVersionView as PieceVersion,
+} from '../../src/http/views/piece-view.ts';
 export type { RefusedDeliveryView } from '../../src/http/views/refused-delivery-view.ts';
 export type { RunStatsView as RunStats } from '../../src/http/views/run-stats-view.ts';
 export type {
@@ -34,6 +40,7 @@ const STATUS_ORDER: Record<RunStatus, number> = {
 /** The filter's choices, in the order a run goes through them. */
 export const RUN_STATUSES = Object.keys(STATUS_ORDER) as RunStatus[];
 
+/** A PAUSED run is not final: it resumes when what it waits for comes. */
 export function isFinal(status: RunStatus): boolean {
-  return status !== 'QUEUED' && status !== 'RUNNING';
+  return status !== 'QUEUED' && status !== 'RUNNING' && status !== 'PAUSED';
 }

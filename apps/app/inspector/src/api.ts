@@ -1,6 +1,9 @@
 import type {
+  ConnectionView,
   FlowSchedule,
   FlowView,
+  PieceDetail,
+  PieceSummary,
   RefusedDeliveryView,
   RunPage,
   RunStats,
@@ -45,6 +48,15 @@ export class Api {
     return this.#call('GET', '/v1/flows');
   }
 
+  flow(flowId: string): Promise<FlowView> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}`);
+  }
+
+  /** 204: its webhooks answer 404 from now on; its runs stay readable. */
+  deleteFlow(flowId: string): Promise<null> {
+    return this.#call('DELETE', `/v1/flows/${encodeURIComponent(flowId)}`);
+  }
+
   versions(flowId: string): Promise<{ versions: VersionView[] }> {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/versions`);
   }
@@ -74,7 +86,16 @@ export class Api {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/schedule`);
   }
 
-  runs(query: { flowId?: string; status?: string; cursor?: string; limit: number }): Promise<RunPage> {
+  /** `since`/`until` bound the creation time; `payload` is text the trigger's body holds. */
+  runs(query: {
+    flowId?: string;
+    status?: string;
+    since?: string;
+    until?: string;
+    payload?: string;
+    cursor?: string;
+    limit: number;
+  }): Promise<RunPage> {
     return this.#call('GET', `/v1/runs?${params({ ...query, order: 'newest' })}`);
   }
 
@@ -94,6 +115,18 @@ export class Api {
     return this.#call('GET', `/v1/runs/stats?${params(query)}`);
   }
 
+  connections(): Promise<{ connections: ConnectionView[] }> {
+    return this.#call('GET', '/v1/connections');
+  }
+
+  pieces(): Promise<{ pieces: PieceSummary[] }> {
+    return this.#call('GET', '/v1/pieces');
+  }
+
+  piece(name: string): Promise<PieceDetail> {
+    return this.#call('GET', `/v1/pieces/${encodeURIComponent(name)}`);
+  }
+
   async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const key = this.key;
     if (key === null) throw new Unauthorized('no API key');
@@ -107,6 +140,7 @@ export class Api {
       cache: 'no-store',
     });
     if (response.status === 401) throw new Unauthorized('the API key was refused');
+    if (response.status === 204) return null as T;
     const answer = (await response.json().catch(() => null)) as unknown;
     if (!response.ok) {
       const error = (answer as { error?: { code?: string; message?: string } } | null)?.error;

@@ -9,7 +9,8 @@ import { refusedTable } from './refused-deliveries.ts';
 /**
  * Flows with their triggers and versions: enable or disable a flow (a disabled flow's webhooks
  * answer 404), publish a version (builds its bundle and makes it live), run one by hand, see a
- * schedule's ticks and the webhooks it refused before any run existed. Read when shown and after
+ * schedule's ticks and the webhooks it refused before any run existed; each flow's id opens its
+ * page (flow-page.ts). Read when shown and after
  * each change; nothing here moves on its own, so it is not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
@@ -108,7 +109,7 @@ export function flowsView(context: ViewContext): Dispose {
       h(
         'tr',
         { 'data-flow-id': flow.id },
-        h('td', { class: 'mono' }, h('a', { href: `#/runs?flow=${encodeURIComponent(flow.id)}` }, flow.id)),
+        h('td', { class: 'mono' }, h('a', { href: `#/flows/${encodeURIComponent(flow.id)}` }, flow.id)),
         h('td', {}, flow.name),
         h(
           'td',

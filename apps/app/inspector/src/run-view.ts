@@ -104,7 +104,11 @@ function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
         ? h(
             'p',
             { class: 'muted' },
-            isFinal(run.status) ? 'No worker reported this run.' : 'Waiting for a worker…',
+            isFinal(run.status)
+              ? 'No worker reported this run.'
+              : run.status === 'PAUSED'
+                ? 'Paused: it resumes when what it waits for comes.'
+                : 'Waiting for a worker…',
           )
         : waterfallChart(run.timings, run.steps),
     ),
@@ -128,7 +132,7 @@ function facts(run: RunView): HTMLElement {
         )
       : h('span', { class: 'muted' }, run.logError === null ? 'no log' : `no log: ${run.logError.message}`);
   const rows: Array<[string, Node | string]> = [
-    ['flow', h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)],
+    ['flow', h('a', { href: `#/flows/${encodeURIComponent(run.flowId)}` }, run.flowId)],
     ['version', run.flowVersionId],
     ['started by', h('span', { 'data-testid': 'run-source' }, run.source)],
     ['caller', run.sync ? 'waited (sync)' : 'did not wait (async)'],
@@ -198,6 +202,9 @@ function stepCard(step: StepView): HTMLElement {
       step.skipReason === undefined
         ? null
         : h('span', { class: 'muted', 'data-testid': 'skip-reason' }, step.skipReason),
+      step.waitingFor === undefined
+        ? null
+        : h('span', { class: 'muted', 'data-testid': 'waiting-for' }, `waiting for ${step.waitingFor}`),
       h('span', { class: 'num' }, ms(step.durationMs)),
     ),
     step.error === undefined ? null : errorBox('Step error', step.error),

@@ -16,13 +16,27 @@ const STATS = { windowSeconds: 300, bucketSeconds: 5 };
  */
 const CHART_POLL_MS = STATS.bucketSeconds * 1000;
 
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A `YYYY-MM-DD` of the date input as the start of that local day, `days` later, in ISO. */
+function dayStart(day: string, days = 0): string | undefined {
+  const [year, month, date] = day.split('-').map(Number);
+  if (year === undefined || month === undefined || date === undefined || day === '') return undefined;
+  return new Date(year, month - 1, date + days).toISOString();
+}
+
 /**
- * The runs list, newest first, filtered by flow and status (kept in the address, so a filtered
- * list can be shared), one keyset page at a time, with the live chart above it. Both are polled.
+ * The runs list, newest first, filtered by flow, status, creation day and payload text (kept
+ * in the address, so a filtered list can be shared), one keyset page at a time, with the live
+ * chart above it. A run id typed in the search opens that run. Both are polled, but not a
+ * payload search: each of its requests reads up to 5,000 runs.
  */
 export function runsView(context: ViewContext, filters: URLSearchParams): Dispose {
   const flowId = filters.get('flow') ?? '';
   const status = filters.get('status') ?? '';
+  const payload = filters.get('payload') ?? '';
+  const from = filters.get('from') ?? '';
+  const to = filters.get('to') ?? '';
   /** The cursors of the pages before this one; empty on the first (live) page. */
   const cursors: Array<string | undefined> = [];
   let cursor: string | undefined;
@@ -39,10 +53,31 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
     h('option', { value: '' }, 'any status'),
     ...RUN_STATUSES.map((value) => h('option', { value, selected: value === status }, value)),
   );
+  const search = h('input', {
+    type: 'search',
+    name: 'q',
+    value: payload,
+    size: 34,
+    'aria-label': 'run id or payload text',
+    placeholder: 'run id, or text in the payload',
+  });
+  const fromInput = h('input', { type: 'date', name: 'from', value: from, 'aria-label': 'from day' });
+  const toInput = h('input', { type: 'date', name: 'to', value: to, 'aria-label': 'to day' });
   const navigate = () => {
+    const text = search.value.trim();
+    if (RUN_ID.test(text)) {
+      location.hash = `#/runs/${text.toLowerCase()}`;
+      return;
+    }
     const next = new URLSearchParams();
-    if (flowSelect.value !== '') next.set('flow', flowSelect.value);
-    if (statusSelect.value !== '') next.set('status', statusSelect.value);
+    const fields: Array<[string, string]> = [
+      ['flow', flowSelect.value],
+      ['status', statusSelect.value],
+      ['payload', text],
+      ['from', fromInput.value],
+      ['to', toInput.value],
+    ];
+    for (const [name, value] of fields) if (value !== '') next.set(name, value);
     const query = next.toString();
     location.hash = `#/runs${query === '' ? '' : `?${query}`}`;
   };
@@ -56,9 +91,19 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
     h('div', { class: 'heading' }, h('h1', {}, 'Runs'), live),
     h(
       'form',
-      { class: 'filters', onsubmit: (event: Event) => event.preventDefault() },
+      {
+        class: 'filters',
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          navigate();
+        },
+      },
       flowSelect,
       statusSelect,
+      search,
+      h('label', { class: 'muted' }, 'from ', fromInput),
+      h('label', { class: 'muted' }, 'to ', toInput),
+      h('button', { type: 'submit', 'data-testid': 'search' }, 'Search'),
     ),
     chart,
     table,
@@ -75,10 +120,11 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
 
   const renderPage = () => {
     if (page === null) return;
-    show(table, runsTable(page.runs, flowId !== '' || status !== ''));
+    const filtered = [flowId, status, payload, from, to].some((value) => value !== '');
+    show(table, runsTable(page.runs, filtered, page.nextCursor !== null));
     const onFirst = cursors.length === 0;
-    live.textContent = onFirst ? 'live' : 'paused: an older page';
-    live.classList.toggle('on', onFirst);
+    live.textContent = payload !== '' ? 'search: not live' : onFirst ? 'live' : 'paused: an older page';
+    live.classList.toggle('on', onFirst && payload === '');
     show(
       pager,
       h('button', { type: 'button', disabled: onFirst, onclick: () => move(cursors.pop(), true) }, '← Newer'),
@@ -101,6 +147,9 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
     const answer = await context.api.runs({
       flowId: flowId || undefined,
       status: status || undefined,
+      payload: payload || undefined,
+      since: dayStart(from),
+      until: dayStart(to, 1),
       cursor,
       limit: PAGE_SIZE,
     });
@@ -118,7 +167,8 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
 
   const listPoller = new Poller(
     POLL_MS,
-    async () => (cursors.length === 0 ? load() : true),
+    // A search is read once (and on paging): it is not live.
+    async () => (cursors.length === 0 ? load().then(() => payload === '') : true),
     context.fail,
   ).start();
   const chartPoller = new Poller(
@@ -137,12 +187,16 @@ export function runsView(context: ViewContext, filters: URLSearchParams): Dispos
   };
 }
 
-function runsTable(runs: RunSummary[], filtered: boolean): HTMLElement {
+function runsTable(runs: RunSummary[], filtered: boolean, more: boolean): HTMLElement {
   if (runs.length === 0)
     return h(
       'p',
       { class: 'muted empty' },
-      filtered ? 'No run matches these filters.' : 'No run yet: send a webhook.',
+      more
+        ? 'No match among the runs read so far: Older → searches further back.'
+        : filtered
+          ? 'No run matches these filters.'
+          : 'No run yet: send a webhook.',
     );
   return h(
     'table',
@@ -153,8 +207,8 @@ function runsTable(runs: RunSummary[], filtered: boolean): HTMLElement {
       h(
         'tr',
         {},
-        ...['status', 'run', 'flow', 'started by', 'accepted', 'total', 'attempts', 'error'].map((label) =>
-          h('th', {}, label),
+        ...['status', 'run', 'flow', 'version', 'started by', 'accepted', 'total', 'attempts', 'error'].map(
+          (label) => h('th', {}, label),
         ),
       ),
     ),
@@ -168,6 +222,7 @@ function runsTable(runs: RunSummary[], filtered: boolean): HTMLElement {
           h('td', {}, statusBadge(run.status)),
           h('td', { class: 'mono' }, h('a', { href: `#/runs/${run.id}` }, shortId(run.id))),
           h('td', {}, h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)),
+          h('td', { class: 'mono', 'data-testid': 'run-version' }, run.flowVersionId),
           h('td', {}, run.source),
           h('td', { class: 'mono' }, time(run.createdAt)),
           h('td', { class: 'num' }, ms(run.timings?.totalMs)),
