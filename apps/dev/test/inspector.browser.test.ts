@@ -505,9 +505,9 @@ describe.skipIf(chromiumPath === null && !required)(
       await waitForFinal(fault, String(other.runId));
       await page.goto(`${fault.url}/inspector/#/runs`);
       await page.locator(`tr[data-run-id="${other.runId}"]`).waitFor();
-      expect(
-        await page.locator(`tr[data-run-id="${other.runId}"] [data-testid=run-version]`).textContent(),
-      ).toBe('benchmark-v1');
+      const version = page.locator(`tr[data-run-id="${other.runId}"] [data-testid=run-version]`);
+      expect(await version.textContent()).toBe('v1');
+      expect(await version.getAttribute('title')).toBe('benchmark-v1');
       expect(await page.locator('select[name=status] option[value=PAUSED]').count()).toBe(1);
 
       // Any case; only the run whose payload holds it.
@@ -571,6 +571,11 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(await row.textContent()).toContain('404 FLOW_NOT_FOUND');
       expect(await page.content()).not.toContain('inspector-credential-0123');
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-flow.png'), fullPage: true });
+
+      // A schedule flow's page has its ticks instead of webhook URLs.
+      await page.goto(`${fault.url}/inspector/#/flows/nightly`);
+      await page.locator('[data-testid="schedule-nightly"] [data-testid=next-ticks] li').nth(4).waitFor();
+      expect(await page.locator('[data-testid=webhook-async]').count()).toBe(0);
     });
 
     it('runs a flow by hand from its page with a JSON payload', async () => {

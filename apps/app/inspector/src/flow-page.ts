@@ -3,12 +3,12 @@ import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { flowShape } from './flow-shape.ts';
-import { runForm, triggerLabel } from './flow-triggers.ts';
+import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
 import { refusedTable } from './refused-deliveries.ts';
 
 /**
- * One flow: what it is, its webhook URLs to copy, its live definition drawn, the webhooks it
+ * One flow: what it is, its webhook URLs to copy (a schedule's ticks instead), its live definition drawn, the webhooks it
  * refused, a Run button and Delete (after a confirmation). Read when shown, as the flows list.
  */
 export function flowPage(context: ViewContext, flowId: string): Dispose {
@@ -57,6 +57,7 @@ export function flowPage(context: ViewContext, flowId: string): Dispose {
           ).flatMap(([term, value]) => [h('dt', {}, term), h('dd', { class: 'mono' }, value)]),
         ),
         flow.trigger === null || flow.trigger.piece === 'webhook' ? webhookUrls(flow) : null,
+        flow.trigger?.piece === 'schedule' ? schedule(context, flow) : null,
         definition(live, versions.at(-1) ?? null),
         h(
           'section',
@@ -200,6 +201,13 @@ function webhookUrls(flow: FlowView): HTMLElement {
     row('async', base, 'answers 202 with the run id at once'),
     row('sync', `${base}/sync`, "waits for the run and answers with the flow's response"),
   );
+}
+
+/** A schedule's next ticks and the latest that started no run. */
+function schedule(context: ViewContext, flow: FlowView): HTMLElement {
+  const into = h('div', {});
+  scheduleDetails(context, flow, into);
+  return h('section', {}, h('h2', {}, 'Schedule'), into);
 }
 
 /** The live version drawn; before a publish, the newest version, said to be not live. */

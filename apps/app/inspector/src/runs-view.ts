@@ -222,7 +222,14 @@ function runsTable(runs: RunSummary[], filtered: boolean, more: boolean): HTMLEl
           h('td', {}, statusBadge(run.status)),
           h('td', { class: 'mono' }, h('a', { href: `#/runs/${run.id}` }, shortId(run.id))),
           h('td', {}, h('a', { href: `#/runs?flow=${encodeURIComponent(run.flowId)}` }, run.flowId)),
-          h('td', { class: 'mono', 'data-testid': 'run-version' }, run.flowVersionId),
+          h(
+            'td',
+            { class: 'mono', 'data-testid': 'run-version', title: run.flowVersionId },
+            // `<flow>-v3` as `v3`: the flow is the column before.
+            run.flowVersionId.startsWith(`${run.flowId}-v`)
+              ? run.flowVersionId.slice(run.flowId.length + 1)
+              : run.flowVersionId,
+          ),
           h('td', {}, run.source),
           h('td', { class: 'mono' }, time(run.createdAt)),
           h('td', { class: 'num' }, ms(run.timings?.totalMs)),
