@@ -556,7 +556,7 @@ describe.skipIf(chromiumPath === null && !required)(
       );
       await page.locator('[data-testid=copy-sync]').click();
       await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(
         `${fault.url}/v1/webhooks/tree/sync`,
       );
       const shape = page.locator('[data-testid=flow-definition] [data-testid=flow-shape]');
