@@ -647,6 +647,9 @@ describe.skipIf(chromiumPath === null && !required)(
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-field')));
       expect(fields).toEqual(expect.arrayContaining(['status', 'body']));
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-piece.png'), fullPage: true });
+
+      await page.goto(`${fault.url}/inspector/#/pieces/no-such-piece`);
+      await page.locator('.notice', { hasText: 'No piece no-such-piece.' }).waitFor();
     });
 
     it('draws the live chart over the runs list', async () => {

@@ -1,3 +1,4 @@
+import { ApiError } from './api.ts';
 import type { PieceSummary, PieceVersion } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
@@ -53,16 +54,24 @@ export function pieceView(context: ViewContext, name: string): Dispose {
         context.main,
         h('p', { class: 'crumbs' }, h('a', { href: '#/pieces' }, 'Pieces')),
         h('div', { class: 'heading' }, h('h1', { class: 'mono' }, piece.name)),
-        piece.versions.length === 0
-          ? h('p', { class: 'notice' }, `No piece ${name}.`)
-          : h(
-              'div',
-              {},
-              ...[...piece.versions].reverse().map((version) => versionDetails(version, piece.latest)),
-            ),
+        h(
+          'div',
+          {},
+          ...[...piece.versions].reverse().map((version) => versionDetails(version, piece.latest)),
+        ),
       );
     })
-    .catch(context.fail);
+    .catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) {
+        show(
+          context.main,
+          h('p', { class: 'notice' }, `No piece ${name}.`),
+          h('a', { href: '#/pieces' }, 'All pieces'),
+        );
+        return;
+      }
+      context.fail(error);
+    });
   return () => {};
 }
 
