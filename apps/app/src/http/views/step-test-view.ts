@@ -26,3 +26,4 @@ export const StepTestView = StepTestAnswerSchema.extend({
   id: 'StepTestResult',
   description: "How the tested step ended: its output or its error (a code step's with its line and column).",
 });
+export type StepTestView = z.infer<typeof StepTestView>;
