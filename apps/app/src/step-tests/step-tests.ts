@@ -76,13 +76,25 @@ export class StepTests {
     if (outcome.type === 'step-tested') return outcome.answer;
     // Nobody will read its answer: a job still waiting goes (one a worker holds runs out).
     await this.#queue.remove(testId).catch(() => false);
-    if (outcome.type === 'shutdown') {
-      throw new FlowboxError('APP_SHUTTING_DOWN', 'this app instance is shutting down; test the step again');
+    switch (outcome.type) {
+      case 'shutdown':
+        throw new FlowboxError(
+          'APP_SHUTTING_DOWN',
+          'this app instance is shutting down; test the step again',
+        );
+      case 'timeout':
+      case 'caller-gone':
+        throw new FlowboxError(
+          'STEP_TEST_TIMEOUT',
+          `no worker answered the test of step ${test.step} within ${this.#timeoutMs / 1000}s (WEBHOOK_TIMEOUT_SECONDS); nothing was recorded`,
+        );
+      default:
+        // A test's engine sends no response: one that came with the test's token is not its answer.
+        throw new FlowboxError(
+          'INTERNAL',
+          `the test of step ${test.step} was answered as a run (${outcome.type})`,
+        );
     }
-    throw new FlowboxError(
-      'STEP_TEST_TIMEOUT',
-      `no worker answered the test of step ${test.step} within ${this.#timeoutMs / 1000}s (WEBHOOK_TIMEOUT_SECONDS); nothing was recorded`,
-    );
   }
 
   /** A test job's result, for its caller wherever it waits. */
