@@ -33,6 +33,7 @@ import { registerPieceRoutes } from './http/piece-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { registerScheduleRoutes } from './http/schedule-routes.ts';
+import { registerStepTestRoutes } from './http/step-test-routes.ts';
 import { registerWebhookRoutes, type WebhookDeps } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
@@ -57,6 +58,7 @@ import { createRunsRepository } from './runs/runs-repository.ts';
 import { ScheduleTicker } from './schedules/schedule-ticker.ts';
 import { createSchedulesRepository } from './schedules/schedules-repository.ts';
 import { WorkerGateway } from './socket/worker-gateway.ts';
+import { StepTests } from './step-tests/step-tests.ts';
 import { ObjectStorage } from './storage/object-storage.ts';
 import { checkStores, pingRedis } from './store-check.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
@@ -205,6 +207,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     metrics,
     logger: logger.child({ component: 'run-lifecycle' }),
   });
+  const stepTests = new StepTests({
+    flows,
+    publisher,
+    queue,
+    hub,
+    timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+  });
   const dispatcher = new Dispatcher({
     flows,
     pieces,
@@ -214,6 +223,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     config,
     tracer,
     connections,
+    stepTests,
   });
   const sweeper = new RunSweeper({
     lifecycle,
@@ -339,6 +349,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     });
     registerManualRunRoutes(management, runStarts);
     registerScheduleRoutes(management, { flows, schedules });
+    registerStepTestRoutes(management, { stepTests });
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });

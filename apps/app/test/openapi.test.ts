@@ -84,8 +84,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (9), manual runs (2), a flow's schedule, runs (4), pieces (4), connections (5), health (2), metrics, the document.
-    expect(publicRoutes.length).toBe(33);
+    // Webhooks (2, each POST and GET), flows (9), manual runs (2), a flow's schedule, a step test, runs (4), pieces (4), connections (5), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(34);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );
@@ -158,6 +158,17 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     expect((await call('POST', '/v1/webhooks/:flowId/sync', '/v1/webhooks/documented/sync', {})).status).toBe(
       504,
     );
+    const stepTest = '/v1/flows/:flowId/steps/:stepName/test';
+    expect((await call('POST', stepTest, '/v1/flows/documented/steps/nope/test', { data: {} })).status).toBe(
+      404,
+    );
+    expect(
+      (await call('POST', stepTest, '/v1/flows/documented/steps/step_1/test', { data: [] })).status,
+    ).toBe(400);
+    // No worker runs it: the documented 504.
+    expect(
+      (await call('POST', stepTest, '/v1/flows/documented/steps/step_1/test', { data: {} })).status,
+    ).toBe(504);
     const runId = String(accepted.json.runId);
     await call('GET', '/v1/runs/:runId', `/v1/runs/${runId}`);
     await call('GET', '/v1/runs/:runId', '/v1/runs/00000000-0000-4000-8000-000000000000');

@@ -364,6 +364,36 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(answer.body).toMatchObject({ error: { code: 'FLOW_NOT_FOUND' } });
     });
 
+    it('tests one step from the flows page: its output from the sample data, or its error', async () => {
+      await page.locator('nav a', { hasText: 'Flows' }).click();
+      await page.locator('[data-testid="test-step-doomed"]').click();
+      const form = page.locator('[data-testid="step-test-doomed"]');
+      const step = form.locator('[data-testid="step-test-step-doomed"]');
+      await step.locator('option', { hasText: 'step_2' }).waitFor({ state: 'attached' });
+      // Every piece and code step can be tested (the response step is a piece step).
+      expect(await step.locator('option').allTextContents()).toEqual(['step_1', 'step_2', 'step_3']);
+      await step.selectOption('step_2');
+      await form.locator('[data-testid="step-test-data-doomed"]').fill('{"step_1": {"result": 41}}');
+      await form.locator('[data-testid="step-test-run-doomed"]').click();
+      const output = form.locator('[data-testid=step-test-output]');
+      await output.waitFor();
+      expect(JSON.parse((await output.textContent()) ?? '')).toEqual({ result: 42 });
+      expect(await form.locator('[data-status]').textContent()).toBe('SUCCEEDED');
+
+      await page.locator('[data-testid="test-step-throws"]').click();
+      const failing = page.locator('[data-testid="step-test-throws"]');
+      await failing
+        .locator('[data-testid="step-test-step-throws"] option', { hasText: 'code' })
+        .first()
+        .waitFor({ state: 'attached' });
+      await failing.locator('[data-testid="step-test-run-throws"]').click();
+      const error = failing.locator('[data-testid=step-test-error]');
+      await error.waitFor();
+      expect(await error.textContent()).toMatch(
+        /^CODE_STEP_FAILED: .*boom from the inspector test \(line 1, column \d+\)/,
+      );
+    });
+
     it('draws a version’s shape: a router’s branches and its fallback, a loop’s body, nested', async () => {
       const created = await manage(
         fault.url,

@@ -7,6 +7,7 @@ import { addConnectionCommands } from './commands/connection-commands.ts';
 import { listFlows, pushFlow } from './commands/flow-commands.ts';
 import { loadFlowFile } from './commands/flow-file.ts';
 import { readRunPayload, runSync, startRun } from './commands/flow-run.ts';
+import { reportStepTest, testStep } from './commands/flow-test-step.ts';
 import { buildPiece, publishPiece } from './commands/piece-build.ts';
 import { listRefusedDeliveries, renderRefusedDeliveries } from './commands/refused-deliveries.ts';
 import { describePieces, listPieces, yankPiece } from './commands/registry-pieces.ts';
@@ -181,6 +182,21 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
       }
       const runId = await startRun(api(), flowId, payload);
       io.out(`started run ${runId} of flow ${flowId}; read it with: flowbox runs show ${runId}\n`);
+    });
+  flow
+    .command('test-step <flowId> <step>')
+    .description(
+      'run one piece or code step alone on a worker over sample outputs of the steps before it; prints its output, or its error with exit code 1 (nothing is recorded)',
+    )
+    .option(
+      '--data <json|@file>',
+      'sample outputs by step or trigger name, e.g. {"trigger":{"body":{}}}; a loop\'s body step reads {"<loop>":{"item":...}}',
+      undefined,
+    )
+    .option('--version <id>', '`latest` or a version id (default: the published version, else the latest)')
+    .action(async (flowId: string, stepName: string, options: { data?: string; version?: string }) => {
+      const data = await readRunPayload(options.data, io.cwd);
+      reportStepTest(io, stepName, await testStep(api(), flowId, stepName, data, options.version));
     });
   flow
     .command('refused <flowId>')

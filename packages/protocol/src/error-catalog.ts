@@ -46,6 +46,10 @@ export const ERROR_CATALOG = {
   RUN_ALREADY_FINISHED: { family: 'user', runStatus: 'FAILED', httpStatus: 403 },
   INVALID_FLOW: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_VERSION_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** A step test naming a step the flow version does not have; the message lists the ones it has. */
+  STEP_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
+  /** A step test of a step that is not a piece or code step (a router, loop, stop, delay, wait, flow). */
+  STEP_NOT_TESTABLE: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   /** `POST /v1/pieces` of an archive the registry refuses (manifest, tar, size, entry, load). */
   INVALID_PIECE: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   /** `POST /v1/pieces` of a name@version already published with other content: versions are immutable. */
@@ -137,6 +141,8 @@ export const ERROR_CATALOG = {
   // flowbox failed.
   /** A sync caller's wait ran out (WEBHOOK_TIMEOUT_SECONDS); the run itself goes on. */
   WEBHOOK_TIMEOUT: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 504 },
+  /** No worker answered a step test within WEBHOOK_TIMEOUT_SECONDS; nothing was recorded. */
+  STEP_TEST_TIMEOUT: { family: 'system', runStatus: 'INTERNAL_ERROR', httpStatus: 504 },
   /**
    * The engine process died or could not start. INTERNAL_ERROR, not FAILED: flowbox cannot tell
    * a piece's `process.exit` from the host's OOM killer or a bug of its own, and the run is

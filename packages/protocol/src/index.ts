@@ -35,6 +35,7 @@ export * from './relay.ts';
 export * from './response-rules.ts';
 export * from './run.ts';
 export * from './socket-events.ts';
+export * from './step-test.ts';
 export * from './sync-channel.ts';
 export * from './template-expression.ts';
 export * from './templates.ts';

@@ -6,6 +6,7 @@ import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunOutcomeSchema } from './run.ts';
+import { StepTestSchema } from './step-test.ts';
 import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.ts';
 
 /**
@@ -80,6 +81,11 @@ export const EngineJobSchema = z.object({
    * and sends this run's callbacks with a `traceparent` header (trace.ts).
    */
   traceparent: TraceparentSchema.optional(),
+  /**
+   * A step test (DispatchedJob.test): this one step runs over the sample data, with no progress,
+   * no response and no run log; the outcome's one step is the test's answer.
+   */
+  test: StepTestSchema.optional(),
 });
 export type EngineJob = z.infer<typeof EngineJobSchema>;
 

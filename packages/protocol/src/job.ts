@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { PieceRefSchema } from './artifacts.ts';
 import { TriggerPayloadSchema } from './flow.ts';
+import { StepTestSchema } from './step-test.ts';
 import { TraceparentSchema } from './trace.ts';
 
 /** The data of the BullMQ job the app enqueues for a run. Kept small: the flow is looked up at dispatch. */
@@ -28,3 +30,37 @@ export const RunJobDataSchema = z.object({
   resume: z.number().int().positive().optional(),
 });
 export type RunJobData = z.infer<typeof RunJobDataSchema>;
+
+/**
+ * A step test's job (step-test.ts), on the same queue as runs and dispatched the same way, but
+ * with no run behind it: `testId` names it, the caller waits on `syncInstanceId`, and it is tried
+ * once. It names the bundle to run, since a version tested before it is published has none
+ * recorded (the app builds and stores it, content-addressed, when the test is asked for).
+ */
+export const StepTestJobDataSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('test-step'),
+  testId: z.string(),
+  flowId: z.string(),
+  flowVersionId: z.string(),
+  bundle: z.object({
+    key: z.string(),
+    sha256: z.string(),
+    sizeBytes: z.number().int().nonnegative(),
+    pieces: z.array(PieceRefSchema),
+  }),
+  /** The connections the version references, resolved at dispatch as a run's are. */
+  connections: z.array(z.string()),
+  test: StepTestSchema,
+  syncInstanceId: z.string(),
+  acceptedAt: z.number().int(),
+});
+export type StepTestJobData = z.infer<typeof StepTestJobDataSchema>;
+
+/** What a queue job holds: a run's, or a step test's. */
+export const QueuedJobDataSchema = z.discriminatedUnion('type', [RunJobDataSchema, StepTestJobDataSchema]);
+export type QueuedJobData = z.infer<typeof QueuedJobDataSchema>;
+
+/** The run or step test a queue job is for (the id its logs name). */
+export const subjectOf = (data: QueuedJobData): string =>
+  data.type === 'run-flow' ? data.runId : data.testId;

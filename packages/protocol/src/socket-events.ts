@@ -7,6 +7,7 @@ import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunIsolationSchema } from './ipc.ts';
 import { RunOutcomeSchema } from './run.ts';
+import { StepTestSchema } from './step-test.ts';
 import { TraceparentSchema } from './trace.ts';
 
 /**
@@ -86,6 +87,11 @@ export const DispatchedJobSchema = z.object({
    * Absent: `isolate`.
    */
   isolation: RunIsolationSchema.optional(),
+  /**
+   * A step test (step-test.ts): the engine runs this one step and nothing else; `runId` is then
+   * the test's id, which no run has. Absent for runs.
+   */
+  test: StepTestSchema.optional(),
 });
 export type DispatchedJob = z.infer<typeof DispatchedJobSchema>;
 

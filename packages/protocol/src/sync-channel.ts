@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SerializedErrorSchema } from './errors.ts';
 import { FinalRunStatusSchema, FlowResponseSchema } from './run.ts';
+import { StepTestAnswerSchema } from './step-test.ts';
 
 /**
  * app ⇄ app over Redis pub/sub: the instance that learns a sync run's answer publishes it on
@@ -37,6 +38,13 @@ export const SyncMessageSchema = z.discriminatedUnion('type', [
     runId: z.string(),
     status: FinalRunStatusSchema,
     error: SerializedErrorSchema.optional(),
+  }),
+  /** A step test's answer (step-test.ts), for the instance holding its caller; `runId` is the test's id. */
+  z.object({
+    version: z.literal(1),
+    type: z.literal('step-tested'),
+    runId: z.string(),
+    answer: StepTestAnswerSchema,
   }),
 ]);
 export type SyncMessage = z.infer<typeof SyncMessageSchema>;

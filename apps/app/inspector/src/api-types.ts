@@ -24,6 +24,7 @@ export type {
   StepView,
   TimingsView as Timings,
 } from '../../src/http/views/run-view.ts';
+export type { StepTestView as StepTestResult } from '../../src/http/views/step-test-view.ts';
 export type { RunStatus };
 
 /** Every status, so the compiler notices one added to RunStatusSchema. */

@@ -8,6 +8,7 @@ import type {
   RunPage,
   RunStats,
   RunView,
+  StepTestResult,
   VersionView,
 } from './api-types.ts';
 
@@ -80,6 +81,20 @@ export class Api {
   /** A run by hand with this payload as the trigger's body (202, async). */
   startRun(flowId: string, payload: Record<string, unknown>): Promise<{ runId: string }> {
     return this.#call('POST', `/v1/flows/${encodeURIComponent(flowId)}/runs`, payload);
+  }
+
+  /** One step run alone on a worker over sample data; `version` absent: the published one. */
+  testStep(
+    flowId: string,
+    stepName: string,
+    data: Record<string, unknown>,
+    version: string | undefined,
+  ): Promise<StepTestResult> {
+    return this.#call(
+      'POST',
+      `/v1/flows/${encodeURIComponent(flowId)}/steps/${encodeURIComponent(stepName)}/test`,
+      { data, ...(version === undefined ? {} : { version }) },
+    );
   }
 
   schedule(flowId: string): Promise<FlowSchedule> {

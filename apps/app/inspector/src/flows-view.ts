@@ -5,13 +5,14 @@ import { flowShape } from './flow-shape.ts';
 import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
 import { refusedTable } from './refused-deliveries.ts';
+import { stepTestForm } from './step-test-form.ts';
 
 /**
  * Flows with their triggers and versions: enable or disable a flow (a disabled flow's webhooks
- * answer 404), publish a version (builds its bundle and makes it live), run one by hand, see a
- * schedule's ticks and the webhooks it refused before any run existed; each flow's id opens its
- * page (flow-page.ts). Read when shown and after
- * each change; nothing here moves on its own, so it is not polled.
+ * answer 404), publish a version (builds its bundle and makes it live), run one by hand, test one
+ * of its steps alone, see a schedule's ticks and the webhooks it refused before any run existed;
+ * each flow's id opens its page (flow-page.ts). Read when shown and after each change; nothing
+ * here moves on its own, so it is not polled.
  */
 export function flowsView(context: ViewContext): Dispose {
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading flows…'));
@@ -165,6 +166,15 @@ export function flowsView(context: ViewContext): Dispose {
                 },
                 'Run',
               ),
+          h(
+            'button',
+            {
+              type: 'button',
+              'data-testid': `test-step-${flow.id}`,
+              onclick: open(() => show(details, stepTestForm(context, flow))),
+            },
+            'Test step',
+          ),
         ),
         h('td', {}, toggle),
         h('td', {}, refusedToggle),

@@ -7,6 +7,7 @@ import { MANUAL_RUN_OPERATIONS } from './operations/manual-run-operations.ts';
 import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
+import { STEP_TEST_OPERATIONS } from './operations/step-test-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 
 /**
@@ -19,6 +20,7 @@ export const API_OPERATIONS = {
   ...FLOW_OPERATIONS,
   ...MANUAL_RUN_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
+  ...STEP_TEST_OPERATIONS,
   ...RUN_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,

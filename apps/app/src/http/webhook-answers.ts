@@ -1,4 +1,10 @@
-import { type ErrorResponse, type FlowResponse, httpStatusOf, type SerializedError } from '@flowbox/protocol';
+import {
+  type ErrorResponse,
+  FlowboxError,
+  type FlowResponse,
+  httpStatusOf,
+  type SerializedError,
+} from '@flowbox/protocol';
 import type { FastifyReply } from 'fastify';
 import type { SyncOutcome } from '../sync/sync-response-hub.ts';
 import type { ErrorBody } from './error-handler.ts';
@@ -103,6 +109,9 @@ export function sendOutcome(
       };
       return reply.status(httpStatusOf(body.error.code)).send(body);
     }
+    case 'step-tested':
+      // Keyed by a test's id, which no run's caller waits on.
+      throw new FlowboxError('INTERNAL', `a step test's answer reached the caller of run ${outcome.runId}`);
     case 'shutdown': {
       const body: ErrorBody = {
         error: { code: 'APP_SHUTTING_DOWN', message: 'this app instance is shutting down; the run goes on' },

@@ -5,7 +5,9 @@ import {
   type PieceRef,
   type ResolvedConnections,
   type RunIsolation,
+  type RunJobData,
   type RunOutcome,
+  type StepTestJobData,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
 import type { LRUCache } from 'lru-cache';
@@ -15,6 +17,7 @@ import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
 import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '../runs/run-lifecycle.ts';
+import type { StepTests } from '../step-tests/step-tests.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
 import type { TokenService } from '../tokens.ts';
@@ -57,6 +60,7 @@ export class Dispatcher {
   readonly #config: AppConfig;
   readonly #tracer: Tracer | null;
   readonly #connections: Connections;
+  readonly #stepTests: Pick<StepTests, 'answer'> | null;
   /**
    * Published bundles (and the connections they reference) by flow version. Immutable, so never
    * stale: the bounds only keep the least recently dispatched (DISPATCH_CACHE_MAX_*).
@@ -75,8 +79,11 @@ export class Dispatcher {
     /** Null when tracing is off. */
     tracer: Tracer | null;
     connections: Connections;
+    /** Where a step test's result goes (its caller); without, test jobs are refused. */
+    stepTests?: Pick<StepTests, 'answer'>;
   }) {
     this.#connections = deps.connections;
+    this.#stepTests = deps.stepTests ?? null;
     this.#flows = deps.flows;
     this.#pieces = deps.pieces;
     this.#lifecycle = deps.lifecycle;
@@ -106,25 +113,26 @@ export class Dispatcher {
 
   /** The job for `workerId`; a traced run's carries the `dispatch` span for the worker's spans. */
   dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
-    const parent = lease.data.traceparent;
-    if (this.#tracer === null || parent === undefined) return this.#dispatch(lease, workerId);
+    const { data } = lease;
+    if (data.type === 'test-step') return this.#dispatchTest(lease.jobId, data);
+    const parent = data.traceparent;
+    if (this.#tracer === null || parent === undefined) return this.#dispatch(lease, data, workerId);
     const span = this.#tracer.startSpan('dispatch', {
       parent,
       attributes: {
-        'flowbox.run_id': lease.data.runId,
+        'flowbox.run_id': data.runId,
         'flowbox.worker_id': workerId,
         'flowbox.attempt': lease.attempt,
       },
     });
     return traced(span, async () => {
-      const job = await this.#dispatch(lease, workerId);
+      const job = await this.#dispatch(lease, data, workerId);
       if (span.traceparent !== undefined) job.traceparent = span.traceparent;
       return job;
     });
   }
 
-  async #dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
-    const { data } = lease;
+  async #dispatch(lease: LeasedJob, data: RunJobData, workerId: string): Promise<DispatchedJob> {
     const { bundle, connections: names, isolation } = await this.#bundle(data.flowVersionId);
     // Opened now, for this attempt only: the values go to the worker in this answer and nowhere
     // else (not the job in Redis, not a log). Settled here so a refusal below leaves no rejection.
@@ -186,6 +194,48 @@ export class Dispatcher {
   }
 
   /**
+   * A step test's job: the run's dispatch (its version's pieces and isolation, its connections
+   * opened now, a token scoped to the test) with no run to start and no log to keep.
+   */
+  async #dispatchTest(jobId: string, data: StepTestJobData): Promise<DispatchedJob> {
+    if (this.#stepTests === null) throw new FlowboxError('INTERNAL', 'this app does not run step tests');
+    const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
+    // A test's engine uploads nothing: the form's bound sizes what its answer may carry.
+    const logKey = objectKeys.stepTestLog(data.testId);
+    const [records, bundleUrl, pieces, logUpload, connections] = await Promise.all([
+      Promise.all(data.bundle.pieces.map((ref) => this.#pieceRecord(ref))),
+      this.#downloads.url(data.bundle.key, ttl),
+      Promise.all(data.bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
+      this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
+      data.connections.length === 0 ? undefined : this.#connections.resolve(data.connections),
+    ]);
+    return {
+      jobId,
+      runId: data.testId,
+      flowId: data.flowId,
+      flowVersionId: data.flowVersionId,
+      bundle: { url: bundleUrl, sha256: data.bundle.sha256, sizeBytes: data.bundle.sizeBytes },
+      pieces,
+      trigger: { method: 'POST', headers: {}, query: {}, body: {}, rawBody: null, rawBodyEncoding: 'utf8' },
+      ...(connections === undefined ? {} : { connections }),
+      engineToken: this.#tokens.signEngineToken(
+        { runId: data.testId, syncInstanceId: data.syncInstanceId },
+        ttl,
+      ),
+      logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
+      limits: {
+        flowTimeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
+        codeStepTimeoutMs: this.#config.CODE_STEP_TIMEOUT_MS,
+        codeStepMemoryMb: this.#config.CODE_STEP_MEMORY_MB,
+        loopMaxIterations: this.#config.LOOP_MAX_ITERATIONS,
+      },
+      acceptedAt: data.acceptedAt,
+      isolation: flowIsolation(records, this.#config.TRUSTED_PIECES),
+      test: data.test,
+    };
+  }
+
+  /**
    * Records an attempt's end through the run lifecycle, then settles its job: back to the queue
    * for a retry, completed or failed otherwise. With `fetchNext`, resolves with the next waiting
    * job, leased in the same Redis call (see LeasedJob.complete).
@@ -196,22 +246,28 @@ export class Dispatcher {
     options: ConcludeOptions = { fetchNext: false },
   ): Promise<LeasedJob | null> {
     const { outcome } = conclusion;
-    const parent = options.traceparent ?? lease.data.traceparent;
+    const { data } = lease;
+    if (data.type === 'test-step') {
+      // Tried once: whatever ended it is the answer, and nothing is recorded.
+      await this.#stepTests?.answer(data, outcome);
+      return lease.complete(options);
+    }
+    const parent = options.traceparent ?? data.traceparent;
     if (this.#tracer === null || parent === undefined) {
       return this.#settle(
         lease,
         outcome,
-        await this.#lifecycle.conclude(attemptOf(lease), conclusion),
+        await this.#lifecycle.conclude(attemptOf(data, lease.attempt), conclusion),
         options,
       );
     }
     // The final write (or the retry), under the worker's job span when its result said which.
     const span = this.#tracer.startSpan('run.finish', {
       parent,
-      attributes: { 'flowbox.run_id': lease.data.runId, 'flowbox.run.status': outcome.status },
+      attributes: { 'flowbox.run_id': data.runId, 'flowbox.run.status': outcome.status },
     });
     const concluded = await traced(span, async () => {
-      const result = await this.#lifecycle.conclude(attemptOf(lease), conclusion);
+      const result = await this.#lifecycle.conclude(attemptOf(data, lease.attempt), conclusion);
       span.setAttribute('flowbox.run.conclusion', result);
       if (outcome.error !== undefined) span.fail(outcome.error);
       return result;
@@ -293,9 +349,9 @@ export interface ConcludeOptions {
   traceparent?: string | undefined;
 }
 
-const attemptOf = (lease: LeasedJob): RunAttempt => ({
-  runId: lease.data.runId,
-  flowId: lease.data.flowId,
-  syncInstanceId: lease.data.syncInstanceId,
-  attempt: lease.attempt,
+const attemptOf = (data: RunJobData, attempt: number): RunAttempt => ({
+  runId: data.runId,
+  flowId: data.flowId,
+  syncInstanceId: data.syncInstanceId,
+  attempt,
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
-import { parseMessage, type RunJobData, RunJobDataSchema } from '@flowbox/protocol';
+import { parseMessage, type QueuedJobData, QueuedJobDataSchema } from '@flowbox/protocol';
 import { ErrorCode, Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
 import { isRedisConnectionError } from '../redis/redis-outage.ts';
@@ -23,7 +23,7 @@ const isJobGone = (error: unknown): error is Error =>
 
 /** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
 interface Shard {
-  worker: Worker<RunJobData>;
+  worker: Worker<QueuedJobData>;
   waiting: boolean;
   /** A blocking fetch is out on it: it was empty, and nothing has arrived since (or is arriving). */
   blocked: boolean;
@@ -71,7 +71,7 @@ export class JobBroker implements JobSource {
     this.#logger = options.logger;
     this.#isOutage = options.isOutage ?? (() => false);
     this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map((name) => {
-      const worker = new Worker<RunJobData>(name, null, {
+      const worker = new Worker<QueuedJobData>(name, null, {
         connection: options.connection,
         prefix: options.prefix,
         autorun: false,
@@ -188,7 +188,7 @@ export class JobBroker implements JobSource {
   async #fetchLoop(): Promise<void> {
     const [shard] = this.#shards;
     while (shard !== undefined && this.#polls.length > 0 && !this.#closed) {
-      let fetched: { job: Job<RunJobData> | undefined; token: string };
+      let fetched: { job: Job<QueuedJobData> | undefined; token: string };
       try {
         fetched = await this.#retryFetch(async () => {
           const token = randomUUID();
@@ -206,7 +206,7 @@ export class JobBroker implements JobSource {
   /** Several shards: serves the polls from the shards in turn; when all are empty, waits on each. */
   async #serveInTurn(): Promise<void> {
     while (this.#polls.length > 0 && !this.#closed) {
-      let taken: { job: Job<RunJobData>; token: string; shard: Shard } | null;
+      let taken: { job: Job<QueuedJobData>; token: string; shard: Shard } | null;
       try {
         taken = await this.#retryFetch(() => this.#takeInTurn());
       } catch (error) {
@@ -222,7 +222,7 @@ export class JobBroker implements JobSource {
   }
 
   /** The next job from the shards in turn, without blocking; null when every shard is empty. */
-  async #takeInTurn(): Promise<{ job: Job<RunJobData>; token: string; shard: Shard } | null> {
+  async #takeInTurn(): Promise<{ job: Job<QueuedJobData>; token: string; shard: Shard } | null> {
     const count = this.#shards.length;
     for (let offset = 0; offset < count; offset += 1) {
       const index = (this.#cursor + offset) % count;
@@ -273,7 +273,7 @@ export class JobBroker implements JobSource {
     shard: Shard,
     token: string,
     { foundEmpty = false }: { foundEmpty?: boolean } = {},
-  ): Promise<Job<RunJobData> | undefined> {
+  ): Promise<Job<QueuedJobData> | undefined> {
     if (!foundEmpty) {
       const ready = await shard.worker.getNextJob(token, { block: false });
       if (ready !== undefined) return ready;
@@ -287,7 +287,7 @@ export class JobBroker implements JobSource {
   }
 
   /** Gives a fetched job to the oldest poll; false when no poll is left (the job went back). */
-  async #handOut(job: Job<RunJobData>, token: string, shard: Shard): Promise<boolean> {
+  async #handOut(job: Job<QueuedJobData>, token: string, shard: Shard): Promise<boolean> {
     const lease = this.#lease(job, token, shard);
     if (lease === null) return true;
     const poll = this.#polls.take();
@@ -346,9 +346,9 @@ export class JobBroker implements JobSource {
     }
   }
 
-  #lease(job: Job<RunJobData>, token: string, shard: Shard): LeasedJob | null {
+  #lease(job: Job<QueuedJobData>, token: string, shard: Shard): LeasedJob | null {
     const jobId = job.id ?? '';
-    const parsed = parseMessage(RunJobDataSchema, job.data);
+    const parsed = parseMessage(QueuedJobDataSchema, job.data);
     if (!parsed.ok) {
       this.#logger.error({ jobId, reason: parsed.error }, 'dropped a job with invalid data');
       void job.moveToFailed(new Error(`invalid job data: ${parsed.error}`), token, false).catch(() => {});
@@ -370,7 +370,7 @@ export class JobBroker implements JobSource {
     const next = (result: unknown): LeasedJob | null => {
       if (!Array.isArray(result) || result[0] == null || this.#closed) return null;
       const [jobData, nextId] = result as [Parameters<typeof Job.fromJSON>[1], string];
-      return this.#lease(Job.fromJSON(shard.worker, jobData, nextId) as Job<RunJobData>, token, shard);
+      return this.#lease(Job.fromJSON(shard.worker, jobData, nextId) as Job<QueuedJobData>, token, shard);
     };
     // With shards, the next job comes from the shards in turn, not from this one's backlog.
     const sharded = this.#shards.length > 1;
@@ -379,7 +379,8 @@ export class JobBroker implements JobSource {
     return {
       jobId,
       data: parsed.value,
-      attempt: job.attemptsMade + 1 + (parsed.value.priorAttempts ?? 0),
+      attempt:
+        job.attemptsMade + 1 + (parsed.value.type === 'run-flow' ? (parsed.value.priorAttempts ?? 0) : 0),
       complete: async (options) => {
         endLease();
         const fetchNext = options?.fetchNext === true;

@@ -1,9 +1,10 @@
-import type { RunJobData } from '@flowbox/protocol';
+import type { QueuedJobData } from '@flowbox/protocol';
 
 /** A job taken from the queue for one worker; the app holds its lock until the result. */
 export interface LeasedJob {
   jobId: string;
-  data: RunJobData;
+  /** A run's job, or a step test's (step-test.ts in the protocol). */
+  data: QueuedJobData;
   /** 1 for the job's first start, 2 for its first retry, and so on. */
   attempt: number;
   /**

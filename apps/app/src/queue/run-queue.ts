@@ -1,4 +1,4 @@
-import type { RunJobData } from '@flowbox/protocol';
+import type { QueuedJobData, RunJobData, StepTestJobData } from '@flowbox/protocol';
 import { FlowboxError } from '@flowbox/protocol';
 import { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
@@ -30,7 +30,7 @@ const MAX_PRIORITY = 2_097_152;
  * broker takes from the shards in turn.
  */
 export class RunQueue {
-  readonly #shards: Queue<RunJobData>[];
+  readonly #shards: Queue<QueuedJobData>[];
   readonly #connection: RedisClient;
 
   readonly #maxAttempts: number;
@@ -45,7 +45,7 @@ export class RunQueue {
     this.#maxAttempts = options.maxAttempts;
     this.#connection = options.connection;
     this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map(
-      (name) => new Queue<RunJobData>(name, { connection: options.connection, prefix: options.prefix }),
+      (name) => new Queue<QueuedJobData>(name, { connection: options.connection, prefix: options.prefix }),
     );
   }
 
@@ -76,12 +76,31 @@ export class RunQueue {
   }
 
   /**
+   * A step test's job, on its flow's shard behind the runs waiting there: tried once (a test is
+   * never retried) and gone from Redis once settled, since its caller has its answer by then.
+   */
+  async addTest(data: StepTestJobData): Promise<void> {
+    try {
+      await this.#shardOf(data.flowId).add('test-step', data, {
+        jobId: data.testId,
+        attempts: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } catch (error) {
+      throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {
+        cause: error,
+      });
+    }
+  }
+
+  /**
    * Which of these runs have no job in Redis, in any state (one pipelined round trip per shard:
    * on a cluster a pipeline stays within one slot): their job was lost (Redis restarted empty, a
    * failover dropped it) or never written.
    */
   async missing(runs: ReadonlyArray<{ id: string; flowId: string }>): Promise<Set<string>> {
-    const byShard = new Map<Queue<RunJobData>, string[]>();
+    const byShard = new Map<Queue<QueuedJobData>, string[]>();
     for (const run of runs) {
       const shard = this.#shardOf(run.flowId);
       byShard.set(shard, [...(byShard.get(shard) ?? []), run.id]);
@@ -135,7 +154,7 @@ export class RunQueue {
     await Promise.all(this.#shards.map((shard) => shard.close()));
   }
 
-  #shardOf(flowId: string): Queue<RunJobData> {
+  #shardOf(flowId: string): Queue<QueuedJobData> {
     const shard = this.#shards[shardOf(flowId, this.#shards.length)];
     if (shard === undefined) throw new Error('no run queue shard');
     return shard;

@@ -15,6 +15,7 @@ import {
   parseMessage,
   SOCKET_EVENTS,
   serializeError,
+  subjectOf,
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
 import type { EngineCallbacks } from '../http/engine-callbacks.ts';
@@ -251,16 +252,16 @@ export class WorkerGateway {
       session.held = session.held.filter((entry) => entry !== held);
       if (error instanceof FlowBusy) {
         await lease.postpone(BUSY_FLOW_POSTPONE_MS).catch((cause: unknown) => {
-          logger.warn({ err: cause, runId: lease.data.runId }, 'could not postpone a job');
+          logger.warn({ err: cause, runId: subjectOf(lease.data) }, 'could not postpone a job');
         });
         return null;
       }
       if (error instanceof FlowboxError && error.code === 'RUN_ALREADY_FINISHED') {
-        logger.warn({ runId: lease.data.runId }, error.message);
+        logger.warn({ runId: subjectOf(lease.data) }, error.message);
         await lease.complete();
         return null;
       }
-      logger.error({ err: error, runId: lease.data.runId }, 'could not dispatch a job');
+      logger.error({ err: error, runId: subjectOf(lease.data) }, 'could not dispatch a job');
       await this.#dispatcher.conclude(lease, { outcome: failedOutcome(serializeError(error)) });
       return null;
     }
@@ -363,11 +364,14 @@ export class WorkerGateway {
   }
 
   async #workerLost(lease: LeasedJob, logger: Logger): Promise<void> {
-    logger.warn({ runId: lease.data.runId, jobId: lease.jobId }, 'worker lost with a job in flight');
+    logger.warn({ runId: subjectOf(lease.data), jobId: lease.jobId }, 'worker lost with a job in flight');
     try {
       await this.#dispatcher.workerLost(lease);
     } catch (error) {
-      logger.error({ err: error, runId: lease.data.runId }, 'could not finalise a run whose worker was lost');
+      logger.error(
+        { err: error, runId: subjectOf(lease.data) },
+        'could not finalise a run whose worker was lost',
+      );
     }
   }
 }

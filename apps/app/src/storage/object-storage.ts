@@ -33,6 +33,8 @@ export interface PresignedPost {
 /** Where each kind of object lives in the bucket. */
 export const objectKeys = {
   runLog: (runId: string) => `runs/${runId}/log.json`,
+  /** The upload form a step test's job carries; its engine writes nothing there. */
+  stepTestLog: (testId: string) => `step-tests/${testId}/log.json`,
   flowBundle: (flowVersionId: string, sha256: string) => `bundles/${flowVersionId}/${sha256}.json`,
   pieceArchive: (name: string, version: string, sha256: string) => `pieces/${name}/${version}/${sha256}.tgz`,
 };

@@ -24,6 +24,8 @@ export interface Beacon {
    * reaches it once per attempt), also when that already happened.
    */
   reached(tag: string, nth?: number, timeoutMs?: number): Promise<Checkpoint>;
+  /** How many times runs holding `tag` have reached their checkpoint so far. */
+  count(tag: string): number;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export async function startBeacon(): Promise<Beacon> {
   const { port } = server.address() as AddressInfo;
   return {
     urlFor: (tag) => `http://127.0.0.1:${port}/checkpoint/${encodeURIComponent(tag)}`,
+    count: (tag) => seen.get(tag)?.length ?? 0,
     reached(tag, nth = 1, timeoutMs = 30_000) {
       const known = seen.get(tag)?.[nth - 1];
       if (known !== undefined) return Promise.resolve(known);

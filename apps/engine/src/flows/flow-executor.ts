@@ -43,6 +43,7 @@ import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
 import { buildRunLog, persistRunLog } from './run-log.ts';
 import { type RunTrace, startRunTrace } from './run-trace.ts';
+import { executeStepTest } from './step-test.ts';
 
 export interface FlowExecutorDeps {
   bundles: FlowBundleLoader;
@@ -108,6 +109,13 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       deps.log('debug', 'preloaded pieces', { pieces: pieces.map((p) => p.name), ms });
     },
     async execute(job) {
+      if (job.test !== undefined) {
+        return executeStepTest(job, job.test, {
+          prepare: () => prepareRun(deps, job, inputs),
+          openIsolated: (run) => openIsolatedRun(deps, job, run, async () => {}),
+          log: deps.log,
+        });
+      }
       const startedAt = new Date();
       const started = performance.now();
       // An untraced run (no traceparent) records nothing and sends no traceparent header.

@@ -126,6 +126,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     limits: job.limits,
     egress: options.egress,
     fetchLimits: options.fetchLimits,
+    ...(job.test === undefined ? {} : { test: job.test }),
   });
 
   const execute = async (

@@ -1,0 +1,38 @@
+import { FlowboxError, type LeafStepDefinition, type StepResult } from '@flowbox/protocol';
+import type { RunContext } from './interpreter-context.ts';
+import type { LeafExecutor } from './leaf-executor.ts';
+import { runLeaf } from './leaf-step.ts';
+import type { ScopeFrame } from './run-scope.ts';
+
+/**
+ * A step test's one leaf (flows/step-test.ts): run as a run's leaf is (its templates resolved
+ * over `frame`, its `timeoutMs`, its failure recorded), but alone: nothing before or after it,
+ * no response to send. Returns the step's record.
+ */
+export async function testLeaf(
+  step: LeafStepDefinition,
+  frame: ScopeFrame,
+  prefix: string,
+  deps: { leaves: LeafExecutor; limits: RunContext['limits'] },
+): Promise<StepResult> {
+  let recorded: StepResult | undefined;
+  const context: RunContext = {
+    leaves: deps.leaves,
+    limits: deps.limits,
+    sink: {
+      beforeStep() {},
+      position() {},
+      begin: () => (result) => {
+        recorded = result;
+      },
+    },
+    // A tested step answers no caller: what a piece would send is left out.
+    respond: async () => {},
+    ending: undefined,
+    fail() {},
+    runBody: () => Promise.reject(new FlowboxError('INTERNAL', 'a step test runs no body')),
+  };
+  await runLeaf(context, step, frame, prefix);
+  if (recorded === undefined) throw new FlowboxError('INTERNAL', `step ${step.name} recorded nothing`);
+  return recorded;
+}
