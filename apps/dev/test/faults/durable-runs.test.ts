@@ -68,6 +68,13 @@ async function waitForStatus(fault: FaultStack, runId: string, status: string, d
   );
 }
 
+/** The `later` delay step's output: `{ scheduledFor, resumedAt, lateMs }`. */
+function delayOutput(run: { steps: Array<{ name: string; output?: unknown }> }) {
+  const output = run.steps.find((step) => step.name === 'later')?.output;
+  if (output === undefined) throw new Error('the delay step has no output');
+  return output as { scheduledFor: string; resumedAt: string; lateMs: number };
+}
+
 const stepNames = (run: { steps: Array<{ name: string; status: string }> }) =>
   run.steps.filter((step) => step.status === 'SUCCEEDED').map((step) => step.name);
 
@@ -124,11 +131,7 @@ describe('a delayed run with one worker', () => {
     const done = await waitForFinal(fault, runId);
     expect(done).toMatchObject({ status: 'SUCCEEDED', resumes: 1, error: null, pausedAt: null, waits: [] });
     expect(stepNames(done)).toEqual(['trigger', 'before', 'later', 'after', 'respond']);
-    const later = done.steps.find((step) => step.name === 'later')?.output as {
-      scheduledFor: string;
-      resumedAt: string;
-      lateMs: number;
-    };
+    const later = delayOutput(done);
     expect(later).toMatchObject({ scheduledFor: expect.any(String), lateMs: expect.any(Number) });
     // The quick run ended before the first one resumed: the worker ran it during the pause (one
     // worker held by the paused run could only have run it after).
@@ -162,9 +165,7 @@ describe('a delayed run with one worker', () => {
     );
     const done = await waitForFinal(fault, runId);
     // Published while the run was paused, and the resume ran the version the run had.
-    const resumedAt = (done.steps.find((step) => step.name === 'later')?.output as { resumedAt: string })
-      .resumedAt;
-    expect(publishedAt).toBeLessThan(Date.parse(resumedAt));
+    expect(publishedAt).toBeLessThan(Date.parse(delayOutput(done).resumedAt));
     expect(done).toMatchObject({ status: 'SUCCEEDED', flowVersionId: before.flowVersionId });
     expect(done.steps.find((step) => step.name === 'after')?.output).toEqual({ n: 2, tag: 'v1' });
     const next = await postWebhook(fault.url, 'delayed', { n: 1, wait: '1s' }, { sync: true });
@@ -286,11 +287,7 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
       pausedAtKill: pausedAtKill.length,
       resumedByReconciler: resumedIds.length,
       allFinalAfterKillS: seconds(performance.now() - killedAt),
-      lateMsMax: Math.max(
-        ...[...runs.values()].map(
-          (run) => (run.steps.find((step) => step.name === 'later')?.output as { lateMs: number }).lateMs,
-        ),
-      ),
+      lateMsMax: Math.max(...[...runs.values()].map((run) => delayOutput(run).lateMs)),
     });
   }, 240_000);
 });
