@@ -173,6 +173,30 @@ describe('a delayed run with one worker', () => {
   }, 60_000);
 });
 
+describe('a delayed run on a SANDBOXED worker', () => {
+  let fault: FaultStack;
+
+  beforeAll(async () => {
+    fault = await startFaultStack({
+      workers: 1,
+      flows: { delayed: delayedFlow('v1') },
+      appEnv: PAUSE_ENV,
+      workerEnv: { EXECUTION_MODE: 'SANDBOXED' },
+    });
+  });
+  afterAll(async () => {
+    await fault?.close();
+  });
+
+  it('writes and reads its checkpoint through the relay, and resumes to the end', async () => {
+    const answer = await postWebhook(fault.url, 'delayed', { n: 6, wait: '1s' }, { sync: true });
+    expect(answer).toMatchObject({ status: 200, body: { n: 7, tag: 'v1' } });
+    const run = await waitForFinal(fault, answer.runId ?? '');
+    expect(run).toMatchObject({ status: 'SUCCEEDED', resumes: 1 });
+    expect(run.steps.find((step) => step.name === 'before')).toMatchObject({ replayed: true });
+  }, 60_000);
+});
+
 describe('paused runs while their app restarts', () => {
   let fault: FaultStack;
 
