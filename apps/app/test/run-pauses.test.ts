@@ -209,6 +209,18 @@ describe('paused runs', () => {
     expect(await pausedCount()).toBe(pausedBefore + 1);
   });
 
+  it("ends a run whose pause names another run's checkpoint INTERNAL_ERROR, pausing nothing", async () => {
+    const id = await runningRun();
+    const outcome = paused(id, [delayWait('later', inSeconds(3600))]);
+    if (outcome.pause !== undefined) outcome.pause.checkpointKey = `checkpoints/${randomUUID()}/0.json`;
+    expect(await lifecycle.conclude(attempt(id), { outcome })).toBe('finished');
+    expect(await runs.get(id)).toMatchObject({
+      status: 'INTERNAL_ERROR',
+      error: { code: 'INTERNAL', message: expect.stringContaining('not its own') },
+    });
+    expect(await waitsOf(id)).toEqual([]);
+  });
+
   it('resumes exactly once whoever calls, enqueueing the resume job with its number', async () => {
     const id = await runningRun();
     await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
