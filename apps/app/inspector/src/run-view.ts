@@ -96,6 +96,7 @@ function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
     h('div', { class: 'heading' }, h('h1', { class: 'mono' }, run.id), statusBadge(run.status), rerun),
     facts(run),
     run.error === null ? null : errorBox('Error', run.error),
+    waitsSection(run),
     h(
       'section',
       {},
@@ -140,6 +141,8 @@ function facts(run: RunView): HTMLElement {
     ['finished', time(run.finishedAt)],
     ['total', ms(run.timings?.totalMs)],
     ['attempts', String(run.attempts)],
+    ...(run.resumes > 0 ? [['resumes', String(run.resumes)] as [string, string]] : []),
+    ...(run.pausedAt === null ? [] : [['paused', time(run.pausedAt)] as [string, string]]),
     ['worker', run.workerId ?? '–'],
     [
       'engine',
@@ -163,6 +166,38 @@ function facts(run: RunView): HTMLElement {
     'dl',
     { class: 'facts' },
     ...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
+}
+
+/** A paused run: where it waits, and when or on what it resumes. */
+function waitsSection(run: RunView): HTMLElement | null {
+  if (run.waits.length === 0) return null;
+  return h(
+    'section',
+    { 'data-testid': 'run-waits' },
+    h('h2', {}, 'Waiting for'),
+    h(
+      'ul',
+      {},
+      ...run.waits.map((wait) =>
+        h(
+          'li',
+          { 'data-path': wait.path },
+          h('strong', { class: 'mono' }, wait.path),
+          ` ${wait.kind}: `,
+          wait.answered
+            ? 'answered, resuming'
+            : wait.resumeAt !== null
+              ? `resumes at ${time(wait.resumeAt)}`
+              : wait.timeoutAt !== null
+                ? `a request until ${time(wait.timeoutAt)}`
+                : 'a request',
+          wait.childRunId === null
+            ? null
+            : h('span', {}, ' (run ', runLink(wait.childRunId, 'child-run'), ')'),
+        ),
+      ),
+    ),
   );
 }
 

@@ -42,6 +42,7 @@ import {
   removeRuns,
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
+import { queryRunWaits, type RunWait } from './run-waits.ts';
 
 export type {
   IdempotencyKey,
@@ -54,6 +55,7 @@ export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
+export type { RunWait } from './run-waits.ts';
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
 export interface UnfinishedRun {
@@ -65,6 +67,8 @@ export interface UnfinishedRun {
   traceparent: string | null;
   /** Starts so far. */
   attempts: number;
+  /** Resumes so far: above 0, its job is the resume's (`resume:<runId>:<resumes>`). */
+  resumes: number;
   createdAt: Date;
   /** Where the next page of `unfinishedSince` starts. */
   cursor: UnfinishedCursor;
@@ -150,6 +154,8 @@ export interface RunsRepository {
     limit: number;
     after?: UnfinishedCursor | undefined;
   }): Promise<UnfinishedRun[]>;
+  /** A paused run's waiting points, by path. */
+  waits(runId: string): Promise<RunWait[]>;
   /** The runs that re-run `runId`, oldest first. */
   rerunsOf(runId: string): Promise<string[]>;
   /** The run of its flow's error flow that `runId`'s failure started, if any. */
@@ -254,8 +260,8 @@ export function createRunsRepository(
       // QUEUED by created_at (runs_page_status); RUNNING by started_at (runs_running_started).
       const since = status === 'QUEUED' ? 'created_at' : 'started_at';
       const { rows } = await pool.query<UnfinishedRow>(
-        `SELECT id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, attempts, created_at,
-           ${since}::text AS at
+        `SELECT id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, attempts, resumes,
+           created_at, ${since}::text AS at
          FROM runs
          WHERE status = $1 AND ${since} < now() - make_interval(secs => $2) AND trigger IS NOT NULL
            AND ($4::timestamptz IS NULL OR (${since}, id) > ($4, $5::uuid))
@@ -271,11 +277,13 @@ export function createRunsRepository(
         syncInstanceId: row.sync_instance_id,
         traceparent: row.traceparent,
         attempts: row.attempts,
+        resumes: row.resumes,
         createdAt: row.created_at,
         cursor: { at: row.at, id: row.id },
       }));
     },
 
+    waits: (runId) => queryRunWaits(pool, runId),
     rerunsOf: (runId) => queryReruns(pool, runId),
     errorRunOf: (runId) => queryErrorRun(pool, runId),
     rerunSource: (runId, version) => queryRerunSource(pool, runId, version),
@@ -297,6 +305,7 @@ interface UnfinishedRow {
   sync_instance_id: string | null;
   traceparent: string | null;
   attempts: number;
+  resumes: number;
   created_at: Date;
   at: string;
 }

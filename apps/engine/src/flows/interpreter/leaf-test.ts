@@ -4,10 +4,22 @@ import type { LeafExecutor } from './leaf-executor.ts';
 import { runLeaf } from './leaf-step.ts';
 import type { ScopeFrame } from './run-scope.ts';
 
+/** A tested step never pauses, resumes or starts a sub-flow: it has no run to do it in. */
+const NO_RUN: RunContext['durable'] = {
+  clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+  pauseMinMs: Number.POSITIVE_INFINITY,
+  maxPauseMs: 0,
+  memo: undefined,
+  record: undefined,
+  values: {},
+  waitUrls: undefined,
+  startSubflow: () => Promise.reject(new FlowboxError('INTERNAL', 'a step test starts no sub-flow')),
+};
+
 /**
  * A step test's one leaf (flows/step-test.ts): run as a run's leaf is (its templates resolved
- * over `frame`, its `timeoutMs`, its failure recorded), but alone: nothing before or after it,
- * no response to send. Returns the step's record.
+ * over `frame`, its `timeoutMs`, its failure recorded), but alone and once: nothing before or
+ * after it, no response to send, its `retry` left out. Returns the step's record.
  */
 export async function testLeaf(
   step: LeafStepDefinition,
@@ -28,11 +40,15 @@ export async function testLeaf(
     },
     // A tested step answers no caller: what a piece would send is left out.
     respond: async () => {},
+    durable: NO_RUN,
     ending: undefined,
+    waits: [],
     fail() {},
+    block() {},
     runBody: () => Promise.reject(new FlowboxError('INTERNAL', 'a step test runs no body')),
   };
-  await runLeaf(context, step, frame, prefix);
+  const { retry: _once, ...alone } = step;
+  await runLeaf(context, alone, frame, prefix);
   if (recorded === undefined) throw new FlowboxError('INTERNAL', `step ${step.name} recorded nothing`);
   return recorded;
 }
