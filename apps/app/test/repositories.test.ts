@@ -54,6 +54,7 @@ describe.each([
       '0013_error_flows.sql',
       '0014_idempotency_keys.sql',
       '0015_schedules.sql',
+      '0017_polling.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });

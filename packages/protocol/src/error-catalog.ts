@@ -82,6 +82,8 @@ export const ERROR_CATALOG = {
   INVALID_STEP_INPUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   TEMPLATE_ERROR: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A polling trigger's poll threw, or answered an item without its dedupe key (named): no run, the state stays. */
+  POLL_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** One code step overran its own limit: the step failed, not the run's time. */
   CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },

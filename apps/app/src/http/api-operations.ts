@@ -5,6 +5,7 @@ import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
 import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
 import { MANUAL_RUN_OPERATIONS } from './operations/manual-run-operations.ts';
 import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
+import { POLL_OPERATIONS } from './operations/poll-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
@@ -19,6 +20,7 @@ export const API_OPERATIONS = {
   ...FLOW_OPERATIONS,
   ...MANUAL_RUN_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
+  ...POLL_OPERATIONS,
   ...RUN_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,
