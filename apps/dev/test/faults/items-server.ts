@@ -21,6 +21,8 @@ export interface ItemsServer {
   /** GETs answered or held so far. */
   readonly gets: number;
   add(n: number): void;
+  /** Items each GET adds from now on (0: none). */
+  setPerGet(n: number): void;
   /** The answer's status: anything but 200 fails the polls until set back. */
   setStatus(status: number): void;
   holdNext(): Promise<HeldGet>;
@@ -30,7 +32,7 @@ export interface ItemsServer {
 export async function startItemsServer(
   options: { perGet?: number; total?: number } = {},
 ): Promise<ItemsServer> {
-  const perGet = options.perGet ?? 0;
+  let perGet = options.perGet ?? 0;
   const total = options.total ?? Number.POSITIVE_INFINITY;
   let count = 0;
   let gets = 0;
@@ -69,6 +71,9 @@ export async function startItemsServer(
       return gets;
     },
     add,
+    setPerGet(n) {
+      perGet = n;
+    },
     setStatus(next) {
       status = next;
     },
