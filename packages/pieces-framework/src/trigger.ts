@@ -99,11 +99,3 @@ function createPollingTrigger(definition: PollingTriggerDefinition): Trigger {
     },
   };
 }
-
-/** The names of a piece's polling triggers, for its manifest. */
-export function pollingTriggerNames(triggers: ReadonlyMap<string, Trigger>): string[] {
-  return [...triggers.values()]
-    .filter((trigger) => trigger.strategy === 'polling')
-    .map((trigger) => trigger.name)
-    .sort();
-}

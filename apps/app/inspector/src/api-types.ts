@@ -5,6 +5,7 @@
 import type { RunStatus } from '@flowbox/protocol';
 
 export type {
+  FlowPollView as FlowPoll,
   FlowScheduleView as FlowSchedule,
   FlowVersionView as VersionView,
   FlowView,

@@ -1,4 +1,5 @@
 import type {
+  FlowPoll,
   FlowSchedule,
   FlowView,
   RefusedDeliveryView,
@@ -72,6 +73,11 @@ export class Api {
 
   schedule(flowId: string): Promise<FlowSchedule> {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/schedule`);
+  }
+
+  /** A polling flow's polls; 404 FLOW_NOT_FOUND when its trigger does not poll or never polled. */
+  poll(flowId: string): Promise<FlowPoll> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/poll`);
   }
 
   runs(query: { flowId?: string; status?: string; cursor?: string; limit: number }): Promise<RunPage> {
