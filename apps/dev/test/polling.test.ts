@@ -12,6 +12,8 @@ import { type FaultStack, startFaultStack, waitForAllFinal, waitUntil } from './
 import { type ItemsServer, startItemsServer } from './faults/items-server.ts';
 
 const DEADLINE_MS = 30_000;
+/** POLL_MAX_ITEMS: the most runs one poll starts. */
+const MAX_ITEMS = 5;
 
 export function newItemsFlow(url: string, input: Record<string, unknown> = {}): FlowDefinition {
   return {
@@ -37,14 +39,20 @@ describe('polling triggers', { timeout: 90_000 }, () => {
   let fault: FaultStack;
   let pool: Pool;
   let source: ItemsServer;
+  /** A source holding more new items than one poll may start. */
+  let large: ItemsServer;
 
   beforeAll(async () => {
     source = await startItemsServer();
     source.add(3);
+    large = await startItemsServer();
+    large.add(12);
     fault = await startFaultStack({
       workers: 2,
-      appEnv: { POLL_MIN_INTERVAL_SECONDS: '1' },
-      workerEnv: { EGRESS: `public,127.0.0.1:${new URL(source.url).port}` },
+      appEnv: { POLL_MIN_INTERVAL_SECONDS: '1', POLL_MAX_ITEMS: String(MAX_ITEMS) },
+      workerEnv: {
+        EGRESS: `public,127.0.0.1:${new URL(source.url).port},127.0.0.1:${new URL(large.url).port}`,
+      },
     });
     pool = createPool(fault.databaseUrl, 2);
   });
@@ -52,6 +60,7 @@ describe('polling triggers', { timeout: 90_000 }, () => {
     await pool?.end();
     await fault?.close();
     await source?.close();
+    await large?.close();
   });
 
   const create = (id: string, definition: FlowDefinition) =>
@@ -116,6 +125,24 @@ describe('polling triggers', { timeout: 90_000 }, () => {
     await morePolls('from-all', 2);
     expect((await runsOf('from-all')).map((r) => r.item)).toEqual(
       Array.from({ length: source.count }, (_, i) => `item-${i + 1}`),
+    );
+  });
+
+  it('starts at most POLL_MAX_ITEMS runs a poll, the rest on the next polls, in order', async () => {
+    // Each GET is held until the test has read what the poll before it recorded: a poll is taken
+    // only once the one before it has ended (its lease), so each count below is exact.
+    let held = large.holdNext();
+    expect((await create('bounded', newItemsFlow(large.url, { startFrom: 'all' }))).status).toBe(201);
+    for (const expected of [0, 5, 10, 12]) {
+      const get = await held;
+      expect((await runsOf('bounded')).length).toBe(expected);
+      held = large.holdNext();
+      get.release();
+    }
+    (await held).release();
+    await morePolls('bounded', 2);
+    expect((await runsOf('bounded')).map((r) => r.item)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `item-${i + 1}`),
     );
   });
 
