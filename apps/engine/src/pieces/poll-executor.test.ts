@@ -13,7 +13,7 @@ async function pollOf(items: unknown[] | (() => never), dedupe: PollDedupe = { b
     dedupe,
     poll: async (ctx, { state }) => {
       const answer = await ctx.fetch({ url: 'https://rows.example/', method: 'GET' });
-      if (typeof items === 'function') items();
+      if (typeof items === 'function') return items();
       return { items, state: { seen: answer.body, after: state } };
     },
   });
