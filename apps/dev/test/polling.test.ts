@@ -191,3 +191,55 @@ describe('polling triggers', { timeout: 90_000 }, () => {
     expect((await runsOf('new-items')).length).toBe(runs);
   });
 });
+
+// The poll's engine in bubblewrap: its only way out is the worker's relay, under EGRESS.
+describe('polling triggers in SANDBOXED mode', { timeout: 90_000 }, () => {
+  let fault: FaultStack;
+  let pool: Pool;
+  let source: ItemsServer;
+  /** A source EGRESS does not name. */
+  let denied: ItemsServer;
+
+  beforeAll(async () => {
+    source = await startItemsServer();
+    denied = await startItemsServer();
+    fault = await startFaultStack({
+      appEnv: { POLL_MIN_INTERVAL_SECONDS: '1' },
+      workerEnv: { EXECUTION_MODE: 'SANDBOXED', EGRESS: `public,127.0.0.1:${new URL(source.url).port}` },
+    });
+    pool = createPool(fault.databaseUrl, 2);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await fault?.close();
+    await source?.close();
+    await denied?.close();
+  });
+
+  const create = (id: string, definition: FlowDefinition) =>
+    manage(fault.url, 'POST', '/v1/flows', { id, name: id, definition, publish: true }, fault.stack.apiKey);
+  const pollOf = async (flowId: string): Promise<PollView | null> => {
+    const answer = await manage(fault.url, 'GET', `/v1/flows/${flowId}/poll`, undefined, fault.stack.apiKey);
+    return answer.status === 200 ? ((await answer.json()) as PollView) : null;
+  };
+  const runCount = async (flowId: string) =>
+    (await pool.query('SELECT 1 FROM runs WHERE flow_id = $1', [flowId])).rowCount ?? 0;
+
+  it('polls through the relay, and a source EGRESS does not allow fails the poll EGRESS_DENIED', async () => {
+    expect((await create('sandboxed', newItemsFlow(source.url))).status).toBe(201);
+    expect((await create('denied', newItemsFlow(denied.url))).status).toBe(201);
+    await waitUntil(async () => (await pollOf('sandboxed'))?.baselineAt != null, DEADLINE_MS, 'the baseline');
+    source.add(2);
+    await waitUntil(async () => (await runCount('sandboxed')) === 2, DEADLINE_MS, 'two runs');
+
+    await waitUntil(
+      async () => ((await pollOf('denied'))?.failures ?? 0) >= 1,
+      DEADLINE_MS,
+      'a refused poll',
+    );
+    expect((await pollOf('denied'))?.lastError?.code).toBe('EGRESS_DENIED');
+    expect((await pollOf('denied'))?.baselineAt).toBeNull();
+    expect(denied.gets).toBe(0);
+    expect(await runCount('denied')).toBe(0);
+  });
+});
