@@ -38,6 +38,8 @@ export const DispatchedPollJobSchema = z.object({
   state: z.unknown(),
   /** The poll's bound: the flow timeout. */
   timeoutMs: z.number().int().positive(),
+  /** The largest result (items and state, as JSON) the worker may send back (RUN_LOG_MAX_BYTES). */
+  maxResultBytes: z.number().int().positive(),
   acceptedAt: z.number().int(),
 });
 export type DispatchedPollJob = z.infer<typeof DispatchedPollJobSchema>;
@@ -51,6 +53,8 @@ export const EnginePollJobSchema = z.object({
   bundlePath: z.string(),
   pieces: z.array(PieceRefSchema.extend({ dir: z.string() })),
   state: z.unknown(),
+  /** Past this many bytes of items and state (as JSON) the poll fails POLL_FAILED, naming the bound. */
+  maxResultBytes: z.number().int().positive(),
   egress: EgressPolicySchema,
   fetchLimits: FetchLimitsSchema,
 });

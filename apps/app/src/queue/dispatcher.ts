@@ -213,6 +213,7 @@ export class Dispatcher {
       pieces,
       state: poll.state ?? null,
       timeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
+      maxResultBytes: this.#config.RUN_LOG_MAX_BYTES,
       acceptedAt: Date.now(),
     };
   }

@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { createPollExecutor } from './poll-executor.ts';
 
 /** A poll of a piece whose trigger answers `items`, through the executor as the engine runs it. */
-async function pollOf(items: unknown[] | (() => never), dedupe: PollDedupe = { by: 'id', field: 'id' }) {
+async function pollOf(
+  items: unknown[] | (() => never),
+  dedupe: PollDedupe = { by: 'id', field: 'id' },
+  maxResultBytes = 1_000_000,
+) {
   const trigger = createTrigger({
     name: 'rows',
     description: 'rows',
@@ -48,6 +52,7 @@ async function pollOf(items: unknown[] | (() => never), dedupe: PollDedupe = { b
     bundlePath: '/cache/bundle.json',
     pieces: [{ name: 'rows', version: '1.0.0', dir: '/cache/rows' }],
     state: 'before',
+    maxResultBytes,
     egress: { allowPublic: true, named: [] },
     fetchLimits: DEFAULT_FETCH_LIMITS,
   };
@@ -90,6 +95,10 @@ describe('a poll in the engine', () => {
     expect(await pollOf([{ at: 'not a date' }], { by: 'timestamp', field: 'at' })).toMatchObject({
       type: 'error',
       error: { code: 'POLL_FAILED', message: expect.stringContaining("item 0 has no 'at'") },
+    });
+    expect(await pollOf([{ id: 'a', text: 'x'.repeat(200) }], undefined, 100)).toMatchObject({
+      type: 'error',
+      error: { code: 'POLL_FAILED', message: expect.stringContaining('over the 100 a poll') },
     });
     const thrown = await pollOf(() => {
       throw new Error('the source is down');

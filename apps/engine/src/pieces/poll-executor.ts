@@ -85,7 +85,15 @@ export function createPollExecutor(deps: PollExecutorDeps): PollExecutor {
             key: keyOf(trigger.polling?.dedupe.by ?? 'id', field, item, index),
             item: item ?? null,
           }));
-          return { type: 'ok', items, state: found.state ?? null };
+          const state = found.state ?? null;
+          const bytes = Buffer.byteLength(JSON.stringify({ items, state }));
+          if (bytes > job.maxResultBytes) {
+            throw new FlowboxError(
+              'POLL_FAILED',
+              `the poll answered ${items.length} items in ${bytes} bytes, over the ${job.maxResultBytes} a poll's result may hold (RUN_LOG_MAX_BYTES): answer fewer a poll, with a state to go on from`,
+            );
+          }
+          return { type: 'ok', items, state };
         } finally {
           session.close();
         }

@@ -56,6 +56,7 @@ export function createPollRunner(options: PollRunnerOptions): {
       bundlePath: provisioned.bundlePath,
       pieces: provisioned.pieces,
       state: job.state,
+      maxResultBytes: job.maxResultBytes,
       egress: options.egress,
       fetchLimits: options.fetchLimits,
     };
