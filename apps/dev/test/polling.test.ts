@@ -192,6 +192,9 @@ describe('polling triggers', { timeout: 90_000 }, () => {
   });
 });
 
+/** FLOW_TIMEOUT_SECONDS of the SANDBOXED stack: what a poll that hangs is given. */
+const TIMEOUT_SECONDS = 3;
+
 // The poll's engine in bubblewrap: its only way out is the worker's relay, under EGRESS.
 describe('polling triggers in SANDBOXED mode', { timeout: 90_000 }, () => {
   let fault: FaultStack;
@@ -199,13 +202,19 @@ describe('polling triggers in SANDBOXED mode', { timeout: 90_000 }, () => {
   let source: ItemsServer;
   /** A source EGRESS does not name. */
   let denied: ItemsServer;
+  /** A source whose first answer never comes. */
+  let hanging: ItemsServer;
 
   beforeAll(async () => {
     source = await startItemsServer();
     denied = await startItemsServer();
+    hanging = await startItemsServer();
     fault = await startFaultStack({
-      appEnv: { POLL_MIN_INTERVAL_SECONDS: '1' },
-      workerEnv: { EXECUTION_MODE: 'SANDBOXED', EGRESS: `public,127.0.0.1:${new URL(source.url).port}` },
+      appEnv: { POLL_MIN_INTERVAL_SECONDS: '1', FLOW_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS) },
+      workerEnv: {
+        EXECUTION_MODE: 'SANDBOXED',
+        EGRESS: `public,127.0.0.1:${new URL(source.url).port},127.0.0.1:${new URL(hanging.url).port}`,
+      },
     });
     pool = createPool(fault.databaseUrl, 2);
   });
@@ -214,6 +223,7 @@ describe('polling triggers in SANDBOXED mode', { timeout: 90_000 }, () => {
     await fault?.close();
     await source?.close();
     await denied?.close();
+    await hanging?.close();
   });
 
   const create = (id: string, definition: FlowDefinition) =>
@@ -241,5 +251,25 @@ describe('polling triggers in SANDBOXED mode', { timeout: 90_000 }, () => {
     expect((await pollOf('denied'))?.baselineAt).toBeNull();
     expect(denied.gets).toBe(0);
     expect(await runCount('denied')).toBe(0);
+  });
+
+  it('ends a poll that hangs at the flow timeout, and polls again', async () => {
+    const held = hanging.holdNext();
+    expect((await create('hanging', newItemsFlow(hanging.url))).status).toBe(201);
+    const get = await held;
+    await waitUntil(
+      async () => ((await pollOf('hanging'))?.failures ?? 0) >= 1,
+      DEADLINE_MS,
+      'the poll timed out',
+    );
+    const timedOut = await pollOf('hanging');
+    expect(timedOut?.lastError?.code).toBe('FLOW_TIMEOUT');
+    expect(timedOut?.baselineAt).toBeNull();
+    get.release();
+    await waitUntil(
+      async () => (await pollOf('hanging'))?.baselineAt != null,
+      DEADLINE_MS,
+      'the baseline after',
+    );
   });
 });
