@@ -275,6 +275,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     refreshMs: SCHEDULE_REFRESH_MS,
     pollTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
     waitMs: POLL_WAIT_MS,
+    hasWorkers: () => (gateway?.connectedWorkers ?? 0) > 0,
   });
   const pollResults = new PollResults({
     polls,

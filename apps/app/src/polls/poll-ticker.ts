@@ -43,6 +43,7 @@ export class PollTicker {
   /** A poll's lease: its wait for a worker, and the flow timeout for the poll itself. */
   readonly #leaseMs: number;
   readonly #waitMs: number;
+  readonly #hasWorkers: () => boolean;
   readonly #entries = new Map<string, Entry>();
   #loadedAt = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -60,7 +61,10 @@ export class PollTicker {
     pollTimeoutMs: number;
     /** How long a taken poll may wait for an idle worker of this app. */
     waitMs: number;
+    /** Whether this app has workers connected: an app without any takes no tick (another app's may). */
+    hasWorkers?: () => boolean;
   }) {
+    this.#hasWorkers = deps.hasWorkers ?? (() => true);
     this.#repo = deps.polls;
     this.#jobs = deps.jobs;
     this.#dispatch = deps.dispatch;
@@ -142,7 +146,7 @@ export class PollTicker {
 
   async #takeDue(entry: Entry, now: Date): Promise<void> {
     const at = lastTickAtOrBefore(entry.spec, now);
-    if (at <= entry.from) return;
+    if (at <= entry.from || !this.#hasWorkers()) return;
     entry.from = at;
     const leaseId = randomUUID();
     const { flowId, flowVersionId, piece } = entry.poll;
