@@ -83,6 +83,7 @@ describe.each([
       runWhenCallerGone: false,
       verify: null,
       triggerPiece: 'webhook',
+      triggerPolls: false,
       errorResponse: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);

@@ -107,6 +107,15 @@ describe('polling triggers', { timeout: 90_000 }, () => {
     const runs = await runsOf('new-items');
     expect(runs.map((r) => r.item)).toEqual(['item-4', 'item-5']);
     expect(runs.every((r) => r.source === 'poll')).toBe(true);
+    // Its webhook starts nothing: the flow starts from its polls.
+    const webhook = await fetch(`${fault.url}/v1/webhooks/new-items`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"id":"item-99"}',
+    });
+    expect(webhook.status).toBe(409);
+    expect(((await webhook.json()) as { error: { code: string } }).error.code).toBe('FLOW_NOT_WEBHOOK');
+    expect((await runsOf('new-items')).length).toBe(2);
     const final = await waitForAllFinal(
       fault,
       runs.map((r) => r.id),

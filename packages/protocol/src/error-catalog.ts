@@ -22,7 +22,7 @@ export const ERROR_CATALOG = {
   INVALID_BODY: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   INVALID_REQUEST: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
-  /** A webhook of a flow whose trigger is a schedule: it starts from ticks (or a manual run), no run is created. */
+  /** A webhook of a flow whose trigger is a schedule or polls: it starts from ticks or polls (or a manual run), no run is created. */
   FLOW_NOT_WEBHOOK: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   RUN_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   /** A re-run of a run whose trigger request is gone: retention deleted the run, or it predates kept requests. */
