@@ -1,5 +1,6 @@
 // Fault-injection row "poll items through a worker SIGKILL": a local source gains 1,000 items
-// while a polling flow polls it every second (each GET adds the next 100), and the worker whose
+// while a polling flow polls it every second (each GET adds the next 100) from two apps with a
+// worker each, and the worker whose
 // engine is answering one of those GETs is SIGKILLed while the source holds that answer. Exactly
 // 1,000 runs start, one per item, none twice: the item keys' primary key and the state written in
 // the transaction that creates the runs decide, and a poll whose worker died records nothing.
@@ -29,7 +30,9 @@ describe('poll items through a worker SIGKILL', { timeout: 240_000 }, () => {
 
   beforeAll(async () => {
     source = await startItemsServer({ total: ITEMS });
+    // Two apps, a worker each: both take ticks, and the item keys decide across them.
     fault = await startFaultStack({
+      apps: 2,
       workers: 2,
       appEnv: { POLL_MIN_INTERVAL_SECONDS: '1' },
       workerEnv: { EGRESS: `public,127.0.0.1:${new URL(source.url).port}` },
