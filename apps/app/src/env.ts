@@ -244,7 +244,7 @@ export const AppEnvSchema = z.object({
   POLL_MIN_INTERVAL_SECONDS: envFields
     .positiveInt(60)
     .describe(
-      "Shortest `intervalSeconds` a polling trigger may have (default 300 when the trigger's input names none). A flow under it is refused 400 at create and at publish; flows published before it was raised keep their interval.",
+      "Shortest `intervalSeconds` a polling trigger may have (default 300 when the trigger's input names none). A flow or version under it is refused 400 when it is created; flows published before it was raised keep their interval.",
     ),
   POLL_MAX_ITEMS: envFields
     .positiveInt(1000)
