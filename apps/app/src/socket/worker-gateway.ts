@@ -108,10 +108,10 @@ export class WorkerGateway {
     return this.#io.of('/').sockets.size;
   }
 
-  /** Connected workers holding a job. */
+  /** Connected workers holding a job: a run, or a poll. */
   get busyWorkers(): number {
     let busy = 0;
-    for (const session of this.#sessions) if (session.held.length > 0) busy += 1;
+    for (const session of this.#sessions) if (session.held.length > 0 || session.polls.size > 0) busy += 1;
     return busy;
   }
 
