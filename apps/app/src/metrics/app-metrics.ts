@@ -170,7 +170,9 @@ export class AppMetrics {
       registers,
     });
     this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());
-    this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job (a run or a poll).', (s) => s.busyWorkers());
+    this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job (a run or a poll).', (s) =>
+      s.busyWorkers(),
+    );
     this.#gaugeOf('flowbox_workers_waiting', 'Workers of this app waiting for a job (a poll out).', (s) =>
       s.waitingWorkers(),
     );
