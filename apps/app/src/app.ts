@@ -30,6 +30,7 @@ import { registerMetricsRoute } from './http/metrics-route.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { API_VERSION } from './http/openapi-document.ts';
 import { registerPieceRoutes } from './http/piece-routes.ts';
+import { registerPollRoutes } from './http/poll-routes.ts';
 import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { registerScheduleRoutes } from './http/schedule-routes.ts';
@@ -41,6 +42,10 @@ import { type LoadCheckIsolation, loadCheckIsolation } from './pieces/piece-load
 import { PieceRegistry } from './pieces/piece-registry.ts';
 import { createPiecesRepository } from './pieces/pieces-repository.ts';
 import { PublishGate } from './pieces/publish-gate.ts';
+import { PollJobs } from './polls/poll-jobs.ts';
+import { PollResults } from './polls/poll-results.ts';
+import { PollTicker } from './polls/poll-ticker.ts';
+import { createPollsRepository } from './polls/polls-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
@@ -294,6 +299,26 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     refreshMs: SCHEDULE_REFRESH_MS,
     lateLimitMs: config.SCHEDULE_LATE_LIMIT_SECONDS * 1000,
   });
+  const polls = createPollsRepository(pool, { maxQueued: config.FLOW_MAX_QUEUED_RUNS });
+  const pollJobs = new PollJobs();
+  const pollTicker = new PollTicker({
+    polls,
+    jobs: pollJobs,
+    dispatch: (poll) => dispatcher.dispatchPoll(poll),
+    metrics,
+    logger: logger.child({ component: 'poll-ticker' }),
+    refreshMs: SCHEDULE_REFRESH_MS,
+    pollTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+    waitMs: POLL_WAIT_MS,
+    hasWorkers: () => (gateway?.connectedWorkers ?? 0) > 0,
+  });
+  const pollResults = new PollResults({
+    polls,
+    submit: (job, rank) => handoff.submit(job, rank),
+    metrics,
+    logger: logger.child({ component: 'poll-results' }),
+    maxItems: config.POLL_MAX_ITEMS,
+  });
   let gateway: WorkerGateway | null = null;
   // Where the app listens, once it does: the base of wait URLs when PUBLIC_URL is unset.
   let listenUrl: string | null = null;
@@ -362,6 +387,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         maxDepth: config.FLOW_MAX_DEPTH,
         maxSteps: config.FLOW_MAX_STEPS,
         flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+        pollMinIntervalSeconds: config.POLL_MIN_INTERVAL_SECONDS,
       },
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
@@ -376,6 +402,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     registerManualRunRoutes(management, runStarts);
     registerScheduleRoutes(management, { flows, schedules });
     registerStepTestRoutes(management, { stepTests });
+    registerPollRoutes(management, { flows, polls });
     registerConnectionRoutes(management, { connections, signingSecrets });
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });
@@ -453,6 +480,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       );
       retention.start();
       ticker.start();
+      pollTicker.start();
       refused.start();
       gateway = new WorkerGateway({
         httpServer: http.server,
@@ -467,6 +495,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         maxMessageBytes: messageLimit,
         callbacks: engineCallbacks,
         countCallback: (route, statusCode) => metrics.engineCallback(route, statusCode),
+        polls: { jobs: pollJobs, results: pollResults },
       });
       const liveGateway = gateway;
       metrics.attach({
@@ -507,7 +536,13 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       };
       await step(
         'sweeper and reconciler',
-        Promise.all([sweeper.close(), reconciler.close(), retention.close(), ticker.close()]),
+        Promise.all([
+          sweeper.close(),
+          reconciler.close(),
+          retention.close(),
+          ticker.close(),
+          pollTicker.close(),
+        ]),
       );
       admission.close();
       // Callers still waiting get their runs' real answers while the workers report; those
@@ -553,6 +588,8 @@ export async function startApp(app: FlowboxApp, options: { seedBenchmarkFlow: bo
 
 /** A schedule published or changed on another app starts ticking here within this. */
 const SCHEDULE_REFRESH_MS = 2_000;
+/** How long a poll this app took may wait for one of its idle workers; past it, a later tick polls. */
+const POLL_WAIT_MS = 60_000;
 /** What a callback or job result adds around the steps it carries. */
 const MESSAGE_ENVELOPE_BYTES = 256 * 1024;
 /** A flow changed on another app instance takes effect here within this (docs/guarantees.md). */

@@ -276,6 +276,16 @@ export const AppEnvSchema = z.object({
     .describe(
       "Shortest interval a schedule trigger may have: an `every` trigger's `seconds`, and the gap between the ticks of a 6-field cron expression. A flow under it is refused 400 at create and at publish; flows published before it was raised keep their schedule.",
     ),
+  POLL_MIN_INTERVAL_SECONDS: envFields
+    .positiveInt(60)
+    .describe(
+      "Shortest `intervalSeconds` a polling trigger may have (default 300 when the trigger's input names none). A flow or version under it is refused 400 when it is created; flows published before it was raised keep their interval.",
+    ),
+  POLL_MAX_ITEMS: envFields
+    .positiveInt(1000)
+    .describe(
+      "Most new items one poll starts runs for: the rest wait for the next poll, and the trigger's state is not advanced past what was started (docs/triggers.md).",
+    ),
   SCHEDULE_LATE_LIMIT_SECONDS: envFields
     .positiveInt(60)
     .describe(

@@ -55,6 +55,7 @@ describe.each([
       '0014_idempotency_keys.sql',
       '0015_schedules.sql',
       '0016_durable_runs.sql',
+      '0017_polling.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -83,6 +84,7 @@ describe.each([
       runWhenCallerGone: false,
       verify: null,
       triggerPiece: 'webhook',
+      triggerPolls: false,
       errorResponse: null,
     });
     expect((await flows.getVersion('bench-v2'))?.bundle).toEqual(bundle);

@@ -13,6 +13,7 @@ import type { IpcPort } from './host/ipc-port.ts';
 import { createRelayEgressFetch } from './host/relay-fetch.ts';
 import { createRunIsolation, type RunIsolation } from './isolate/run-isolation.ts';
 import { createPieceLoader } from './pieces/piece-loader.ts';
+import { createPollExecutor } from './pieces/poll-executor.ts';
 
 // zod compiles a parser (new Function) for each object schema on its first parse. A warm engine
 // pays that once per schema, but a fresh one pays it on its first run for every piece's input
@@ -68,9 +69,10 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
     log: channel.log,
     onCatastrophicError: options.onCatastrophicError,
   });
+  const pieces = createPieceLoader();
   const executor = createFlowExecutor({
     bundles: createFlowBundleLoader(),
-    pieces: createPieceLoader(),
+    pieces,
     codeRunners,
     http,
     log: channel.log,
@@ -81,8 +83,17 @@ export function startEngineRuntime(options: EngineRuntimeOptions): EngineRuntime
       ? {}
       : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),
   });
+  const polls = createPollExecutor({
+    bundles: createFlowBundleLoader(),
+    pieces,
+    log: channel.log,
+    ...(relaySocket === undefined
+      ? {}
+      : { egressFetch: (_policy, budget) => createRelayEgressFetch(relaySocket, budget) }),
+  });
   const engine = createEngine({
     channel,
+    polls,
     executor: { ...executor, preload: (request) => preload(executor, runIsolation, request) },
     afterJob: () => {
       flushCompileCache();

@@ -2,11 +2,13 @@ import {
   type ExecuteResult,
   failedOutcome,
   forUsers,
+  type PollOutcome,
   serializeError,
   type WorkerToEngine,
 } from '@flowbox/protocol';
 import type { FlowExecutor } from './flows/flow-executor.ts';
 import type { EngineIpcChannel } from './host/ipc-channel.ts';
+import type { PollExecutor } from './pieces/poll-executor.ts';
 
 export interface Engine {
   /** Listens for jobs (main.ts tells the worker it is ready once the runtime is warm). */
@@ -18,6 +20,8 @@ export interface Engine {
 export interface EngineDeps {
   channel: EngineIpcChannel;
   executor: FlowExecutor;
+  /** Polling triggers' polls (`execute-poll`); without, a poll is answered INTERNAL. */
+  polls?: PollExecutor;
   /** After each result is sent, off the job's path. */
   afterJob?: () => void;
 }
@@ -56,6 +60,26 @@ export function createEngine(deps: EngineDeps): Engine {
     deps.afterJob?.();
   };
 
+  const handlePoll = async (message: Extract<WorkerToEngine, { type: 'execute-poll' }>): Promise<void> => {
+    const { requestId, job } = message;
+    const outcome: PollOutcome =
+      deps.polls === undefined
+        ? {
+            type: 'error',
+            error: { name: 'FlowboxError', code: 'INTERNAL', message: 'this engine runs no polls' },
+          }
+        : await deps.polls.poll(job);
+    await channel
+      .sendResult({ version: 1, type: 'poll-result', requestId, outcome })
+      .catch((error: unknown) => {
+        channel.log('error', 'could not send the poll result', {
+          flowId: job.flowId,
+          error: serializeError(error),
+        });
+      });
+    deps.afterJob?.();
+  };
+
   return {
     start() {
       channel.onMessage((message) => {
@@ -63,6 +87,8 @@ export function createEngine(deps: EngineDeps): Engine {
         // the ones in progress (the piece loader shares them) instead of waiting for all of them.
         if (message.type === 'preload') {
           void executor.preload(message);
+        } else if (message.type === 'execute-poll') {
+          queue = queue.then(() => handlePoll(message));
         } else queue = queue.then(() => handle(message));
       });
     },

@@ -16,6 +16,7 @@ import { createProvisioner, type Provisioner } from './engines/provisioner.ts';
 import { createWarmEngineSupply } from './engines/warm-engine-supply.ts';
 import { runIsolationOfSandbox, type SandboxConfig, type WorkerConfig } from './env.ts';
 import { createJobRunner, type JobRunner } from './jobs/job-runner.ts';
+import { createPollRunner } from './jobs/poll-runner.ts';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.ts';
 import { WorkerMetrics } from './metrics/worker-metrics.ts';
 import { DEFAULT_SANDBOX_LIMITS, pidNamespaceLauncher } from './sandbox/bubblewrap.ts';
@@ -166,6 +167,14 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     // The connection is made below; a callback comes only once it runs a job.
     forwardCallback: (callback) => connection.forwardCallback(callback),
   });
+  const polls = createPollRunner({
+    workerId: config.workerId,
+    egress: config.egress,
+    fetchLimits: config.fetchLimits,
+    provisioner,
+    engines: freshEngines ?? engines,
+    logger,
+  });
   const connection: AppConnection = createAppConnection({
     appUrl: config.appUrl,
     token: config.workerToken,
@@ -177,6 +186,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
       metrics.jobFinished(result);
       return result;
     },
+    runPoll: (job) => polls.run(job),
   });
   const readEngineRss = createEngineRssReader();
   metrics.readEngineRss(async () => {

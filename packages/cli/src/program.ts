@@ -55,8 +55,9 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
     .command('init <dir>')
     .description('scaffold a piece package (one action, its test, a build) in <dir>, outside this checkout')
     .option('--name <name>', "the piece's name in flows (default: the folder's name)")
-    .action(async (dir: string, options: { name?: string }) => {
-      const result = await initPiece(path(dir), { name: options.name });
+    .option('--trigger <kind>', '`polling`: a polling trigger (new_entries) and its test too')
+    .action(async (dir: string, options: { name?: string; trigger?: string }) => {
+      const result = await initPiece(path(dir), { name: options.name, trigger: options.trigger });
       io.out(
         [
           `created piece ${result.name} in ${result.dir}:`,

@@ -90,7 +90,10 @@ async function describeBuiltPiece(
     name?: unknown;
     version?: unknown;
     actions?: { keys?: () => Iterable<string> };
-    triggers?: { keys?: () => Iterable<string> };
+    triggers?: {
+      keys?: () => Iterable<string>;
+      values?: () => Iterable<{ name: string; strategy?: string }>;
+    };
   } | null;
   if (piece === null || typeof piece !== 'object' || typeof piece.actions?.keys !== 'function') {
     throw new Error(`piece ${expected.name}: the bundle's default export is not a piece`);
@@ -106,5 +109,12 @@ async function describeBuiltPiece(
     entry: 'index.mjs',
     actions: [...piece.actions.keys()].sort(),
     triggers: [...(piece.triggers?.keys?.() ?? [])].sort(),
+    ...pollingOf(piece.triggers?.values?.() ?? []),
   });
+}
+
+/** `polling` only for a piece that has polling triggers, so other manifests stay as they were. */
+function pollingOf(triggers: Iterable<{ name: string; strategy?: string }>): { polling?: string[] } {
+  const polling = [...triggers].filter((t) => t.strategy === 'polling').map((t) => t.name);
+  return polling.length === 0 ? {} : { polling: polling.sort() };
 }

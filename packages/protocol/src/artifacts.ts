@@ -49,6 +49,8 @@ export const PieceManifestSchema = PieceRefSchema.extend({
   entry: z.literal('index.mjs'),
   actions: z.array(z.string()),
   triggers: z.array(z.string()),
+  /** The triggers among `triggers` that poll (`strategy: 'polling'`); absent: none. */
+  polling: z.array(z.string()).optional(),
 });
 export type PieceManifest = z.infer<typeof PieceManifestSchema>;
 

@@ -22,7 +22,7 @@ export const ERROR_CATALOG = {
   INVALID_BODY: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   INVALID_REQUEST: { family: 'user', runStatus: 'FAILED', httpStatus: 400 },
   FLOW_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
-  /** A webhook of a flow whose trigger is a schedule: it starts from ticks (or a manual run), no run is created. */
+  /** A webhook of a flow whose trigger is a schedule or polls: it starts from ticks or polls (or a manual run), no run is created. */
   FLOW_NOT_WEBHOOK: { family: 'user', runStatus: 'FAILED', httpStatus: 409 },
   RUN_NOT_FOUND: { family: 'user', runStatus: 'FAILED', httpStatus: 404 },
   /** A re-run of a run whose trigger request is gone: retention deleted the run, or it predates kept requests. */
@@ -86,6 +86,8 @@ export const ERROR_CATALOG = {
   INVALID_STEP_INPUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   TEMPLATE_ERROR: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
+  /** A polling trigger's poll threw, or answered an item without its dedupe key (named): no run, the state stays. */
+  POLL_FAILED: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   /** One code step overran its own limit: the step failed, not the run's time. */
   CODE_STEP_TIMEOUT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },
   CODE_STEP_MEMORY_LIMIT: { family: 'user', runStatus: 'FAILED', httpStatus: 500 },

@@ -31,6 +31,7 @@ export * from './ipc.ts';
 export * from './job.ts';
 export * from './parse.ts';
 export * from './piece-registry.ts';
+export * from './poll.ts';
 export * from './relay.ts';
 export * from './response-rules.ts';
 export * from './run.ts';

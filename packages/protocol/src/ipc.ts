@@ -5,6 +5,7 @@ import { ResolvedConnectionsSchema } from './connections.ts';
 import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
+import { EnginePollJobSchema, PollOutcomeSchema } from './poll.ts';
 import { RunOutcomeSchema } from './run.ts';
 import { StepTestSchema } from './step-test.ts';
 import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.ts';
@@ -20,6 +21,8 @@ import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.t
  *                                          worker forwards it on its socket to the app (callbacks.ts)
  *   worker ── 'callback-answer' ▶ engine   the app's answer to it (callId correlates)
  *   engine ── 'execute-result' ─▶ worker   once per execute
+ *   worker ── 'execute-poll' ───▶ engine   a polling trigger's poll (poll.ts)
+ *   engine ── 'poll-result' ────▶ worker   once per execute-poll
  */
 /**
  * Where flows run. SANDBOX_CODE_ONLY (default): code steps in isolated-vm, the engine a plain
@@ -127,6 +130,12 @@ export const WorkerToEngineSchema = z.discriminatedUnion('type', [
     requestId: z.string(),
     job: EngineJobSchema,
   }),
+  z.object({
+    version: z.literal(1),
+    type: z.literal('execute-poll'),
+    requestId: z.string(),
+    job: EnginePollJobSchema,
+  }),
 ]);
 export type WorkerToEngine = z.infer<typeof WorkerToEngineSchema>;
 
@@ -158,6 +167,12 @@ export const EngineToWorkerSchema = z.discriminatedUnion('type', [
     data: z.record(z.string(), z.unknown()).optional(),
   }),
   ExecuteResultSchema,
+  z.object({
+    version: z.literal(1),
+    type: z.literal('poll-result'),
+    requestId: z.string(),
+    outcome: PollOutcomeSchema,
+  }),
   z.object({
     version: z.literal(1),
     type: z.literal('callback'),

@@ -51,6 +51,8 @@ export const PieceLoadReportSchema = z.discriminatedUnion('type', [
     piece: PieceRefSchema,
     actions: z.array(PieceActionInfoSchema),
     triggers: z.array(z.string()),
+    /** The polling triggers among them; absent: none. */
+    polling: z.array(z.string()).optional(),
     /** Node built-in modules the piece's module imports (without `node:`), sorted. */
     nodeBuiltins: z.array(z.string()),
   }),

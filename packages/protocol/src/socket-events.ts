@@ -6,6 +6,7 @@ import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { RunIsolationSchema } from './ipc.ts';
+import { DispatchedPollJobSchema } from './poll.ts';
 import { RunOutcomeSchema } from './run.ts';
 import { StepTestSchema } from './step-test.ts';
 import { TraceparentSchema } from './trace.ts';
@@ -19,11 +20,13 @@ import { TraceparentSchema } from './trace.ts';
  *   worker ── 'job-result' ───▶ app   ack: JobResultAck (with the next job when one waits)
  *   worker ── 'engine-callback' ▶ app ack: CallbackAnswer; its engine's progress or response,
  *                                     checked by the app as the HTTP callback is (callbacks.ts)
+ *   worker ── 'poll-result' ───▶ app  ack: PollResultAck; a poll job's outcome (poll.ts)
  */
 export const SOCKET_EVENTS = {
   poll: 'poll',
   jobResult: 'job-result',
   engineCallback: 'engine-callback',
+  pollResult: 'poll-result',
 } as const;
 
 /** An engine's callback as its worker forwards it: the engine's `callback` untouched. */
@@ -109,6 +112,8 @@ export const PollReplySchema = z.discriminatedUnion('type', [
     job: DispatchedJobSchema,
     backlog: BacklogSchema,
   }),
+  /** A poll of a polling trigger (poll.ts), for a worker that holds no job: it answers with `poll-result`. */
+  z.object({ version: z.literal(1), type: z.literal('poll-job'), job: DispatchedPollJobSchema }),
   z.object({ version: z.literal(1), type: z.literal('idle') }),
   z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
 ]);

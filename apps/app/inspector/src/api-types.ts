@@ -6,6 +6,7 @@ import type { RunStatus } from '@flowbox/protocol';
 
 export type { ConnectionView } from '../../src/http/views/connection-view.ts';
 export type {
+  FlowPollView as FlowPoll,
   FlowScheduleView as FlowSchedule,
   FlowVersionView as VersionView,
   FlowView,

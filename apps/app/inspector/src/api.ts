@@ -1,5 +1,6 @@
 import type {
   ConnectionView,
+  FlowPoll,
   FlowSchedule,
   FlowView,
   PieceDetail,
@@ -99,6 +100,11 @@ export class Api {
 
   schedule(flowId: string): Promise<FlowSchedule> {
     return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/schedule`);
+  }
+
+  /** A polling flow's polls; 404 FLOW_NOT_FOUND when its trigger does not poll or never polled. */
+  poll(flowId: string): Promise<FlowPoll> {
+    return this.#call('GET', `/v1/flows/${encodeURIComponent(flowId)}/poll`);
   }
 
   /** `since`/`until` bound the creation time; `payload` is text the trigger's body holds. */

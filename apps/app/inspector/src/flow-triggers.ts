@@ -1,5 +1,5 @@
 import { ApiError } from './api.ts';
-import type { FlowSchedule, FlowView } from './api-types.ts';
+import type { FlowPoll, FlowSchedule, FlowView } from './api-types.ts';
 import type { ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { time } from './format.ts';
@@ -47,6 +47,45 @@ function scheduleTable(schedule: FlowSchedule): HTMLElement {
               `${time(tick.scheduledAt)} ${tick.outcome}${tick.reason === null ? '' : ` (${tick.reason})`}${tick.missed > 0 ? `, ${tick.missed} passed over before it` : ''}`,
             ),
           ),
+        ),
+  );
+}
+
+/** A trigger that may poll: any but the built-in webhook and schedule ones (the API says whether it does). */
+export function mayPoll(flow: FlowView): boolean {
+  const piece = flow.trigger?.piece;
+  return piece !== undefined && piece !== 'webhook' && piece !== 'schedule';
+}
+
+/** A polling flow's polls: the baseline, counts and the last failure, read when opened. */
+export function pollDetails(context: ViewContext, flow: FlowView, into: HTMLElement): void {
+  show(into, h('span', { class: 'muted' }, 'Loading polls…'));
+  void context.api.poll(flow.id).then(
+    (poll) => show(into, pollTable(poll)),
+    (error: unknown) => {
+      if (error instanceof ApiError && error.code === 'FLOW_NOT_FOUND') {
+        show(into, h('p', { class: 'muted' }, 'Its trigger does not poll, or has not polled yet.'));
+      } else context.fail(error);
+    },
+  );
+}
+
+function pollTable(poll: FlowPoll): HTMLElement {
+  const at = (value: string | null) => (value === null ? 'never' : time(value));
+  return h(
+    'div',
+    { 'data-testid': `poll-${poll.flowId}` },
+    h(
+      'p',
+      {},
+      `${poll.trigger} every ${poll.intervalSeconds} s from ${poll.startFrom}; baseline ${at(poll.baselineAt)}; ${poll.polls} polls, ${poll.itemsFound} items; last ${at(poll.lastPolledAt)}${poll.polling ? ' (polling now)' : ''}`,
+    ),
+    poll.lastError === null
+      ? h('p', { class: 'muted' }, 'No failed poll.')
+      : h(
+          'p',
+          { 'data-testid': 'poll-error' },
+          `${poll.failures > 0 ? `Failing: ${poll.failures} in a row. ` : 'Last failure: '}${poll.lastError.code}: ${poll.lastError.message} (${at(poll.lastErrorAt)})`,
         ),
   );
 }

@@ -2,7 +2,7 @@ import type { FlowView, VersionView } from './api-types.ts';
 import type { Dispose, ViewContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { flowShape } from './flow-shape.ts';
-import { runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
+import { mayPoll, pollDetails, runForm, scheduleDetails, triggerLabel } from './flow-triggers.ts';
 import { time } from './format.ts';
 import { refusedTable } from './refused-deliveries.ts';
 import { stepTestForm } from './step-test-form.ts';
@@ -126,6 +126,18 @@ export function flowsView(context: ViewContext): Dispose {
                   onclick: open(() => scheduleDetails(context, flow, details)),
                 },
                 ' ticks',
+              )
+            : null,
+          mayPoll(flow)
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'link',
+                  'data-testid': `polls-${flow.id}`,
+                  onclick: open(() => pollDetails(context, flow, details)),
+                },
+                ' polls',
               )
             : null,
         ),

@@ -8,6 +8,8 @@ export interface FlowLimits {
   maxSteps: number;
   /** The flow's timeout: no step's `timeoutMs` may pass it. */
   flowTimeoutMs: number;
+  /** POLL_MIN_INTERVAL_SECONDS: a polling trigger's shortest `intervalSeconds` (default 60). */
+  pollMinIntervalSeconds?: number;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
 } from '@flowbox/protocol';
 import type { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
+import { parsePollSpec } from '../polls/poll-spec.ts';
 import { conditionProblems } from './condition-check.ts';
 import { checkErrorResponse } from './error-response-check.ts';
 import { type FlowLimits, rawNestingProblem, treeProblem } from './flow-tree-check.ts';
@@ -47,6 +48,9 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
     throw invalid(
       `definition.trigger.trigger: piece '${trigger.manifest.name}' has no trigger '${definition.trigger.trigger}'`,
     );
+  }
+  if (trigger.manifest.polling?.includes(definition.trigger.trigger) === true) {
+    parsePollSpec(definition.trigger.input, { minIntervalSeconds: limits.pollMinIntervalSeconds ?? 60 });
   }
   const tree = treeProblem(definition, limits);
   if (tree !== null) throw invalid(tree);

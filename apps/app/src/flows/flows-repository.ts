@@ -25,6 +25,8 @@ export interface PublishedFlow {
   verify: WebhookVerify | null;
   /** The published definition's trigger piece: `schedule` flows start from ticks, not webhooks. */
   triggerPiece: string;
+  /** The published trigger is a piece's polling trigger: its flow starts from polls, not webhooks. */
+  triggerPolls: boolean;
   /** The published definition's `errorResponse`: what a sync caller of a failed run is answered. */
   errorResponse: ErrorResponse | null;
 }
@@ -247,12 +249,17 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
           verify: unknown;
           error_response: unknown;
           trigger_piece: string | null;
+          trigger_polls: boolean;
         }
       >(
         `SELECT f.id, f.published_version_id, f.enabled,
            coalesce(v.definition->'runWhenCallerGone' = 'true'::jsonb, false) AS run_when_caller_gone,
            v.definition->'trigger'->'verify' AS verify, v.definition->'errorResponse' AS error_response,
-           v.definition->'trigger'->>'piece' AS trigger_piece
+           v.definition->'trigger'->>'piece' AS trigger_piece,
+           EXISTS (SELECT 1 FROM pieces p WHERE p.name = v.definition->'trigger'->>'piece'
+             AND p.version = (SELECT e->>'version' FROM jsonb_array_elements(v.bundle_pieces) e
+                              WHERE e->>'name' = p.name LIMIT 1)
+             AND coalesce(p.manifest->'polling', '[]'::jsonb) ? (v.definition->'trigger'->>'trigger')) AS trigger_polls
          FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id WHERE f.id = $1 AND f.deleted_at IS NULL`,
         [flowId],
       );
@@ -269,6 +276,7 @@ export function createFlowsRepository(pool: Pool): FlowsRepository {
             ? null
             : stored(ErrorResponseSchema, row.error_response, 'errorResponse'),
         triggerPiece: row.trigger_piece ?? '',
+        triggerPolls: row.trigger_polls === true,
       };
     },
 

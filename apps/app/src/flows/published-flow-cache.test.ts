@@ -34,6 +34,7 @@ describe('withPublishedFlowCache', () => {
     runWhenCallerGone: false,
     verify: null,
     triggerPiece: 'webhook',
+    triggerPolls: false,
     errorResponse: null,
   };
 

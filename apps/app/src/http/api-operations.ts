@@ -5,6 +5,7 @@ import { FLOW_OPERATIONS } from './operations/flow-operations.ts';
 import { HEALTH_OPERATIONS } from './operations/health-operations.ts';
 import { MANUAL_RUN_OPERATIONS } from './operations/manual-run-operations.ts';
 import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
+import { POLL_OPERATIONS } from './operations/poll-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
 import { STEP_TEST_OPERATIONS } from './operations/step-test-operations.ts';
@@ -21,6 +22,7 @@ export const API_OPERATIONS = {
   ...MANUAL_RUN_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
   ...STEP_TEST_OPERATIONS,
+  ...POLL_OPERATIONS,
   ...RUN_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,

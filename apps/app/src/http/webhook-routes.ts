@@ -154,10 +154,10 @@ async function accept(
       `flow ${request.params.flowId} does not exist or is not enabled`,
     );
   }
-  if (flow.triggerPiece === SCHEDULE_PIECE) {
+  if (flow.triggerPiece === SCHEDULE_PIECE || flow.triggerPolls) {
     throw new FlowboxError(
       'FLOW_NOT_WEBHOOK',
-      `flow ${flow.flowId} starts on a schedule, not from its webhook; start a run by hand with POST /v1/flows/${flow.flowId}/runs`,
+      `flow ${flow.flowId} starts ${flow.triggerPolls ? 'from the items its trigger polls' : 'on a schedule'}, not from its webhook; start a run by hand with POST /v1/flows/${flow.flowId}/runs`,
     );
   }
   // Before the run exists: a refused sender leaves no row, no job, and reaches no worker.

@@ -49,6 +49,10 @@ export class AppMetrics {
   readonly #runsPaused: Counter;
   readonly #runsResumed: Counter<'cause'>;
   readonly #resumeLate: Histogram;
+  readonly #pollsStarted: Counter;
+  readonly #polls: Counter<'outcome'>;
+  readonly #pollItems: Counter;
+  readonly #pollDuration: Histogram;
   #sources: AppMetricsSources | null = null;
 
   constructor() {
@@ -166,8 +170,32 @@ export class AppMetrics {
       buckets: [0, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
       registers,
     });
+    this.#pollsStarted = new Counter({
+      name: 'flowbox_polls_started_total',
+      help: 'Polls of polling triggers this app took a tick for and queued for its workers (each tick is taken by one app).',
+      registers,
+    });
+    this.#polls = new Counter({
+      name: 'flowbox_polls_total',
+      help: 'Polls whose outcome reached this app, by outcome: ok (its items recorded), failed (the poll threw, timed out or its worker was lost: the state stays, the next interval polls again) or stale (its lease had ended: dropped).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#pollItems = new Counter({
+      name: 'flowbox_poll_items_total',
+      help: 'New poll items that started a run (the baseline of a first poll starts none).',
+      registers,
+    });
+    this.#pollDuration = new Histogram({
+      name: 'flowbox_poll_duration_seconds',
+      help: 'A poll on its worker: provisioning, the engine and the poll itself.',
+      buckets: [...DURATION_BUCKETS],
+      registers,
+    });
     this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());
-    this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job.', (s) => s.busyWorkers());
+    this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job (a run or a poll).', (s) =>
+      s.busyWorkers(),
+    );
     this.#gaugeOf('flowbox_workers_waiting', 'Workers of this app waiting for a job (a poll out).', (s) =>
       s.waitingWorkers(),
     );
@@ -270,6 +298,19 @@ export class AppMetrics {
 
   scheduleTicksPassedOver(count: number): void {
     this.#schedulePassedOver.inc(count);
+  }
+
+  pollStarted(): void {
+    this.#pollsStarted.inc();
+  }
+
+  pollEnded(outcome: 'ok' | 'failed' | 'stale', pollMs: number): void {
+    this.#polls.inc({ outcome });
+    if (pollMs > 0) this.#pollDuration.observe(pollMs / 1000);
+  }
+
+  pollItems(count: number): void {
+    if (count > 0) this.#pollItems.inc(count);
   }
 
   retentionDeleted(

@@ -103,8 +103,18 @@ report({
         : {}),
     })),
   triggers: [...triggers.keys()].sort(),
+  ...pollingOf(triggers),
   nodeBuiltins: [...builtins].sort(),
 });
+
+/** The polling triggers (`strategy: 'polling'`), when there are any. */
+function pollingOf(all: ReadonlyMap<string, unknown>): { polling?: string[] } {
+  const polling = [...all.entries()]
+    .filter(([, trigger]) => (trigger as { strategy?: unknown } | null)?.strategy === 'polling')
+    .map(([triggerName]) => triggerName)
+    .sort();
+  return polling.length === 0 ? {} : { polling };
+}
 
 /** The action's input schema as `Property`'s builders wrote it; the parent checks it (piece-load-check.ts). */
 function inputSchemaOf(schema: unknown): Record<string, unknown> {

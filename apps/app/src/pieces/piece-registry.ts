@@ -223,9 +223,10 @@ function checkLoadedMatches(manifest: PieceManifest, loaded: LoadedPiece): void 
       loaded.actions.map((a) => a.name),
       manifest.actions,
     ) ||
-    !same(loaded.triggers, manifest.triggers)
+    !same(loaded.triggers, manifest.triggers) ||
+    !same(loaded.polling ?? [], manifest.polling ?? [])
   ) {
-    throw invalid("the module's actions and triggers differ from the manifest's");
+    throw invalid("the module's actions and triggers (polling ones too) differ from the manifest's");
   }
 }
 

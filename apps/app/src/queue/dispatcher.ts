@@ -1,5 +1,6 @@
 import {
   type DispatchedJob,
+  type DispatchedPollJob,
   FlowboxError,
   type LogUpload,
   type PieceDownload,
@@ -294,6 +295,38 @@ export class Dispatcher {
       acceptedAt: data.acceptedAt,
       isolation: flowIsolation(records, this.#config.TRUSTED_PIECES),
       test: data.test,
+    };
+  }
+
+  /**
+   * A polling trigger's poll as a worker needs it: the flow's bundle (its trigger and input) and
+   * the trigger's piece, presigned like a run's, and the state to poll from. No token and no log:
+   * a poll reports only through its worker.
+   */
+  async dispatchPoll(poll: {
+    jobId: string;
+    flowId: string;
+    flowVersionId: string;
+    piece: string;
+    state: unknown;
+  }): Promise<DispatchedPollJob> {
+    const { bundle } = await this.#bundle(poll.flowVersionId);
+    const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
+    const refs = bundle.pieces.filter((ref) => ref.name === poll.piece);
+    const [bundleUrl, pieces] = await Promise.all([
+      this.#downloads.url(bundle.key, ttl),
+      Promise.all(refs.map((ref) => this.#pieceDownload(ref, ttl))),
+    ]);
+    return {
+      jobId: poll.jobId,
+      flowId: poll.flowId,
+      flowVersionId: poll.flowVersionId,
+      bundle: { url: bundleUrl, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes },
+      pieces,
+      state: poll.state ?? null,
+      timeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
+      maxResultBytes: this.#config.RUN_LOG_MAX_BYTES,
+      acceptedAt: Date.now(),
     };
   }
 

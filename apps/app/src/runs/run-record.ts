@@ -16,8 +16,8 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
-/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
-export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow']);
+/** What started a run: its flow's webhook, a schedule tick, a polled item, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
+export const RunSourceSchema = z.enum(['webhook', 'schedule', 'poll', 'manual', 'rerun', 'error_flow']);
 export type RunSource = z.infer<typeof RunSourceSchema>;
 
 /**

@@ -12,6 +12,8 @@ import {
   JobResultSchema,
   type PollReply,
   PollRequestSchema,
+  type PollResultAck,
+  PollResultSchema,
   parseMessage,
   SOCKET_EVENTS,
   serializeError,
@@ -19,6 +21,8 @@ import {
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
 import type { EngineCallbacks } from '../http/engine-callbacks.ts';
+import type { PollJobs } from '../polls/poll-jobs.ts';
+import { type PollResults, pollWorkerLost } from '../polls/poll-results.ts';
 import { BUSY_FLOW_POSTPONE_MS, type Dispatcher, FlowBusy } from '../queue/dispatcher.ts';
 import type { JobSource } from '../queue/job-source.ts';
 import type { LeasedJob } from '../queue/leased-job.ts';
@@ -43,6 +47,7 @@ export class WorkerGateway {
   readonly #nextWithResult: boolean;
   readonly #callbacks: EngineCallbacks;
   readonly #countCallback: ((route: 'steps' | 'response', statusCode: number) => void) | undefined;
+  readonly #polls: { jobs: PollJobs; results: PollResults } | undefined;
   /** Connected workers' sessions (the busy-workers gauge reads them). */
   readonly #sessions = new Set<WorkerSession>();
   /** Runs being finalised because their worker vanished; close() waits for them. */
@@ -69,7 +74,10 @@ export class WorkerGateway {
     callbacks: EngineCallbacks;
     /** Counts each answered callback as the HTTP route's would be (flowbox_engine_callbacks_total). */
     countCallback?: (route: 'steps' | 'response', statusCode: number) => void;
+    /** Polls of polling triggers this app took, handed to idle workers ahead of runs, and their results. */
+    polls?: { jobs: PollJobs; results: PollResults };
   }) {
+    this.#polls = deps.polls;
     this.#callbacks = deps.callbacks;
     this.#countCallback = deps.countCallback;
     this.#broker = deps.broker;
@@ -101,10 +109,10 @@ export class WorkerGateway {
     return this.#io.of('/').sockets.size;
   }
 
-  /** Connected workers holding a job. */
+  /** Connected workers holding a job: a run, or a poll. */
   get busyWorkers(): number {
     let busy = 0;
-    for (const session of this.#sessions) if (session.held.length > 0) busy += 1;
+    for (const session of this.#sessions) if (session.held.length > 0 || session.polls.size > 0) busy += 1;
     return busy;
   }
 
@@ -123,6 +131,7 @@ export class WorkerGateway {
       polling: false,
       parked: null,
       fetchAhead: true,
+      polls: new Map(),
       disconnected: new AbortController(),
     };
     const logger = this.#logger.child({ worker: session.workerName, socketId: socket.id });
@@ -136,6 +145,10 @@ export class WorkerGateway {
     socket.on(SOCKET_EVENTS.jobResult, (frame: unknown, ack: Ack<JobResultAck>) => {
       if (typeof ack !== 'function') return;
       void this.#onJobResult(session, frame, ack, logger);
+    });
+    socket.on(SOCKET_EVENTS.pollResult, (frame: unknown, ack: Ack<PollResultAck>) => {
+      if (typeof ack !== 'function') return;
+      void this.#onPollResult(session, frame, ack, logger);
     });
     socket.on(SOCKET_EVENTS.engineCallback, (frame: unknown, ack: Ack<CallbackAnswer>) => {
       if (typeof ack !== 'function') return;
@@ -151,6 +164,14 @@ export class WorkerGateway {
         const loss = this.#workerLost(lease, logger).finally(() => this.#losses.delete(loss));
         this.#losses.add(loss);
       }
+      // A poll lost with its worker: its lease ends now, so the next tick polls the same state.
+      for (const taken of session.polls.values()) {
+        const loss = (this.#polls?.results.failed(taken, pollWorkerLost()) ?? Promise.resolve())
+          .catch((error: unknown) => logger.error({ err: error }, 'could not end a lost poll'))
+          .finally(() => this.#losses.delete(loss));
+        this.#losses.add(loss);
+      }
+      session.polls.clear();
     });
   }
 
@@ -210,15 +231,25 @@ export class WorkerGateway {
       // job: the poll goes on for another until its time is up.
       let reply: PollReply = { version: 1, type: 'idle' };
       while (reply.type === 'idle' && !session.disconnected.signal.aborted && Date.now() < deadline) {
+        // A plain poll takes a poll job first, and one queued while it waits wakes it.
+        const woken = ahead || pending !== null ? null : this.#pollJobFor(session);
+        if (woken !== null && 'reply' in woken) {
+          reply = woken.reply;
+          break;
+        }
         const lease =
           pending ??
           (await this.#broker.next(
             deadline - Date.now(),
-            session.disconnected.signal,
+            woken === null ? session.disconnected.signal : woken.signal,
             parsed.value.workerId,
           ));
+        woken?.stop();
         pending = null;
-        if (lease === null) break;
+        if (lease === null) {
+          if (woken?.signal.aborted === true) continue;
+          break;
+        }
         if (ahead && backlog(lease)) session.fetchAhead = false;
         const job = await this.#handOut(session, lease, parsed.value.workerId, logger);
         if (job !== null) reply = { version: 1, type: 'job', job, ...backlogMark(backlog(lease)) };
@@ -226,6 +257,67 @@ export class WorkerGateway {
       if (!session.disconnected.signal.aborted) ack(reply);
     } finally {
       session.polling = false;
+    }
+  }
+
+  /**
+   * A poll job for an idle worker: the reply handing it out when one waits, else a signal that
+   * aborts when one is queued (or the worker leaves), with `stop` to stop listening.
+   */
+  #pollJobFor(
+    session: WorkerSession,
+  ): { reply: PollReply } | { signal: AbortSignal; stop: () => void } | null {
+    const polls = this.#polls;
+    if (polls === undefined) return null;
+    const taken = polls.jobs.take();
+    if (taken !== undefined) {
+      session.polls.set(taken.job.jobId, taken);
+      return { reply: { version: 1, type: 'poll-job', job: taken.job } };
+    }
+    const wake = new AbortController();
+    const stop = polls.jobs.onAdded(() => wake.abort());
+    return { signal: AbortSignal.any([session.disconnected.signal, wake.signal]), stop };
+  }
+
+  async #onPollResult(
+    session: WorkerSession,
+    frame: unknown,
+    ack: Ack<PollResultAck>,
+    logger: Logger,
+  ): Promise<void> {
+    const parsed = parseMessage(PollResultSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ reason: parsed.error }, 'dropped an invalid poll result');
+      ack({
+        version: 1,
+        type: 'error',
+        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: parsed.error },
+      });
+      return;
+    }
+    const result = parsed.value;
+    const taken = session.polls.get(result.jobId);
+    if (taken === undefined || this.#polls === undefined) {
+      ack({
+        version: 1,
+        type: 'error',
+        error: {
+          name: 'ProtocolError',
+          code: 'INVALID_REQUEST',
+          message: `poll ${result.jobId} is not leased to you`,
+        },
+      });
+      return;
+    }
+    try {
+      await this.#polls.results.record(taken, result);
+      session.polls.delete(result.jobId);
+      ack({ version: 1, type: 'ok' });
+    } catch (error) {
+      // Kept in the session: a worker that retries the result gets it recorded, or its lease
+      // ends when it leaves; either way the state stays where the last recorded poll left it.
+      logger.error({ err: error, jobId: result.jobId }, 'could not record a poll result');
+      ack({ version: 1, type: 'error', error: serializeError(error) });
     }
   }
 
@@ -303,8 +395,10 @@ export class WorkerGateway {
       // The next job goes to the worker that asked with this result, or to its poll parked
       // ahead of it; one that took its next job ahead of this result gets no other.
       const parked = session.parked;
+      // A poll job waiting goes to this worker's next plain poll, ahead of the queue's next run.
       const fetchNext =
         this.#nextWithResult &&
+        (this.#polls?.jobs.waiting ?? 0) === 0 &&
         (result.wantsNext === true || parked !== null) &&
         session.held.length === 0 &&
         !session.disconnected.signal.aborted;

@@ -1,4 +1,5 @@
 import type { DispatchedJob } from '@flowbox/protocol';
+import type { TakenPoll } from '../polls/poll-jobs.ts';
 import type { LeasedJob } from '../queue/leased-job.ts';
 
 /** The `backlog` mark on a job handed to a worker (socket-events.ts). */
@@ -31,6 +32,8 @@ export interface WorkerSession {
   parked: ((lease: LeasedJob | null) => void) | null;
   /** A poll ahead may fetch from the queue itself: false once one found a backlog there. */
   fetchAhead: boolean;
+  /** Polls of polling triggers handed to this worker, by job id, until their result. */
+  polls: Map<string, TakenPoll>;
   disconnected: AbortController;
 }
 

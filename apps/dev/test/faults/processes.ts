@@ -24,6 +24,12 @@ function allPids(): number[] {
     .map(Number);
 }
 
+/** The parent of `pid`, or null when it is gone or has none. */
+export function parentOf(pid: number): number | null {
+  const parent = readStat(pid)?.ppid;
+  return parent === undefined || parent <= 0 ? null : parent;
+}
+
 /** True while the process exists and is not a zombie. */
 export function isRunning(pid: number): boolean {
   const stat = readStat(pid);

@@ -19,7 +19,7 @@ export type WorkerRequest = Exclude<WorkerToEngine, { type: 'callback-answer' }>
 
 /** The engine's typed side of the IPC channel (main.ts sends `ready` on the raw port). */
 export interface EngineIpcChannel {
-  sendResult(result: ExecuteResult): Promise<void>;
+  sendResult(result: ExecuteResult | Extract<EngineToWorker, { type: 'poll-result' }>): Promise<void>;
   log: EngineLog;
   /**
    * Sends a callback for the worker to forward to the app, and resolves with the app's answer.

@@ -4,11 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { type Deferred, defer } from '@flowbox/node-kit';
 import {
   type DispatchedJob,
+  type DispatchedPollJob,
   type EngineCallback,
   type JobResult,
   JobResultSchema,
   type PollReply,
   PollRequestSchema,
+  type PollResult,
+  PollResultSchema,
   SOCKET_EVENTS,
 } from '@flowbox/protocol';
 import { Server, type Socket } from 'socket.io';
@@ -26,6 +29,8 @@ interface FakeBroker {
   nextResult(): Promise<unknown>;
   /** Engine callbacks forwarded to it, each acknowledged `ok`. */
   callbacks: unknown[];
+  /** Poll results, each acknowledged `ok`; resolves with the first. */
+  pollResult: Promise<unknown>;
   /** Set: results are acknowledged only when the test calls the acks kept here. */
   heldResultAcks: Array<() => void> | null;
   close(): Promise<void>;
@@ -39,6 +44,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
   const callbacks: unknown[] = [];
   const polls: Deferred<{ request: unknown; reply: (answer: unknown) => void; socket: Socket }>[] = [defer()];
   const resultWaiters: Deferred<unknown>[] = [defer()];
+  const pollResult = defer<unknown>();
   let polled = 0;
   let reported = 0;
   io.use((socket, next) => {
@@ -65,6 +71,10 @@ async function startFakeBroker(): Promise<FakeBroker> {
       callbacks.push(frame);
       ack({ version: 1, type: 'ok' });
     });
+    socket.on(SOCKET_EVENTS.pollResult, (frame: unknown, ack: (answer: unknown) => void) => {
+      pollResult.resolve(frame);
+      ack({ version: 1, type: 'ok' });
+    });
   });
   httpServer.listen(0, '127.0.0.1');
   await once(httpServer, 'listening');
@@ -76,6 +86,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
     tokens,
     results,
     callbacks,
+    pollResult: pollResult.promise,
     heldResultAcks: null,
     nextPoll: () => {
       const next = polls[pollsTaken];
@@ -99,12 +110,14 @@ async function startFakeBroker(): Promise<FakeBroker> {
 let broker: FakeBroker;
 let connection: AppConnection;
 let ran: DispatchedJob[];
+let polledJobs: DispatchedPollJob[];
 /** What a job does while it runs (its engine's callbacks, its tail), when a test says. */
 let duringRun: ((job: DispatchedJob) => Promise<void>) | undefined;
 
 beforeEach(async () => {
   broker = await startFakeBroker();
   ran = [];
+  polledJobs = [];
   duringRun = undefined;
   connection = createAppConnection({
     appUrl: broker.url,
@@ -112,6 +125,18 @@ beforeEach(async () => {
     workerId: 'worker-1',
     logger: silentLogger(),
     retryDelayMs: 5,
+    runPoll: async (job): Promise<PollResult> => {
+      polledJobs.push(job);
+      return {
+        version: 1,
+        type: 'poll-result',
+        workerId: 'worker-1',
+        jobId: job.jobId,
+        flowVersionId: job.flowVersionId,
+        outcome: { type: 'ok', items: [{ key: 'a', item: { id: 'a' } }], state: { cursor: 1 } },
+        pollMs: 3,
+      };
+    },
     runJob: async (job): Promise<JobResult> => {
       ran.push(job);
       await duringRun?.(job);
@@ -150,6 +175,34 @@ const response = (job: DispatchedJob, last: boolean): EngineCallback => ({
 });
 
 describe('app connection', () => {
+  it('runs a poll job it is handed, reports its items, and polls again holding no job', async () => {
+    const job: DispatchedPollJob = {
+      jobId: 'lease-1',
+      flowId: 'f',
+      flowVersionId: 'v',
+      bundle: { url: 'http://s3.example/b', sha256: 'a'.repeat(64), sizeBytes: 10 },
+      pieces: [],
+      state: null,
+      timeoutMs: 1_000,
+      maxResultBytes: 1_000_000,
+      acceptedAt: Date.now(),
+    };
+    (await broker.nextPoll()).reply({ version: 1, type: 'poll-job', job });
+    const result = PollResultSchema.parse(await broker.pollResult);
+    expect(result).toMatchObject({
+      jobId: 'lease-1',
+      flowVersionId: 'v',
+      outcome: { type: 'ok', state: { cursor: 1 } },
+    });
+    expect(polledJobs.map((j) => j.jobId)).toEqual(['lease-1']);
+    expect(PollRequestSchema.parse((await broker.nextPoll()).request)).toEqual({
+      version: 1,
+      type: 'poll',
+      workerId: 'worker-1',
+    });
+    expect(ran).toEqual([]);
+  });
+
   it('authenticates, polls, runs the job it gets and reports the result', async () => {
     const first = await broker.nextPoll();
     expect(PollRequestSchema.parse(first.request)).toEqual({

@@ -5,12 +5,15 @@ import {
   CallbackAnswerSchema,
   callbackRefusal,
   type DispatchedJob,
+  type DispatchedPollJob,
   type EngineCallback,
   type EngineCallbackFrame,
   type JobResult,
   JobResultAckSchema,
   PollReplySchema,
   type PollRequest,
+  type PollResult,
+  PollResultAckSchema,
   parseMessage,
   SOCKET_EVENTS,
   serializeError,
@@ -50,6 +53,11 @@ export interface AppConnectionOptions {
   workerId: string;
   logger: Logger;
   runJob(job: DispatchedJob): Promise<JobResult>;
+  /**
+   * A polling trigger's poll (poll-runner.ts); the app hands one only to a worker that holds no
+   * job. Without it, a poll is answered as failed.
+   */
+  runPoll?: (job: DispatchedPollJob) => Promise<PollResult>;
   /** The app holds a poll for up to ~20 s before answering idle. */
   pollAckTimeoutMs?: number;
   resultAckTimeoutMs?: number;
@@ -144,6 +152,26 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     }
     const reply = parsed.value;
     if (reply.type === 'job') return { job: reply.job, backlog: reply.backlog === true };
+    if (reply.type === 'poll-job') {
+      const { job } = reply;
+      await deliverPoll(
+        options.runPoll === undefined
+          ? {
+              version: 1,
+              type: 'poll-result',
+              workerId: options.workerId,
+              jobId: job.jobId,
+              flowVersionId: job.flowVersionId,
+              outcome: {
+                type: 'error',
+                error: { name: 'FlowboxError', code: 'INTERNAL', message: 'this worker runs no polls' },
+              },
+              pollMs: 0,
+            }
+          : await options.runPoll(job),
+      );
+      return undefined;
+    }
     if (reply.type === 'error') {
       logger.warn({ error: reply.error }, 'the app answered the poll with an error');
       await pause();
@@ -177,6 +205,31 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     }
     logger.error(ids, 'gave up delivering the job result');
     return undefined;
+  };
+
+  /**
+   * A poll's result: delivered like a job's, a few attempts, then dropped. A lost one costs only
+   * a delay: the app took nothing from it, and polls the same state again on its next interval.
+   */
+  const deliverPoll = async (result: PollResult): Promise<void> => {
+    const ids = { jobId: result.jobId, flowVersionId: result.flowVersionId };
+    for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
+      try {
+        await connected(AbortSignal.timeout(resultAckTimeoutMs));
+        const frame: unknown = await socket
+          .timeout(resultAckTimeoutMs)
+          .emitWithAck(SOCKET_EVENTS.pollResult, result);
+        const parsed = parseMessage(PollResultAckSchema, frame);
+        if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad poll-result ack');
+        else if (parsed.value.type === 'error') {
+          logger.warn({ ...ids, error: parsed.value.error }, 'the app rejected the poll result');
+        }
+        return;
+      } catch (error) {
+        logger.warn({ ...ids, attempt, error: String(error) }, 'poll result not acknowledged');
+      }
+    }
+    logger.error(ids, 'gave up delivering the poll result');
   };
 
   let state: PollState = WAITING;

@@ -21,6 +21,9 @@ class FakeEngine implements EngineProcess {
   execute(): never {
     throw new Error('not used');
   }
+  poll(): never {
+    throw new Error('not used');
+  }
   /** How often the supply put this engine back at the worker's priority. */
   restored = 0;
   /** False: the kernel refuses to raise it (no CAP_SYS_NICE). */

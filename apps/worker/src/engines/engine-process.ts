@@ -8,6 +8,8 @@ import {
   callbackRefusal,
   type EngineCallback,
   type EngineJob,
+  type EnginePollJob,
+  type EngineToWorker,
   EngineToWorkerSchema,
   type ExecuteResult,
   FlowboxError,
@@ -17,6 +19,8 @@ import {
 } from '@flowbox/protocol';
 import { watchEngineMemory } from './engine-memory-watch.ts';
 import { setTreeNiceness } from './engine-priority.ts';
+
+type PollResultMessage = Extract<EngineToWorker, { type: 'poll-result' }>;
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -35,6 +39,8 @@ export interface EngineProcess {
     job: EngineJob,
     forward?: (callback: EngineCallback) => Promise<CallbackAnswer>,
   ): Promise<ExecuteResult>;
+  /** A polling trigger's poll; rejects with ENGINE_CRASHED when the process exits first. */
+  poll(job: EnginePollJob): Promise<PollResultMessage>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
   preload(preload: PreloadRequest): void;
   /**
@@ -95,6 +101,8 @@ export interface EngineSandbox {
    * traffic through the relay, and returns the job as the engine must see it.
    */
   admit(job: EngineJob): Promise<EngineJob>;
+  /** As `admit`, for a poll: its bundle and pieces, and its fetches through the relay. */
+  admitPoll(job: EnginePollJob): Promise<EnginePollJob>;
   /** Shows the sandbox these pieces, for a preload before any job. */
   expose(pieces: EngineJob['pieces']): Promise<void>;
   /** The job is over: its traffic is refused (its files stay until the next job is admitted). */
@@ -143,7 +151,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   let pending:
     | {
         requestId: string;
-        result: Deferred<ExecuteResult>;
+        result: Deferred<ExecuteResult | PollResultMessage>;
         forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
       }
     | undefined;
@@ -166,6 +174,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         logger[message.level](message.data ?? {}, message.msg);
         return;
       case 'execute-result':
+      case 'poll-result':
         if (pending?.requestId !== message.requestId) {
           logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
           return;
@@ -278,7 +287,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       }
       jobsServed += 1;
       const requestId = randomUUID();
-      const result = defer<ExecuteResult>();
+      const result = defer<ExecuteResult | PollResultMessage>();
       pending = { requestId, result, forward };
       const stopWatch = watchMemory(requestId);
       result.promise.then(stopWatch, stopWatch);
@@ -293,14 +302,51 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
           if (error) fail(crash(`could not receive the job: ${error.message}`));
         });
       };
+      const executed = result.promise.then((message) => {
+        if (message.type !== 'execute-result') throw crash('answered a run with a poll result');
+        return message;
+      });
       if (sandbox === undefined) {
         send(job);
-        return result.promise;
+        return executed;
       }
       sandbox.admit(job).then(send, (error: unknown) => {
         fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
       });
-      return result.promise.finally(() => sandbox.release());
+      return executed.finally(() => sandbox.release());
+    },
+    poll(job) {
+      if (!alive) return Promise.reject(crash('is not running'));
+      if (pending !== undefined) {
+        return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
+      }
+      jobsServed += 1;
+      const requestId = randomUUID();
+      const result = defer<ExecuteResult | PollResultMessage>();
+      pending = { requestId, result, forward: undefined };
+      const fail = (error: FlowboxError) => {
+        if (pending?.requestId !== requestId) return;
+        pending.result.reject(error);
+        pending = undefined;
+      };
+      const send = (sent: EnginePollJob) => {
+        const message: WorkerToEngine = { version: 1, type: 'execute-poll', requestId, job: sent };
+        child.send(message, (error) => {
+          if (error) fail(crash(`could not receive the poll: ${error.message}`));
+        });
+      };
+      const polled = result.promise.then((message) => {
+        if (message.type !== 'poll-result') throw crash('answered a poll with a run result');
+        return message;
+      });
+      if (sandbox === undefined) {
+        send(job);
+        return polled;
+      }
+      sandbox.admitPoll(job).then(send, (error: unknown) => {
+        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
+      });
+      return polled.finally(() => sandbox.release());
     },
     preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
       if (!alive) return;

@@ -27,7 +27,7 @@ export interface Provisioner {
    */
   engine(): Promise<InstalledEngine>;
   /** Throws ARTIFACT_INTEGRITY (nothing cached) or PROVISION_FAILED. */
-  provision(job: DispatchedJob): Promise<Provisioned>;
+  provision(job: Pick<DispatchedJob, 'flowVersionId' | 'bundle' | 'pieces'>): Promise<Provisioned>;
   /** The isolated-vm package installed engines import. */
   readonly isolatedVmDir: string;
   /** The cache directories of verified bundles and pieces (a sandbox sees its job's entries of them). */

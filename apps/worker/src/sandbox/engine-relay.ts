@@ -34,6 +34,8 @@ export interface EngineRelay {
   readonly socketDir: string;
   /** Lets this job's traffic through, and returns the job as the sandboxed engine must see it. */
   admit(job: EngineJob): EngineJob;
+  /** Lets a poll's fetches through, under its egress policy and budget (it has no other traffic). */
+  admitPoll(job: Pick<EngineJob, 'egress' | 'fetchLimits'>): void;
   /** The job is over: nothing more passes until the next one is admitted. */
   release(): void;
   close(): Promise<void>;
@@ -49,7 +51,8 @@ export interface EngineRelayOptions {
 }
 
 interface Admitted {
-  logUploadUrl: string;
+  /** Null for a poll, which uploads no log. */
+  logUploadUrl: string | null;
   /** The job's checkpoint form (it can pause), and a resumed run's checkpoint to read. */
   checkpointUploadUrl: string | undefined;
   checkpointUrl: string | undefined;
@@ -90,6 +93,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     if (body === null) return refuse(response, `the request body is over ${maxBodyBytes} bytes`);
 
     if (url === RELAY_PATHS.logUpload) {
+      if (run.logUploadUrl === null) return refuse(response, `a poll uploads no log: POST ${url} refused`);
       return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
     }
     if (url === RELAY_PATHS.checkpointUpload && run.checkpointUploadUrl !== undefined) {
@@ -180,7 +184,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     });
   }
 
-  function budgeted(job: EngineJob): Pick<Admitted, 'egress' | 'budget'> {
+  function budgeted(job: Pick<EngineJob, 'egress' | 'fetchLimits'>): Pick<Admitted, 'egress' | 'budget'> {
     const budget = createFetchBudget(job.fetchLimits);
     return { budget, egress: options.egressFetch(job.egress, budget) };
   }
@@ -225,6 +229,16 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
         };
       }
       return seen;
+    },
+    admitPoll(job) {
+      admitted?.aborts.abort();
+      admitted = {
+        logUploadUrl: null,
+        checkpointUploadUrl: undefined,
+        checkpointUrl: undefined,
+        ...budgeted(job),
+        aborts: new AbortController(),
+      };
     },
     release() {
       admitted?.aborts.abort(new FlowboxError('INTERNAL', 'the run is over'));

@@ -83,6 +83,11 @@ export async function prepareSandboxedEngine(
       await view.show([job.bundlePath, ...job.pieces.map((piece) => piece.dir)]);
       return relay.admit(job);
     },
+    async admitPoll(job) {
+      await view.show([job.bundlePath, ...job.pieces.map((piece) => piece.dir)]);
+      relay.admitPoll(job);
+      return job;
+    },
     async expose(pieces) {
       await view.show(pieces.map((piece) => piece.dir));
     },

@@ -28,7 +28,7 @@ export interface InitResult {
  */
 export async function initPiece(
   target: string,
-  options: { name?: string | undefined } = {},
+  options: { name?: string | undefined; trigger?: string | undefined } = {},
 ): Promise<InitResult> {
   const dir = resolve(target);
   const name = options.name ?? basename(dir);
@@ -42,6 +42,12 @@ export async function initPiece(
     throw new CliError(
       'INVALID_TARGET',
       `${dir} is inside the flowbox checkout; a piece package lives in its own folder, outside it`,
+    );
+  }
+  if (options.trigger !== undefined && options.trigger !== 'polling') {
+    throw new CliError(
+      'INVALID_TRIGGER',
+      `--trigger '${options.trigger}': the one trigger kind scaffolded is 'polling'`,
     );
   }
   const existing = await readdir(dir).catch(() => []);
@@ -62,7 +68,12 @@ export async function initPiece(
     ...Object.fromEntries(VENDORED_PACKAGES.map((pkg) => [pkg.name, `file:vendor/${pkg.dir}`])),
   };
   const sortedDev = Object.fromEntries(Object.entries(devDependencies).sort(([a], [b]) => (a < b ? -1 : 1)));
-  const files = pieceTemplate({ name, dependencies, devDependencies: sortedDev });
+  const files = pieceTemplate({
+    name,
+    dependencies,
+    devDependencies: sortedDev,
+    trigger: options.trigger === 'polling' ? 'polling' : undefined,
+  });
   files['pnpm-lock.yaml'] = scaffoldLockfile(checkout, { dependencies, devDependencies: sortedDev, local });
 
   for (const [path, text] of Object.entries(files)) {

@@ -1,3 +1,5 @@
+import { POLLING_TRIGGER_FILES } from './polling-trigger-template.ts';
+
 /**
  * The files of a new piece package (`flowbox piece init`), as text. The piece has one action,
  * `greet`, a test for it on node's own test runner (Node strips the types; no test framework to
@@ -9,6 +11,8 @@ export interface PieceTemplateOptions {
   name: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  /** `polling`: a polling trigger (`new_entries`) and its test too. */
+  trigger?: 'polling' | undefined;
 }
 
 export const PIECE_NAME = /^[a-z][a-z0-9-]{1,62}$/;
@@ -35,7 +39,8 @@ export function pieceTemplate(options: PieceTemplateOptions): Record<string, str
     'package.json': `${JSON.stringify(packageJson, null, 2)}\n`,
     'tsconfig.json': `${JSON.stringify(TSCONFIG, null, 2)}\n`,
     '.gitignore': 'node_modules/\ndist/\n',
-    'src/index.ts': INDEX,
+    'src/index.ts': options.trigger === 'polling' ? POLLING_INDEX : INDEX,
+    ...(options.trigger === 'polling' ? POLLING_TRIGGER_FILES : {}),
     'src/greet.ts': GREET,
     'src/greet.test.ts': GREET_TEST,
     'README.md': readme(options.name),
@@ -69,6 +74,23 @@ const piece = createPiece({
   name: pkg.flowbox.piece.name,
   version: pkg.version,
   actions: [greet],
+});
+
+/** The archive's entry exports the piece as its default. */
+export default piece;
+`;
+
+const POLLING_INDEX = `import { createPiece } from '@flowbox/pieces-framework';
+import pkg from '../package.json' with { type: 'json' };
+import { greet } from './greet.ts';
+import { newEntries } from './new-entries.ts';
+
+// Name and version live in package.json; the build reads them there too, for the manifest.
+const piece = createPiece({
+  name: pkg.flowbox.piece.name,
+  version: pkg.version,
+  actions: [greet],
+  triggers: [newEntries],
 });
 
 /** The archive's entry exports the piece as its default. */

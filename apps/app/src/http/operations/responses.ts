@@ -64,7 +64,7 @@ export const SERVER_LIMITS: Record<number, OperationResponse> = {
 export const NOT_A_WEBHOOK: Record<number, OperationResponse> = {
   409: {
     description:
-      "The flow's trigger is a schedule (FLOW_NOT_WEBHOOK): it starts from its ticks or by hand (POST /v1/flows/{flowId}/runs); no run was created.",
+      "The flow's trigger is a schedule or polls (FLOW_NOT_WEBHOOK): it starts from its ticks or polls, or by hand (POST /v1/flows/{flowId}/runs); no run was created.",
     view: ErrorView,
   },
 };

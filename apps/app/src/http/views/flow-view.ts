@@ -81,3 +81,29 @@ export const FlowScheduleView = z
     description: "A schedule flow's coming ticks and the latest it skipped or missed.",
   });
 export type FlowScheduleView = z.infer<typeof FlowScheduleView>;
+
+export const FlowPollView = z
+  .object({
+    flowId: z.string(),
+    flowVersionId: z
+      .string()
+      .describe('The published version: polls, their state and item keys are per version.'),
+    trigger: z.string().describe('`<piece>.<trigger>`.'),
+    intervalSeconds: z.number().int(),
+    startFrom: z.enum(['new', 'all']),
+    baselineAt: DateTime.nullable().describe(
+      'When the first poll recorded what the source held; null before.',
+    ),
+    lastPolledAt: DateTime.nullable().describe("The last poll's end, whether it succeeded or failed."),
+    polling: z.boolean().describe('A poll is in flight now.'),
+    polls: z.number().int().describe('Polls that ended, failed ones included.'),
+    itemsFound: z.number().int().describe('Items recorded: the baseline and those that started a run.'),
+    failures: z.number().int().describe('Polls failed in a row (0 after one that succeeded).'),
+    lastError: z
+      .object({ code: z.string(), message: z.string() })
+      .nullable()
+      .describe("The last failed poll's error (kept after a later success; see `failures`)."),
+    lastErrorAt: DateTime.nullable(),
+  })
+  .meta({ id: 'FlowPoll', description: "A polling flow's polls: where they stand and the last failure." });
+export type FlowPollView = z.infer<typeof FlowPollView>;

@@ -37,9 +37,9 @@ export const RunSummaryView = z
         'The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention.',
       ),
     source: z
-      .enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow'])
+      .enum(['webhook', 'schedule', 'poll', 'manual', 'rerun', 'error_flow'])
       .describe(
-        "What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).",
+        "What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).",
       ),
     resumes: z.number().int().min(0).describe('How many times the run resumed after a pause.'),
     pausedAt: DateTime.nullable().describe('When the run paused; null unless it is PAUSED.'),

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@flowbox/node-kit';
+import { type DispatchedPollJob, serializeError } from '@flowbox/protocol';
+import type { AppMetrics } from '../metrics/app-metrics.ts';
+import type { PollJobs } from './poll-jobs.ts';
+import { lastTickAtOrBefore, type PollSpec, parsePollSpec } from './poll-spec.ts';
+import type { PollsRepository, PublishedPoll } from './polls-repository.ts';
+
+/** Builds a poll's job (presigned bundle and piece downloads), as the dispatcher does a run's. */
+export type DispatchPoll = (poll: {
+  jobId: string;
+  flowId: string;
+  flowVersionId: string;
+  piece: string;
+  state: unknown;
+}) => Promise<DispatchedPollJob>;
+
+/** Flows whose due polls are taken at once. */
+const CONCURRENCY = 16;
+
+interface Entry {
+  poll: PublishedPoll;
+  spec: PollSpec;
+  /** Ticks up to and including this are taken (here or by another app). */
+  from: Date;
+}
+
+/**
+ * Takes the ticks of every published polling trigger, the way the schedule ticker fires
+ * schedules (schedules/schedule-ticker.ts): every app reads the polled flows from Postgres every
+ * `refreshMs`, every app tries each tick (multiples of `intervalSeconds` since the epoch, the
+ * first one at once), and one statement lets exactly one app take it (PollsRepository.claimTick).
+ * That app queues the poll for its idle workers (PollJobs). A poll still in flight holds a lease,
+ * and the ticks meanwhile are passed over: one poll covers whatever the source added since.
+ */
+export class PollTicker {
+  readonly #repo: PollsRepository;
+  readonly #jobs: PollJobs;
+  readonly #dispatch: DispatchPoll;
+  readonly #metrics: AppMetrics;
+  readonly #logger: Logger;
+  readonly #refreshMs: number;
+  /** A poll's lease: its wait for a worker, and the flow timeout for the poll itself. */
+  readonly #leaseMs: number;
+  readonly #waitMs: number;
+  readonly #hasWorkers: () => boolean;
+  readonly #entries = new Map<string, Entry>();
+  #loadedAt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #passing: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(deps: {
+    polls: PollsRepository;
+    jobs: PollJobs;
+    dispatch: DispatchPoll;
+    metrics: AppMetrics;
+    logger: Logger;
+    refreshMs: number;
+    /** FLOW_TIMEOUT_SECONDS in ms: what a poll may take once a worker has it. */
+    pollTimeoutMs: number;
+    /** How long a taken poll may wait for an idle worker of this app. */
+    waitMs: number;
+    /** Whether this app has workers connected: an app without any takes no tick (another app's may). */
+    hasWorkers?: () => boolean;
+  }) {
+    this.#hasWorkers = deps.hasWorkers ?? (() => true);
+    this.#repo = deps.polls;
+    this.#jobs = deps.jobs;
+    this.#dispatch = deps.dispatch;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+    this.#refreshMs = deps.refreshMs;
+    this.#waitMs = deps.waitMs;
+    this.#leaseMs = deps.waitMs + deps.pollTimeoutMs;
+  }
+
+  start(): void {
+    this.#wake(0);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#passing;
+  }
+
+  /** One pass: reload the polled flows when due, take every tick that is due. */
+  async tick(now = new Date()): Promise<void> {
+    if (now.getTime() - this.#loadedAt >= this.#refreshMs) await this.#load(now);
+    const entries = [...this.#entries.values()];
+    for (let i = 0; i < entries.length; i += CONCURRENCY) {
+      await Promise.all(entries.slice(i, i + CONCURRENCY).map((entry) => this.#takeDue(entry, now)));
+    }
+  }
+
+  #wake(delayMs: number): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.#passing = this.tick().then(
+        () => this.#wake(this.#delayToNext()),
+        (error: unknown) => {
+          this.#logger.warn({ err: error, retryInMs: this.#refreshMs }, 'poll pass failed; trying again');
+          this.#wake(this.#refreshMs);
+        },
+      );
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  #delayToNext(): number {
+    let soonest = this.#loadedAt + this.#refreshMs;
+    for (const entry of this.#entries.values()) {
+      soonest = Math.min(soonest, entry.from.getTime() + entry.spec.intervalSeconds * 1000);
+    }
+    return Math.max(0, Math.min(this.#refreshMs, soonest - Date.now()));
+  }
+
+  async #load(now: Date): Promise<void> {
+    const rows = await this.#repo.listPublished();
+    this.#loadedAt = now.getTime();
+    const seen = new Set<string>();
+    for (const row of rows) {
+      seen.add(row.flowVersionId);
+      const known = this.#entries.get(row.flowVersionId);
+      const recorded = row.lastTick ?? new Date(0);
+      if (known !== undefined) {
+        if (recorded > known.from) known.from = recorded;
+        continue;
+      }
+      let spec: PollSpec;
+      try {
+        // Checked when the version was created; the floor is not applied again to what is published.
+        spec = parsePollSpec(row.input, { minIntervalSeconds: 0 });
+      } catch (error) {
+        this.#logger.error(
+          { err: error, flowId: row.flowId },
+          'a published polling trigger cannot be read; it is not polled',
+        );
+        continue;
+      }
+      this.#entries.set(row.flowVersionId, { poll: row, spec, from: recorded });
+    }
+    for (const id of this.#entries.keys()) if (!seen.has(id)) this.#entries.delete(id);
+  }
+
+  async #takeDue(entry: Entry, now: Date): Promise<void> {
+    const at = lastTickAtOrBefore(entry.spec, now);
+    if (at <= entry.from || !this.#hasWorkers()) return;
+    entry.from = at;
+    const leaseId = randomUUID();
+    const { flowId, flowVersionId, piece } = entry.poll;
+    const claim = await this.#repo.claimTick({ flowId, flowVersionId, at, leaseId, leaseMs: this.#leaseMs });
+    if (claim.outcome === 'stale') {
+      this.#entries.delete(flowVersionId);
+      this.#loadedAt = 0;
+      return;
+    }
+    if (claim.outcome === 'taken') return;
+    try {
+      const job = await this.#dispatch({ jobId: leaseId, flowId, flowVersionId, piece, state: claim.state });
+      this.#jobs.add({ job, startFrom: entry.spec.startFrom }, Date.now() + this.#waitMs);
+      this.#metrics.pollStarted();
+    } catch (error) {
+      const failure = serializeError(error);
+      this.#logger.warn({ err: error, flowId }, 'a poll could not be dispatched');
+      this.#metrics.pollEnded('failed', 0);
+      await this.#repo.fail(flowVersionId, leaseId, failure);
+    }
+  }
+}
