@@ -45,11 +45,13 @@ import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
 import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
+import { TimerQueue } from './queue/timer-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
 import { RunReconciler } from './runs/run-reconciler.ts';
+import { RunResumer } from './runs/run-resumer.ts';
 import { RunRetention } from './runs/run-retention.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
@@ -194,7 +196,22 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     allowedResponseHeaders,
   });
   const metrics = new AppMetrics();
+  const timers = new TimerQueue({
+    connection: producerRedis,
+    prefix,
+    cluster: redis.cluster,
+    logger: logger.child({ component: 'timers' }),
+  });
+  // The one way a paused run resumes (timers, wait URLs, child runs, the reconciler).
+  const resumer = new RunResumer({
+    pool,
+    queue,
+    timers,
+    metrics,
+    logger: logger.child({ component: 'run-resumer' }),
+  });
   const lifecycle = new RunLifecycle({
+    pauses: resumer,
     runs,
     ended,
     progress,
@@ -225,6 +242,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     runs,
     lifecycle,
     queue,
+    resumer,
     metrics,
     logger: logger.child({ component: 'run-reconciler' }),
     queuedAfterSeconds: config.RECONCILE_AFTER_SECONDS,
@@ -403,6 +421,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await admission.start();
       sweeper.start();
       reconciler.start();
+      timers.start(redis.broker, (timer) =>
+        resumer.resume(timer.runId, { expectedResumes: timer.resumes, cause: 'timer' }).then(() => {}),
+      );
       retention.start();
       ticker.start();
       refused.start();
@@ -473,7 +494,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // The refusals noted until the server closed are written before the pool ends.
       await step(
         'http, broker and queue',
-        Promise.all([http.close().then(() => refused.close()), broker.close(), queue.close()]),
+        Promise.all([
+          http.close().then(() => refused.close()),
+          broker.close(),
+          queue.close(),
+          timers.close(),
+        ]),
       );
       redis.disconnect();
       storage.close();

@@ -233,7 +233,8 @@ export class Dispatcher {
     if (result === 'retried') {
       return lease.fail(outcome.error?.message ?? outcome.status, { ...options, retry: true });
     }
-    if (outcome.status === 'SUCCEEDED') return lease.complete(options);
+    // A paused run's job is done: its resume is another job.
+    if (outcome.status === 'SUCCEEDED' || result === 'paused') return lease.complete(options);
     return lease.fail(outcome.error?.message ?? outcome.status, options);
   }
 
