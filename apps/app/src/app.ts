@@ -54,6 +54,7 @@ import { RunReconciler } from './runs/run-reconciler.ts';
 import { RunResumer } from './runs/run-resumer.ts';
 import { RunRetention } from './runs/run-retention.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
+import { readResumeState } from './runs/run-waits.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { ScheduleTicker } from './schedules/schedule-ticker.ts';
 import { createSchedulesRepository } from './schedules/schedules-repository.ts';
@@ -230,6 +231,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     config,
     tracer,
     connections,
+    resumeStates: {
+      read: (runId) => readResumeState(pool, runId),
+      dispatched: (lateMs) => metrics.resumeDispatched(lateMs),
+    },
+    publicUrl: () => config.PUBLIC_URL ?? listenUrl,
   });
   const sweeper = new RunSweeper({
     lifecycle,
@@ -278,6 +284,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     lateLimitMs: config.SCHEDULE_LATE_LIMIT_SECONDS * 1000,
   });
   let gateway: WorkerGateway | null = null;
+  // Where the app listens, once it does: the base of wait URLs when PUBLIC_URL is unset.
+  let listenUrl: string | null = null;
 
   registerHealthRoutes(http, {
     database: async () => void (await pool.query('SELECT 1')),
@@ -453,6 +461,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await http.listen({ host: config.HOST, port: config.PORT });
       const address = http.server.address() as AddressInfo;
       const url = `http://${config.HOST}:${address.port}`;
+      listenUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${address.port}`;
       logger.info({ url, instanceId: config.INSTANCE_ID }, 'app listening');
       return url;
     },
