@@ -7,6 +7,7 @@ import { MANUAL_RUN_OPERATIONS } from './operations/manual-run-operations.ts';
 import { PIECE_OPERATIONS } from './operations/piece-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
+import { WAIT_OPERATIONS } from './operations/wait-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 
 /**
@@ -20,6 +21,7 @@ export const API_OPERATIONS = {
   ...MANUAL_RUN_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
   ...RUN_OPERATIONS,
+  ...WAIT_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,
   ...HEALTH_OPERATIONS,

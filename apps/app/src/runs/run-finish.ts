@@ -35,7 +35,7 @@ const OPEN = "status IN ('QUEUED', 'RUNNING')";
 const FINISH = `UPDATE runs r SET ${SET_FINAL}
   FROM (SELECT id, ${OPEN} AS open FROM runs WHERE id = $1 FOR UPDATE) before
   WHERE r.id = before.id
-  RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`;
+  RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.parent_run_id`;
 
 /**
  * The final write of a failed run, and in the same statement its error flow's run: QUEUED, its
@@ -78,8 +78,9 @@ const FINISH_FAILED = `WITH before AS (
     UPDATE runs r SET ${SET_FINAL},
       error_flow_skipped = CASE WHEN before.open THEN (SELECT reason FROM skipped) ELSE r.error_flow_skipped END
     FROM before WHERE r.id = before.id
-    RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.error_flow_skipped)
-  SELECT finished.finalised, finished.total_ms, finished.error_flow_skipped,
+    RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.error_flow_skipped,
+      r.parent_run_id)
+  SELECT finished.finalised, finished.total_ms, finished.error_flow_skipped, finished.parent_run_id,
     (SELECT flow_id FROM named) AS error_flow,
     (SELECT row_to_json(e) FROM error_run e) AS error_run
   FROM finished`;
@@ -109,6 +110,8 @@ export interface FinishResult {
    * none could start.
    */
   errorFlow?: { flowId: string; run: ErrorRun | null; skipped: string | null };
+  /** A sub-flow's run: the run whose `flow` step started it (its end answers that step). */
+  parentRunId?: string;
 }
 
 /**
@@ -200,6 +203,7 @@ interface FinishRow {
   error_flow_skipped?: string | null;
   error_flow?: string | null;
   error_run?: ErrorRunRow | null;
+  parent_run_id?: string | null;
 }
 
 /** Records a run's end in one statement (RunsRepository.finish). */
@@ -235,6 +239,8 @@ export async function finishRun(
   // A run finished before (swept) has no timings of its own; these are only this call's.
   const totalMs = timings === undefined ? null : (row?.total_ms ?? null);
   const result: FinishResult = { finalised: row?.finalised === true, totalMs };
+  const parentRunId = row?.parent_run_id ?? null;
+  if (parentRunId !== null) result.parentRunId = parentRunId;
   const errorFlow = row?.error_flow ?? null;
   if (result.finalised && errorFlow !== null) {
     const run = row?.error_run ?? null;

@@ -16,8 +16,8 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
-/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
-export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow']);
+/** What started a run: its flow's webhook, a schedule tick, `POST /v1/flows/:id/runs`, a re-run, a failed run's error flow, or another run's `flow` step. */
+export const RunSourceSchema = z.enum(['webhook', 'schedule', 'manual', 'rerun', 'error_flow', 'subflow']);
 export type RunSource = z.infer<typeof RunSourceSchema>;
 
 /**
@@ -48,6 +48,8 @@ const RunRowSchema = z.object({
   // Left out by the run list's SELECT.
   caused_by: z.string().nullable().default(null),
   error_flow_skipped: z.string().nullable().default(null),
+  parent_run_id: z.string().nullable().default(null),
+  parent_path: z.string().nullable().default(null),
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -81,6 +83,9 @@ export interface RunRecord {
   causedBy: string | null;
   /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
   errorFlowSkipped: string | null;
+  /** For a sub-flow's run: the run whose `flow` step started it, and that step's path. */
+  parentRunId: string | null;
+  parentPath: string | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -116,5 +121,7 @@ export function toRunRecord(row: unknown): RunRecord {
     source: r.source,
     causedBy: r.caused_by,
     errorFlowSkipped: r.error_flow_skipped,
+    parentRunId: r.parent_run_id,
+    parentPath: r.parent_path,
   };
 }

@@ -1,7 +1,8 @@
 import type { FlowDefinition } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
+import { waitUrlKey } from '../queue/durable-dispatch.ts';
 import { answerWait, staticPath, type WaitAnswerDeps, type WaitCall, waitStepAt } from './wait-answer.ts';
-import { waitToken, waitUrlKey } from './wait-token.ts';
+import { waitToken } from './wait-token.ts';
 import type { WaitRun } from './waits-repository.ts';
 
 const SECRET = 'a-wait-url-secret-of-32-characters!!';
@@ -27,7 +28,12 @@ function world(run: WaitRun | null) {
   const deps: WaitAnswerDeps = {
     secret: SECRET,
     definition: async () => definition,
-    resumer: { resume: async (runId, options) => void resumed.push({ runId, options }) },
+    resumer: {
+      resume: async (runId, options) => {
+        resumed.push({ runId, options });
+        return 1;
+      },
+    },
     waits: {
       run: async () => run,
       answer: async (runId, path, _kind, value) => {

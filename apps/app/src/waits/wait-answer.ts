@@ -1,5 +1,5 @@
 import { FlowboxError, type FlowDefinition, type WaitStepDefinition, walkSteps } from '@flowbox/protocol';
-import type { RunResumer } from './run-resumer.ts';
+import type { RunResumer } from '../runs/run-resumer.ts';
 import { isWaitToken } from './wait-token.ts';
 import type { WaitsRepository } from './waits-repository.ts';
 
@@ -19,7 +19,7 @@ export interface WaitAnswerDeps {
   waits: WaitsRepository;
   /** The flow version's definition (its wait steps), by id. */
   definition(flowVersionId: string): Promise<FlowDefinition | null>;
-  resumer: RunResumer;
+  resumer: Pick<RunResumer, 'resume'>;
   /** WAIT_URL_SECRET: the runs' wait keys derive from it (wait-token.ts). */
   secret: string;
 }

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { waitStepUrls } from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
-import { isWaitToken, waitToken, waitUrlKey } from './wait-token.ts';
+import { waitUrlKey } from '../queue/durable-dispatch.ts';
+import { isWaitToken, waitToken } from './wait-token.ts';
 
 const SECRET = 'a-wait-url-secret-of-32-characters!!';
 const RUN = '6f1d1b2e-64a4-4c2b-9f0e-1d2c3b4a5f60';

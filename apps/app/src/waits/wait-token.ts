@@ -1,16 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { waitUrlKey } from '../queue/durable-dispatch.ts';
 
 /**
  * The credential of a wait URL (durable.ts `waitStepUrls`). The app gives each run's engine a key
  * of its own, base64url(HMAC-SHA256(WAIT_URL_SECRET, runId)); the engine writes a wait's token as
  * base64url(HMAC-SHA256(key, path)) into its URLs. The app derives both again to check a token,
- * so nothing is stored and a key never opens another run's waits.
+ * so nothing is stored and a key never opens another run's waits. The key is the one dispatch
+ * gives the run (durable-dispatch.ts `waitUrlKey`).
  */
-
-/** The run's key, as its jobs carry it (`waitUrls.key`). */
-export function waitUrlKey(secret: string, runId: string): string {
-  return createHmac('sha256', secret).update(runId).digest('base64url');
-}
 
 /** The token of the wait at `path` (a run path: `each[2]/approval`) under the run's key. */
 export function waitToken(key: string, path: string): string {
