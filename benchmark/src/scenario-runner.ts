@@ -292,7 +292,11 @@ async function pendingRuns(ctx: MeasureContext, since: Date, flowId: string): Pr
   const runs = await fetchRuns(ctx.appUrls[0] ?? '', ctx.apiKey, since, ctx.signal, flowId);
   // A run that ended without a worker (CALLER_GONE) has no timings and never will.
   return runs.filter(
-    (r) => r.status === 'QUEUED' || r.status === 'RUNNING' || (r.timings === null && r.workerId !== null),
+    (r) =>
+      r.status === 'QUEUED' ||
+      r.status === 'RUNNING' ||
+      r.status === 'PAUSED' ||
+      (r.timings === null && r.workerId !== null),
   ).length;
 }
 

@@ -73,6 +73,8 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
   rerunOf: null,
   source: 'webhook',
   parentRunId: null,
+  resumes: 0,
+  pausedAt: null,
 };
 
 export const RUN_EXAMPLE: RunView = {
@@ -94,6 +96,7 @@ export const RUN_EXAMPLE: RunView = {
   causedBy: null,
   errorRun: null,
   errorFlowSkipped: null,
+  waits: [],
   logUrl: `http://127.0.0.1:7070/flowbox/runs/orders/${RUN_ID}.json?X-Amz-Expires=900`,
 };
 

@@ -31,13 +31,14 @@ export function registerRunRoutes(
       const { runId } = request.params;
       const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
       if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const [logUrl, reruns, errorRun, childRuns] = await Promise.all([
+      const [logUrl, reruns, errorRun, waits, childRuns] = await Promise.all([
         run.logKey === null ? null : deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS),
         deps.runs.rerunsOf(runId),
         run.finishedAt === null ? null : deps.runs.errorRunOf(runId),
+        run.status === 'PAUSED' ? deps.runs.waits(runId) : [],
         deps.subflows.children(runId),
       ]);
-      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun, childRuns };
+      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun, waits, childRuns };
       // In flight: what the engine has reported, from Redis (whichever app it reported to), until
       // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
@@ -49,6 +50,7 @@ export function registerRunRoutes(
         logUrl,
         reruns,
         errorRun,
+        waits,
         childRuns,
       };
     },

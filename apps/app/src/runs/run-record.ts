@@ -47,6 +47,8 @@ const RunRowSchema = z.object({
   source: RunSourceSchema,
   // Left out by the run list's SELECT.
   caused_by: z.string().nullable().default(null),
+  resumes: z.number().int().default(0),
+  paused_at: z.date().nullable().default(null),
   error_flow_skipped: z.string().nullable().default(null),
   parent_run_id: z.string().nullable().default(null),
   parent_path: z.string().nullable().default(null),
@@ -86,6 +88,10 @@ export interface RunRecord {
   /** For a sub-flow's run: the run whose `flow` step started it, and that step's path. */
   parentRunId: string | null;
   parentPath: string | null;
+  /** How many times the run resumed after a pause. */
+  resumes: number;
+  /** When it paused; null unless PAUSED. */
+  pausedAt: Date | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -123,5 +129,7 @@ export function toRunRecord(row: unknown): RunRecord {
     errorFlowSkipped: r.error_flow_skipped,
     parentRunId: r.parent_run_id,
     parentPath: r.parent_path,
+    resumes: r.resumes,
+    pausedAt: r.paused_at,
   };
 }

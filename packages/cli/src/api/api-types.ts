@@ -980,6 +980,8 @@ export interface components {
             parentPath: string | null;
             /** @description For a sub-flow's run: the run whose `flow` step started it. */
             parentRunId: string | null;
+            /** @description When the run paused; null unless it is PAUSED. */
+            pausedAt: string | null;
             provisioning: {
                 /** @enum {string} */
                 bundle: "hit" | "miss";
@@ -1003,6 +1005,8 @@ export interface components {
                 };
                 status: number;
             } | null;
+            /** @description How many times the run resumed after a pause. */
+            resumes: number;
             /**
              * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, a failed run's error flow (`onFailure`; see `causedBy`), or another run's `flow` step (see `parentRunId`).
              * @enum {string}
@@ -1071,6 +1075,8 @@ export interface components {
                 totalMs: number;
                 workerBusyMs: number;
             } | null;
+            /** @description While the run is PAUSED: where it waits and what resumes it; empty otherwise. */
+            waits: components["schemas"]["RunWait"][];
             workerId: string | null;
         };
         /** @description A run accepted: read it with GET /v1/runs/{runId}. */
@@ -1088,7 +1094,7 @@ export interface components {
             buckets: {
                 /** @description FAILED, TIMEOUT or INTERNAL_ERROR. */
                 failed: number;
-                /** @description Still QUEUED or RUNNING. */
+                /** @description Still QUEUED, RUNNING or PAUSED. */
                 inFlight: number;
                 /** @description Percentile of totalMs of the finished runs; null when none finished. */
                 p50Ms: number | null;
@@ -1108,7 +1114,7 @@ export interface components {
             total: {
                 /** @description FAILED, TIMEOUT or INTERNAL_ERROR. */
                 failed: number;
-                /** @description Still QUEUED or RUNNING. */
+                /** @description Still QUEUED, RUNNING or PAUSED. */
                 inFlight: number;
                 /** @description Percentile of totalMs of the finished runs; null when none finished. */
                 p50Ms: number | null;
@@ -1149,6 +1155,8 @@ export interface components {
             logKey: string | null;
             /** @description For a sub-flow's run: the run whose `flow` step started it. */
             parentRunId: string | null;
+            /** @description When the run paused; null unless it is PAUSED. */
+            pausedAt: string | null;
             provisioning: {
                 /** @enum {string} */
                 bundle: "hit" | "miss";
@@ -1162,6 +1170,8 @@ export interface components {
             } | null;
             /** @description The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention. */
             rerunOf: string | null;
+            /** @description How many times the run resumed after a pause. */
+            resumes: number;
             /**
              * @description What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, a failed run's error flow (`onFailure`; see `causedBy`), or another run's `flow` step (see `parentRunId`).
              * @enum {string}
@@ -1187,6 +1197,20 @@ export interface components {
                 workerBusyMs: number;
             } | null;
             workerId: string | null;
+        };
+        RunWait: {
+            /** @description A request (or the child run's end) has arrived for it. */
+            answered: boolean;
+            /** @description flow: the child run it waits for. */
+            childRunId: string | null;
+            /** @enum {string} */
+            kind: "delay" | "request" | "approval" | "flow" | "retry";
+            /** @description The waiting step's path (`each[2]/approval` in a loop's third iteration). */
+            path: string;
+            /** @description delay, retry: when the run resumes. */
+            resumeAt: string | null;
+            /** @description request, approval, flow: when the wait times out. */
+            timeoutAt: string | null;
         };
         UpdateConnectionRequest: {
             /** @description A string, or a JSON object of at most 8 KiB as JSON; `{{connections.<name>.<field>}}` reads a field of an object. */
@@ -3248,7 +3272,9 @@ export interface operations {
                      *           "finishedAt": "2026-11-25T18:00:00.022Z",
                      *           "rerunOf": null,
                      *           "source": "webhook",
-                     *           "parentRunId": null
+                     *           "parentRunId": null,
+                     *           "resumes": 0,
+                     *           "pausedAt": null
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -3341,6 +3367,8 @@ export interface operations {
                      *       "rerunOf": null,
                      *       "source": "webhook",
                      *       "parentRunId": null,
+                     *       "resumes": 0,
+                     *       "pausedAt": null,
                      *       "steps": [
                      *         {
                      *           "name": "trigger",
@@ -3364,6 +3392,7 @@ export interface operations {
                      *       "causedBy": null,
                      *       "errorRun": null,
                      *       "errorFlowSkipped": null,
+                     *       "waits": [],
                      *       "logUrl": "http://127.0.0.1:7070/flowbox/runs/orders/0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90.json?X-Amz-Expires=900"
                      *     }
                      */
