@@ -22,7 +22,7 @@ const definition = {
   ],
 } as unknown as FlowDefinition;
 
-function world(run: WaitRun | null) {
+function world(run: WaitRun | null, waitingAt = new Set(['approval', 'each[2]/reply'])) {
   const answers = new Map<string, unknown>();
   const resumed: Array<{ runId: string; options: unknown }> = [];
   const deps: WaitAnswerDeps = {
@@ -37,9 +37,9 @@ function world(run: WaitRun | null) {
     waits: {
       run: async () => run,
       answer: async (runId, path, _kind, value) => {
-        if (answers.has(`${runId} ${path}`)) return false;
+        if (answers.has(`${runId} ${path}`)) return null;
         answers.set(`${runId} ${path}`, value);
-        return true;
+        return { waiting: waitingAt.has(path) };
       },
       answerTo: async () => {},
     },
@@ -101,10 +101,11 @@ describe('answerWait', () => {
     }
   });
 
-  it('keeps an answer for a run that has not reached its wait', async () => {
-    const { deps, answers } = world({ status: 'RUNNING', flowVersionId: 'v1', finished: false });
+  it('keeps an answer for a run that has not reached its wait, and does not resume it', async () => {
+    const { deps, answers, resumed } = world(PAUSED, new Set());
     await answerWait(deps, call('approval', 'approve'));
     expect(answers.size).toBe(1);
+    expect(resumed).toEqual([]);
   });
 });
 

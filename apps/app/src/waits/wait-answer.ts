@@ -69,8 +69,8 @@ export function waitValue(
 /**
  * Answers a wait: the token is the credential (a wrong one is answered as an unknown run, so it
  * tells nothing of the run), the run must not have ended (410), the wait answers once (409), and
- * a PAUSED run resumes. A run that has not reached its wait yet keeps the answer: its pause
- * finds it and resumes at once.
+ * a run paused there resumes. A run that has not reached its wait yet keeps the answer: its
+ * pause finds it and resumes at once.
  */
 export async function answerWait(deps: WaitAnswerDeps, call: WaitCall): Promise<void> {
   const notFound = () => new FlowboxError('RUN_NOT_FOUND', `run ${call.runId} not found`);
@@ -86,13 +86,17 @@ export async function answerWait(deps: WaitAnswerDeps, call: WaitCall): Promise<
   if (run.finished) {
     throw new FlowboxError('WAIT_ENDED', `run ${call.runId} has ended (${run.status}): nothing waits`);
   }
-  if (!(await deps.waits.answer(call.runId, call.path, step.kind, value))) {
+  const answered = await deps.waits.answer(call.runId, call.path, step.kind, value);
+  if (answered === null) {
     throw new FlowboxError(
       'WAIT_ALREADY_RESUMED',
       `the wait ${call.path} of run ${call.runId} was answered already`,
     );
   }
   if (call.syncInstanceId !== undefined) await deps.waits.answerTo(call.runId, call.syncInstanceId);
+  // Only a run paused at this wait resumes: one paused elsewhere (a delay, another wait) would
+  // only pause again; its pause at this wait finds the answer and resumes at once.
+  if (!answered.waiting) return;
   await deps.resumer.resume(
     call.runId,
     call.syncInstanceId === undefined ? undefined : { syncInstanceId: call.syncInstanceId },

@@ -17,10 +17,16 @@ export interface WaitRun {
 export interface WaitsRepository {
   run(runId: string): Promise<WaitRun | null>;
   /**
-   * Keeps `value` as the answer of the wait at `path`, once: false when it was answered already.
-   * One conditional statement, so of two concurrent calls exactly one is true.
+   * Keeps `value` as the answer of the wait at `path`, once: null when it was answered already
+   * (one conditional statement, so of two concurrent calls exactly one gets an answer). `waiting`:
+   * the run's pause had written the row (it waits there now); false when the answer came first.
    */
-  answer(runId: string, path: string, kind: WaitPointKind, value: unknown): Promise<boolean>;
+  answer(
+    runId: string,
+    path: string,
+    kind: WaitPointKind,
+    value: unknown,
+  ): Promise<{ waiting: boolean } | null>;
   /** Names the app whose caller waits for the run's next answer (a `/sync` wait URL). */
   answerTo(runId: string, syncInstanceId: string): Promise<void>;
 }
@@ -39,14 +45,16 @@ export function createWaitsRepository(pool: Pool): WaitsRepository {
     },
 
     async answer(runId, path, kind, value) {
-      const { rowCount } = await pool.query(
+      // xmax is 0 on a row this statement inserted, set on one it updated (the pause's).
+      const { rows } = await pool.query<{ waiting: boolean }>(
         `INSERT INTO run_waits (run_id, path, kind, value, answered_at) VALUES ($1, $2, $3, $4, now())
          ON CONFLICT (run_id, path) DO UPDATE SET value = EXCLUDED.value, answered_at = now()
            WHERE run_waits.answered_at IS NULL
-         RETURNING 1`,
+         RETURNING xmax <> 0 AS waiting`,
         [runId, path, kind, jsonb(value)],
       );
-      return rowCount === 1;
+      const row = rows[0];
+      return row === undefined ? null : { waiting: row.waiting };
     },
 
     async answerTo(runId, syncInstanceId) {

@@ -22,6 +22,11 @@ export interface RunDetail extends RunSummary {
   /** Resumes after a pause. */
   resumes?: number;
   pausedAt?: string | null;
+  /** The run whose `flow` step started this one, and the runs this one's `flow` steps started. */
+  parentRunId?: string | null;
+  parentPath?: string | null;
+  childRuns?: { id: string; path: string; status: string }[];
+  rerunOf?: string | null;
   /** A PAUSED run's waiting points. */
   waits?: {
     path: string;
@@ -148,8 +153,16 @@ export function renderRun(run: RunDetail): string {
       ...(run.pausedAt == null ? [] : [['  paused', run.pausedAt]]),
       ['  worker', run.workerId ?? '-'],
       ['  isolation', run.isolation ?? '-'],
+      ...(run.rerunOf == null ? [] : [['  re-run of', run.rerunOf]]),
+      ...(run.parentRunId == null
+        ? []
+        : [['  parent', `${run.parentRunId}${run.parentPath == null ? '' : ` (step ${run.parentPath})`}`]]),
     ]),
   ];
+  if (run.childRuns !== undefined && run.childRuns.length > 0) {
+    lines.push('', 'sub-flow runs');
+    lines.push(table(run.childRuns.map((child) => [`  ${child.path}`, child.id, child.status])));
+  }
   if (run.waits !== undefined && run.waits.length > 0) {
     lines.push('', 'waits');
     lines.push(
