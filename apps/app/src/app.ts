@@ -365,6 +365,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         maxDepth: config.FLOW_MAX_DEPTH,
         maxSteps: config.FLOW_MAX_STEPS,
         flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
+        maxPauseMs: config.RUN_MAX_PAUSE_DAYS * 86_400_000,
       },
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });

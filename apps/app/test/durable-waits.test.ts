@@ -56,6 +56,16 @@ const TWO_WAITS: FlowDefinition = {
   ],
 };
 
+/** A request wait whose `/sync` URL gets the response step after it. */
+const SYNC_REPLY: FlowDefinition = {
+  trigger: TRIGGER,
+  steps: [
+    { type: 'code', name: 'ask', code: 'return inputs;', input: { sync: '{{waits.answer.syncUrl}}' } },
+    { type: 'wait', name: 'answer', kind: 'request' },
+    respond({ thanks: '{{answer.body.name}}' }),
+  ],
+};
+
 /** A child answering with the parent's input; the parent waits for it and reads its response. */
 const CHILD: FlowDefinition = {
   trigger: TRIGGER,
@@ -167,6 +177,7 @@ describe('durable runs: waits, sub-flows, rerun from the failed step', () => {
       child: CHILD,
       parent: PARENT,
       recurse: RECURSE,
+      'sync-reply': SYNC_REPLY,
       shop: shopFlow(`http://127.0.0.1:${sidePort}`),
     };
     for (const [id, definition] of Object.entries(flows)) {
@@ -253,6 +264,57 @@ describe('durable runs: waits, sub-flows, rerun from the failed step', () => {
     const ended = await final(runId);
     expect(ended.status, JSON.stringify(ended.error)).toBe('SUCCEEDED');
     expect(outputOf(ended, 'done')).toEqual({ said: 'early' });
+  });
+
+  it("holds a /sync wait URL's caller until the run's next response step answers it", {
+    timeout: 120_000,
+  }, async () => {
+    const runId = await start('sync-reply');
+    const { sync } = outputOf(await paused(runId), 'ask') as { sync: string };
+    const answer = await postJson(sync, { name: 'Ada' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-flowbox-run-id')).toBe(runId);
+    expect(await answer.json()).toEqual({ thanks: 'Ada' });
+    expect((await final(runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('refuses a delay that is not a duration, and warns of a sub-flow that is not there', async () => {
+    const bad = await manage(
+      url,
+      'POST',
+      '/v1/flows',
+      {
+        id: 'bad-delay',
+        name: 'bad',
+        definition: { trigger: TRIGGER, steps: [{ type: 'delay', name: 'later', for: 'soon' }] },
+      },
+      stack.apiKey,
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      error: {
+        code: 'INVALID_FLOW',
+        message: expect.stringContaining('definition.steps.0.for: "soon" is not a duration'),
+      },
+    });
+    const orphan = await manage(
+      url,
+      'POST',
+      '/v1/flows',
+      {
+        id: 'orphan',
+        name: 'orphan',
+        definition: {
+          trigger: TRIGGER,
+          steps: [{ type: 'flow', name: 'child', flowId: 'nowhere', input: {} }],
+        },
+      },
+      stack.apiKey,
+    );
+    expect(orphan.status).toBe(201);
+    expect(((await orphan.json()) as { warnings: string[] }).warnings).toContainEqual(
+      expect.stringContaining("step 'child' starts flow 'nowhere', which does not exist"),
+    );
   });
 
   it("returns a waited-for child's response to its parent, both runs linked", {

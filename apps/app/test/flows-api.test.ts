@@ -114,7 +114,7 @@ describe('flow management API', () => {
 
   it('refuses an unknown key anywhere in a definition, naming its path, and stores nothing', async () => {
     const misspelled = structuredClone(GREETING) as unknown as { steps: Record<string, unknown>[] };
-    (misspelled.steps[1] as Record<string, unknown>).retry = { attempts: 3 };
+    (misspelled.steps[1] as Record<string, unknown>).retries = 3;
     const response = await manage(url, 'POST', '/v1/flows', {
       id: 'misspelled',
       name: 'Misspelled',
@@ -124,7 +124,7 @@ describe('flow management API', () => {
     expect(await response.json()).toMatchObject({
       error: {
         code: 'INVALID_FLOW',
-        message: 'definition.steps.1.retry: unknown key; definition.timeout: unknown key',
+        message: 'definition.steps.1.retries: unknown key; definition.timeout: unknown key',
       },
     });
     expect((await manage(url, 'GET', '/v1/flows/misspelled')).status).toBe(404);

@@ -8,6 +8,8 @@ export interface FlowLimits {
   maxSteps: number;
   /** The flow's timeout: no step's `timeoutMs` may pass it. */
   flowTimeoutMs: number;
+  /** RUN_MAX_PAUSE_DAYS: no delay or wait written in the flow may be longer. Unset: not checked. */
+  maxPauseMs?: number;
 }
 
 /**
