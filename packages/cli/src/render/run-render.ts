@@ -53,6 +53,10 @@ export interface RunDetail extends RunSummary {
     skipReason?: string;
     /** A WAITING step: until when or what for. */
     waitingFor?: string;
+    /** A step with `retry`: its failed attempts before the one recorded. */
+    attempts?: unknown[];
+    /** Not run: its output replayed from before a pause, or from the run a rerun started from. */
+    replayed?: boolean;
     kind: string;
     status: string;
     durationMs: number;
@@ -195,7 +199,11 @@ export function renderRun(run: RunDetail): string {
     const rows = run.steps.map((step) => [
       `  ${step.path ?? step.name}`,
       step.kind,
-      step.status,
+      `${step.status}${step.replayed === true ? ' (replayed)' : ''}${
+        step.attempts === undefined || step.attempts.length === 0
+          ? ''
+          : ` (attempt ${step.attempts.length + 1})`
+      }`,
       ms(step.durationMs),
       step.error !== undefined
         ? `${step.error.code}: ${step.error.message}`
