@@ -130,7 +130,7 @@ const SWEEP = `WITH swept AS (
         FROM flow_versions v LEFT JOIN flows f ON f.id = v.definition->>'onFailure' AND f.deleted_at IS NULL
         WHERE v.id = r.flow_version_id AND r.caused_by IS NULL AND v.definition->>'onFailure' IS NOT NULL)
     WHERE r.status = 'RUNNING' AND r.started_at < now() - make_interval(secs => $1)
-    RETURNING r.id, r.flow_id, r.flow_version_id, r.caused_by),
+    RETURNING r.id, r.flow_id, r.flow_version_id, r.caused_by, r.parent_run_id),
   targets AS (
     SELECT s.id AS failed_id, s.flow_id AS failed_flow_id, s.flow_version_id AS failed_version_id,
       f.id AS flow_id, f.published_version_id
@@ -148,7 +148,8 @@ const SWEEP = `WITH swept AS (
       'flowVersionId', t.failed_version_id, 'status', $3::text) || $4::jsonb AS body) b
     ON CONFLICT (caused_by) WHERE caused_by IS NOT NULL DO NOTHING
     RETURNING id, flow_id, flow_version_id, rank, trigger, caused_by)
-  SELECT s.id, s.flow_id, (SELECT row_to_json(e) FROM error_runs e WHERE e.caused_by = s.id) AS error_run
+  SELECT s.id, s.flow_id, s.parent_run_id,
+    (SELECT row_to_json(e) FROM error_runs e WHERE e.caused_by = s.id) AS error_run
   FROM swept s`;
 
 /** RunsRepository.sweepOverdue. */
@@ -156,17 +157,18 @@ export async function sweepOverdueRuns(
   pool: Pool,
   deadlineSeconds: number,
   error: SerializedError,
-): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>> {
-  const { rows } = await pool.query<{ id: string; flow_id: string; error_run: ErrorRunRow | null }>(SWEEP, [
-    deadlineSeconds,
-    jsonb(error),
-    runStatusOf(error.code),
-    jsonb(errorFlowDetails({ error })),
-  ]);
+): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null; parentRunId: string | null }>> {
+  const { rows } = await pool.query<{
+    id: string;
+    flow_id: string;
+    parent_run_id: string | null;
+    error_run: ErrorRunRow | null;
+  }>(SWEEP, [deadlineSeconds, jsonb(error), runStatusOf(error.code), jsonb(errorFlowDetails({ error }))]);
   return rows.map((row) => ({
     id: row.id,
     flowId: row.flow_id,
     errorRun: row.error_run === null ? null : toErrorRun(row.error_run),
+    parentRunId: row.parent_run_id,
   }));
 }
 

@@ -316,6 +316,9 @@ export class RunLifecycle {
           errorFlow: { flowId: run.errorRun.flowId, run: run.errorRun, skipped: null },
         });
       }
+      if (run.parentRunId !== null) {
+        await this.#answerParent(run.id, run.parentRunId, { status: runStatusOf(error.code), error }, null);
+      }
     }
     return swept.map((run) => run.id);
   }
