@@ -35,6 +35,7 @@ import { parseAllowedResponseHeaders } from './http/response-header-policy.ts';
 import { registerRunRoutes } from './http/run-routes.ts';
 import { registerScheduleRoutes } from './http/schedule-routes.ts';
 import { registerStepTestRoutes } from './http/step-test-routes.ts';
+import { registerWaitRoutes } from './http/wait-routes.ts';
 import { registerWebhookRoutes, type WebhookDeps } from './http/webhook-routes.ts';
 import { AppMetrics } from './metrics/app-metrics.ts';
 import { builtInPieceNames, publishBuiltInPieces } from './pieces/built-in-pieces.ts';
@@ -47,6 +48,7 @@ import { PollResults } from './polls/poll-results.ts';
 import { PollTicker } from './polls/poll-ticker.ts';
 import { createPollsRepository } from './polls/polls-repository.ts';
 import { Dispatcher, ENGINE_TOKEN_GRACE_SECONDS } from './queue/dispatcher.ts';
+import { waitUrlSecret } from './queue/durable-dispatch.ts';
 import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
 import { RunHandoff } from './queue/run-handoff.ts';
@@ -71,6 +73,10 @@ import { ObjectStorage } from './storage/object-storage.ts';
 import { checkStores, pingRedis } from './store-check.ts';
 import { SyncResponseHub } from './sync/sync-response-hub.ts';
 import { TokenService } from './tokens.ts';
+import { subflowEnded } from './waits/subflow-end.ts';
+import { startSubflow } from './waits/subflow-start.ts';
+import { createSubflowsRepository } from './waits/subflows-repository.ts';
+import { createWaitsRepository } from './waits/waits-repository.ts';
 
 export type { FlowboxApp } from './flowbox-app.ts';
 
@@ -196,6 +202,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   // The engine's reports, over HTTP or its worker's socket, are checked and kept the same way.
   const allowedResponseHeaders = parseAllowedResponseHeaders(config.WEBHOOK_RESPONSE_ALLOWED_HEADERS);
+  const subflows = createSubflowsRepository(pool);
   const engineCallbacks = createEngineCallbacks({
     ended,
     progress,
@@ -203,6 +210,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     tokens,
     tracer,
     allowedResponseHeaders,
+    startSubflow: (parentRunId, report) =>
+      startSubflow(
+        { subflows, flows, lifecycle, queue, maxDepth: config.SUBFLOW_MAX_DEPTH },
+        parentRunId,
+        report,
+      ),
   });
   const metrics = new AppMetrics();
   const timers = new TimerQueue({
@@ -221,6 +234,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   });
   const lifecycle = new RunLifecycle({
     pauses: resumer,
+    childEnded: (end) => subflowEnded({ subflows, resumer }, end),
     runs,
     ended,
     progress,
@@ -388,6 +402,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
         maxSteps: config.FLOW_MAX_STEPS,
         flowTimeoutMs: config.FLOW_TIMEOUT_SECONDS * 1000,
         pollMinIntervalSeconds: config.POLL_MIN_INTERVAL_SECONDS,
+        maxPauseMs: config.RUN_MAX_PAUSE_DAYS * 86_400_000,
       },
     });
     registerPieceRoutes(management, { registry, maxArchiveBytes: config.PIECE_ARCHIVE_MAX_BYTES });
@@ -398,12 +413,22 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       lifecycle,
       queue,
       search: createRunSearch(pool),
+      subflows,
     });
     registerManualRunRoutes(management, runStarts);
     registerScheduleRoutes(management, { flows, schedules });
     registerStepTestRoutes(management, { stepTests });
     registerPollRoutes(management, { flows, polls });
     registerConnectionRoutes(management, { connections, signingSecrets });
+  });
+  registerWaitRoutes(http, {
+    waits: createWaitsRepository(pool),
+    definition: async (flowVersionId) => (await flows.getVersion(flowVersionId))?.definition ?? null,
+    resumer,
+    secret: waitUrlSecret(config),
+    hub,
+    webhookTimeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    maxBodyDepth: config.WEBHOOK_MAX_DEPTH,
   });
   registerEngineRoutes(http, { callbacks: engineCallbacks, bodyLimit: messageLimit });
   registerInspector(http);

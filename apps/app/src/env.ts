@@ -165,6 +165,15 @@ export const AppEnvSchema = z.object({
     .describe(
       "Most steps one flow may hold, counted across its routers' branches and its loops' bodies (a router or loop counts as a step too); past it a definition is refused 400 (`INVALID_FLOW`) when it is created. Versions stored before a change keep running.",
     ),
+  SUBFLOW_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(5)
+    .describe(
+      'Longest chain of sub-flows: a run started by a `flow` step is 1 deep, its own child 2; a `flow` step of a run this deep fails `SUBFLOW_TOO_DEEP` and starts nothing, which stops a flow that starts itself.',
+    ),
   HTTP_REQUEST_TIMEOUT_SECONDS: envFields
     .positiveInt(30)
     .describe(

@@ -84,8 +84,8 @@ describe('the OpenAPI document (GET /v1/openapi.json)', () => {
     const internal = (route: { url: string; hidden: boolean }) =>
       route.hidden || route.url.startsWith('/v1/engine/') || route.url.startsWith('/v1/docs');
     const publicRoutes = app.routes.filter((route) => !internal(route));
-    // Webhooks (2, each POST and GET), flows (9), manual runs (2), a flow's schedule, a flow's polls, a step test, runs (4), pieces (4), connections (5), health (2), metrics, the document.
-    expect(publicRoutes.length).toBe(35);
+    // Webhooks (2, each POST and GET), flows (9), manual runs (2), a flow's schedule, a flow's polls, a step test, runs (4), wait URLs (4, each POST and GET), pieces (4), connections (5), health (2), metrics, the document.
+    expect(publicRoutes.length).toBe(43);
     const missing = publicRoutes.filter(
       (route) => spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()] === undefined,
     );

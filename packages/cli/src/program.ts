@@ -254,9 +254,18 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
     .command('rerun <runId>')
     .description("a new run with the run's request, on its flow version (or the latest with --latest)")
     .option('--latest', "on the flow's published version instead of the run's own")
-    .action(async (runId: string, options: { latest?: boolean }) => {
-      const started = await rerunRun(api(), runId, options.latest === true ? 'latest' : 'run');
-      io.out(`${started.runId} (re-run of ${started.rerunOf}, version ${started.flowVersionId})\n`);
+    .option('--from-failed', 'replay the steps that succeeded and start at the failed step')
+    .action(async (runId: string, options: { latest?: boolean; fromFailed?: boolean }) => {
+      const started = await rerunRun(
+        api(),
+        runId,
+        options.latest === true ? 'latest' : 'run',
+        options.fromFailed === true ? 'failed' : 'start',
+      );
+      const replayed = started.replayed === undefined ? '' : `, ${started.replayed} steps replayed`;
+      io.out(
+        `${started.runId} (re-run of ${started.rerunOf}, version ${started.flowVersionId}${replayed})\n`,
+      );
     });
   runs
     .command('tail')

@@ -156,6 +156,25 @@ function facts(run: RunView): HTMLElement {
   if (run.causedBy !== null) rows.push(['error run of', runLink(run.causedBy, 'caused-by')]);
   if (run.errorRun !== null) rows.push(['error run', runLink(run.errorRun, 'error-run')]);
   if (run.errorFlowSkipped !== null) rows.push(['error flow', `not started: ${run.errorFlowSkipped}`]);
+  if (run.parentRunId !== null) {
+    const step = run.parentPath === null ? '' : ` (step ${run.parentPath})`;
+    rows.push(['sub-flow of', h('span', {}, runLink(run.parentRunId, 'parent-run'), step)]);
+  }
+  if (run.childRuns.length > 0) {
+    rows.push([
+      'sub-flow runs',
+      h(
+        'span',
+        {},
+        ...run.childRuns.flatMap((child, i) => [
+          i > 0 ? ', ' : '',
+          `${child.path}: `,
+          runLink(child.id, 'child-run'),
+          ` ${child.status}`,
+        ]),
+      ),
+    ]);
+  }
   if (run.reruns.length > 0) {
     rows.push([
       're-runs',

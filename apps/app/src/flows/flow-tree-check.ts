@@ -10,6 +10,8 @@ export interface FlowLimits {
   flowTimeoutMs: number;
   /** POLL_MIN_INTERVAL_SECONDS: a polling trigger's shortest `intervalSeconds` (default 60). */
   pollMinIntervalSeconds?: number;
+  /** RUN_MAX_PAUSE_DAYS: no delay or wait written in the flow may be longer. Unset: not checked. */
+  maxPauseMs?: number;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { PieceIndex } from '../pieces/piece-registry.ts';
 import type { PieceRecord } from '../pieces/pieces-repository.ts';
 import { parsePollSpec } from '../polls/poll-spec.ts';
 import { conditionProblems } from './condition-check.ts';
+import { durableStepProblem } from './durable-step-check.ts';
 import { checkErrorResponse } from './error-response-check.ts';
 import { type FlowLimits, rawNestingProblem, treeProblem } from './flow-tree-check.ts';
 import { checkPieceInputs } from './piece-input-check.ts';
@@ -73,6 +74,8 @@ export function validateFlowDefinition(raw: unknown, pieces: PieceIndex, limits:
       const [problem] = conditionProblems(step, at);
       if (problem !== undefined) throw invalid(problem);
     }
+    const waiting = durableStepProblem(step, at, limits.maxPauseMs ?? Number.POSITIVE_INFINITY);
+    if (waiting !== null) throw invalid(waiting);
     for (const { field, value } of templatedFields(step)) {
       for (const reference of findTemplateReferences(value)) {
         const where = reference.path === '' ? `${at}.${field}` : `${at}.${field}.${reference.path}`;

@@ -52,4 +52,21 @@ describe('publishWarnings', () => {
     const stop: StepDefinition = { type: 'stop', name: 'halt', status: 'SUCCEEDED' };
     expect(publishWarnings({ steps: [stop, respond] })).toEqual([expect.stringMatching(/^no step answers/)]);
   });
+
+  it('warns of a response that comes after a step that makes the run wait, on its path only', () => {
+    const approval: StepDefinition = { type: 'wait', name: 'approval', kind: 'approval' };
+    const late = /^step 'reply' answers a sync caller after step 'approval' made the run wait/;
+    expect(publishWarnings({ steps: [approval, respond] })).toEqual([expect.stringMatching(late)]);
+    expect(publishWarnings({ steps: [approval, router(true, [code('b')])] })).toEqual([
+      expect.stringMatching(/^not every path/),
+      expect.stringMatching(late),
+    ]);
+    expect(publishWarnings({ steps: [respond, approval] })).toEqual([]);
+    // A sibling branch's wait is not on the answering branch's path.
+    expect(publishWarnings({ steps: [router(false, [approval], [respond])] })).toEqual([
+      expect.stringMatching(/^not every path/),
+    ]);
+    const child: StepDefinition = { type: 'flow', name: 'child', flowId: 'c', input: {}, wait: false };
+    expect(publishWarnings({ steps: [child, respond] })).toEqual([]);
+  });
 });

@@ -162,4 +162,37 @@ describe('templateScopeProblems', () => {
       expect.stringContaining("names stop step 'done', which ends the run and has no output"),
     ]);
   });
+
+  it('takes {{waits.<wait>.<url>}} of a wait step, and a loop body its own waits only', () => {
+    const wait = (name: string) => ({ type: 'wait', name, kind: 'approval' });
+    expect(
+      problemsOf([
+        code('ask', { a: '{{waits.approval.approveUrl}}', b: '{{waits.approval}}' }),
+        wait('approval'),
+        {
+          type: 'loop',
+          name: 'each',
+          items: [1, 2],
+          steps: [code('tell', { u: '{{waits.reply.resumeUrl}}' }), { type: 'wait', name: 'reply' }],
+        },
+      ]),
+    ).toEqual([]);
+    expect(
+      problemsOf([
+        code('ask', {
+          a: '{{waits.ask.resumeUrl}}',
+          b: '{{waits.approval.secret}}',
+          c: '{{waits.reply.resumeUrl}}',
+          d: '{{waits}}',
+        }),
+        wait('approval'),
+        { type: 'loop', name: 'each', items: [1], steps: [{ type: 'wait', name: 'reply' }] },
+      ]),
+    ).toEqual([
+      "definition.steps.0.input.a: template {{waits.ask.resumeUrl}} in step 'ask' names 'waits.ask', and 'ask' is not a wait step of this flow",
+      "definition.steps.0.input.b: template {{waits.approval.secret}} in step 'ask' names 'waits.approval.secret': a wait's URLs are resumeUrl, syncUrl, approveUrl, rejectUrl",
+      "definition.steps.0.input.c: template {{waits.reply.resumeUrl}} in step 'ask' names the URLs of wait 'reply' in loop 'each''s body, which step 'ask' is not in: they differ per iteration",
+      "definition.steps.0.input.d: template {{waits}} in step 'ask' names 'waits' without a wait step: write {{waits.<wait>.resumeUrl}}",
+    ]);
+  });
 });

@@ -5,6 +5,7 @@ import {
   type StepDefinition,
   type StepVisit,
   type TemplateReference,
+  WAITS_ROOT,
   walkSteps,
 } from '@flowbox/protocol';
 
@@ -105,6 +106,34 @@ export function templateScopeProblems(definition: Pick<FlowDefinition, 'steps'>)
   return problems;
 }
 
+/** What `{{waits.<name>}}` holds: a wait step's URLs (durable.ts WaitStepUrls). */
+const WAIT_URL_FIELDS: ReadonlySet<string> = new Set(['resumeUrl', 'syncUrl', 'approveUrl', 'rejectUrl']);
+
+/**
+ * `{{waits.<name>.<url>}}`: `<name>` a wait step of the flow, outside any loop `visit`'s step is
+ * not in (a loop's waits have a URL per iteration, known inside its body only).
+ */
+function waitsProblem(
+  visit: StepVisit,
+  reference: TemplateReference,
+  byName: ReadonlyMap<string, StepVisit>,
+): string | null {
+  const [, name, field] = reference.segments;
+  if (name === undefined)
+    return `names '${WAITS_ROOT}' without a wait step: write {{${WAITS_ROOT}.<wait>.resumeUrl}}`;
+  const target = byName.get(name);
+  if (target?.step.type !== 'wait')
+    return `names '${WAITS_ROOT}.${name}', and '${name}' is not a wait step of this flow`;
+  if (field !== undefined && !WAIT_URL_FIELDS.has(field)) {
+    return `names '${WAITS_ROOT}.${name}.${field}': a wait's URLs are ${[...WAIT_URL_FIELDS].join(', ')}`;
+  }
+  const loop = target.parents.find((parent) => parent.type === 'loop' && !visit.parents.includes(parent));
+  if (loop !== undefined) {
+    return `names the URLs of wait '${name}' in loop '${loop.name}''s body, which step '${visit.step.name}' is not in: they differ per iteration`;
+  }
+  return null;
+}
+
 /** Why `visit`'s step may not read `reference`, given the steps that ran before it, or null. */
 function referenceProblem(
   visit: StepVisit,
@@ -114,6 +143,7 @@ function referenceProblem(
 ): string | null {
   const { root } = reference;
   if (root === 'trigger' || root === CONNECTIONS_ROOT) return null;
+  if (root === WAITS_ROOT && !byName.has(WAITS_ROOT)) return waitsProblem(visit, reference, byName);
   const field = reference.segments[1];
   const around = visit.parents.find((parent) => parent.name === root);
   if (around?.type === 'loop') {

@@ -72,6 +72,7 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
   finishedAt: '2026-11-25T18:00:00.022Z',
   rerunOf: null,
   source: 'webhook',
+  parentRunId: null,
   resumes: 0,
   pausedAt: null,
 };
@@ -90,6 +91,8 @@ export const RUN_EXAMPLE: RunView = {
     },
   ],
   reruns: [RERUN_ID],
+  parentPath: null,
+  childRuns: [],
   causedBy: null,
   errorRun: null,
   errorFlowSkipped: null,

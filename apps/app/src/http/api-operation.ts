@@ -21,7 +21,7 @@ export interface ApiOperation {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** fastify's form: `/v1/flows/:flowId`. */
   url: string;
-  tag: 'webhooks' | 'flows' | 'runs' | 'pieces' | 'connections' | 'health' | 'document';
+  tag: 'webhooks' | 'flows' | 'runs' | 'waits' | 'pieces' | 'connections' | 'health' | 'document';
   summary: string;
   description?: string;
   auth: OperationAuth;

@@ -9,6 +9,7 @@ import { POLL_OPERATIONS } from './operations/poll-operations.ts';
 import { RUN_OPERATIONS } from './operations/run-operations.ts';
 import { SCHEDULE_OPERATIONS } from './operations/schedule-operations.ts';
 import { STEP_TEST_OPERATIONS } from './operations/step-test-operations.ts';
+import { WAIT_OPERATIONS } from './operations/wait-operations.ts';
 import { WEBHOOK_OPERATIONS } from './operations/webhook-operations.ts';
 
 /**
@@ -24,6 +25,7 @@ export const API_OPERATIONS = {
   ...STEP_TEST_OPERATIONS,
   ...POLL_OPERATIONS,
   ...RUN_OPERATIONS,
+  ...WAIT_OPERATIONS,
   ...PIECE_OPERATIONS,
   ...CONNECTION_OPERATIONS,
   ...HEALTH_OPERATIONS,

@@ -1,4 +1,4 @@
-import { type EngineReport, FlowboxError } from '@flowbox/protocol';
+import { type EngineReport, FlowboxError, type SubflowStart } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
 import type { EndedRuns } from '../runs/ended-runs.ts';
 import type { RunProgressStore } from '../runs/run-progress-store.ts';
@@ -15,7 +15,12 @@ export interface EngineCallbackDeps {
   tracer: Tracer | null;
   /** Restricted response headers flows may set anyway (WEBHOOK_RESPONSE_ALLOWED_HEADERS). */
   allowedResponseHeaders: ReadonlySet<string>;
+  /** A `flow` step's child run, started or named again (waits/subflow-start.ts): its id. */
+  startSubflow(parentRunId: string, report: SubflowStart): Promise<string>;
 }
+
+/** What a kept report answers: nothing, or (subflow-start) the child run's id. */
+export type CallbackResult = { runId: string } | undefined;
 
 /** Where a callback came from: its trace parent, a logger, and span attributes of its transport. */
 export interface CallbackContext {
@@ -40,7 +45,7 @@ export interface EngineCallbacks {
    * A traced run's callback gets a `callback steps` / `callback response` span; only once its
    * token is good, so a stranger's request adds nothing to anyone's trace.
    */
-  handle(claims: EngineTokenClaims, report: EngineReport, context: CallbackContext): Promise<void>;
+  handle(claims: EngineTokenClaims, report: EngineReport, context: CallbackContext): Promise<CallbackResult>;
 }
 
 export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks {
@@ -59,11 +64,16 @@ export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks
     }
   };
 
-  const keep = async (claims: EngineTokenClaims, report: EngineReport, context: CallbackContext) => {
-    if (report.type === 'steps') return recordProgress(context, claims.runId, report.steps);
-    if (report.type === 'subflow-start') {
-      throw new FlowboxError('INVALID_REQUEST', 'sub-flows are not available on this app');
+  const keep = async (
+    claims: EngineTokenClaims,
+    report: EngineReport,
+    context: CallbackContext,
+  ): Promise<CallbackResult> => {
+    if (report.type === 'steps') {
+      await recordProgress(context, claims.runId, report.steps);
+      return undefined;
     }
+    if (report.type === 'subflow-start') return { runId: await deps.startSubflow(claims.runId, report) };
     // Any piece may call `respond`: what reaches the caller is checked here, whoever built it.
     const problem = responsePolicyProblem(report.response, deps.allowedResponseHeaders);
     if (problem !== null) {
@@ -94,7 +104,7 @@ export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks
     },
     async handle(claims, report, context) {
       if (deps.tracer === null || context.parent === undefined) return keep(claims, report, context);
-      const name = report.type === 'steps' ? 'callback steps' : 'callback response';
+      const name = `callback ${report.type === 'subflow-start' ? 'subflows' : report.type}`;
       const span = deps.tracer.startSpan(name, {
         parent: context.parent,
         kind: 'server',

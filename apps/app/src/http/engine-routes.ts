@@ -4,6 +4,7 @@ import {
   FlowResponseReportSchema,
   parseMessage,
   StepReportSchema,
+  SubflowStartSchema,
   TRACEPARENT_HEADER,
 } from '@flowbox/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -37,12 +38,13 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
       const parsed = parseMessage(schema, request.body);
       if (!parsed.ok) throw new FlowboxError('INVALID_REQUEST', parsed.error);
       const parent = request.headers[TRACEPARENT_HEADER];
-      await deps.callbacks.handle(claims, parsed.value, {
+      const result = await deps.callbacks.handle(claims, parsed.value, {
         parent: typeof parent === 'string' ? parent : undefined,
         log: request.log,
         attributes: { 'http.request.method': 'POST' },
       });
-      return reply.status(204).send();
+      // A sub-flow's start answers its child's id; the other reports nothing.
+      return result === undefined ? reply.status(204).send() : reply.status(200).send(result);
     };
 
   app.post<EngineRequest>(
@@ -54,5 +56,10 @@ export function registerEngineRoutes(app: FastifyInstance, deps: EngineRouteDeps
     '/v1/engine/runs/:runId/response',
     { bodyLimit: deps.bodyLimit },
     route(FlowResponseReportSchema),
+  );
+  app.post<EngineRequest>(
+    '/v1/engine/runs/:runId/subflows',
+    { bodyLimit: deps.bodyLimit },
+    route(SubflowStartSchema),
   );
 }

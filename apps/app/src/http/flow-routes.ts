@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FlowboxError, formatIssues } from '@flowbox/protocol';
+import { FlowboxError, type FlowDefinition, formatIssues } from '@flowbox/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
@@ -8,6 +8,7 @@ import type { FlowLimits } from '../flows/flow-tree-check.ts';
 import { validateFlowDefinition } from '../flows/flow-validator.ts';
 import type { FlowRecord, FlowsRepository, FlowVersionRecord } from '../flows/flows-repository.ts';
 import { publishWarnings } from '../flows/publish-warnings.ts';
+import { subflowWarnings } from '../flows/subflow-warnings.ts';
 import type { PieceRegistry } from '../pieces/piece-registry.ts';
 import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
@@ -34,6 +35,11 @@ type VersionParams = { Params: { flowId: string; versionId: string } };
  * builds the bundle), list, enable and disable. Behind the API key (see app.ts).
  */
 export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): void {
+  /** What the author should know of a version it stores or publishes (it can run). */
+  const flowWarnings = async (definition: FlowDefinition): Promise<string[]> => [
+    ...publishWarnings(definition),
+    ...(await subflowWarnings(definition, deps.flows)),
+  ];
   app.route({
     ...apiRoute(OPS.createFlow),
     handler: async (request, reply) => {
@@ -50,7 +56,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       return reply.status(201).send({
         flow: await mustGetFlow(deps.flows, id),
         version: versionView(version),
-        warnings: publishWarnings(definition),
+        warnings: await flowWarnings(definition),
       });
     },
   });
@@ -107,7 +113,9 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
         definition,
         body.publish ? (added) => deps.publisher.prepare(added) : undefined,
       );
-      return reply.status(201).send({ version: versionView(version), warnings: publishWarnings(definition) });
+      return reply
+        .status(201)
+        .send({ version: versionView(version), warnings: await flowWarnings(definition) });
     },
   });
 
@@ -132,7 +140,7 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
         );
       }
       const published = await deps.publisher.publish(version);
-      return { version: versionView(published), warnings: publishWarnings(published.definition) };
+      return { version: versionView(published), warnings: await flowWarnings(published.definition) };
     },
   });
 }

@@ -8,7 +8,7 @@ import { type ApiKeyFailureSettings, ApiKeyFailures } from './api-key-failures.t
 import { API_OPERATIONS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 
-const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response)$/;
+const CALLBACK_ROUTE = /^\/v1\/engine\/runs\/:runId\/(steps|response|subflows)$/;
 
 /**
  * `GET /metrics` in the Prometheus text format, without the API key (a scraper reads it, and it

@@ -60,6 +60,10 @@ const TAGS = [
   { name: 'webhooks', description: 'Start runs of a published flow; no key needed.' },
   { name: 'flows', description: 'Create, version, publish, change and delete flows.' },
   { name: 'runs', description: 'Read runs, their steps and timings; re-run one.' },
+  {
+    name: 'waits',
+    description: "Resume a paused run's `wait` step; the URL's token is the credential, no key needed.",
+  },
   { name: 'pieces', description: 'Publish pieces (name@version, immutable) and read the registry.' },
   {
     name: 'connections',

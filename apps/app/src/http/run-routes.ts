@@ -7,6 +7,7 @@ import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunProgress, RunProgressStore } from '../runs/run-progress-store.ts';
 import type { RunsRepository } from '../runs/runs-repository.ts';
 import type { ObjectStorage } from '../storage/object-storage.ts';
+import type { SubflowsRepository } from '../waits/subflows-repository.ts';
 import { API_OPERATIONS as OPS } from './api-operations.ts';
 import { apiRoute } from './view-serializer.ts';
 import { ListRunsQuery, RerunBody, RunStatsQuery } from './views/run-requests.ts';
@@ -23,6 +24,7 @@ export function registerRunRoutes(
     lifecycle: RunLifecycle;
     queue: RerunQueue;
     search: RunSearch;
+    subflows: Pick<SubflowsRepository, 'children'>;
   },
 ): void {
   app.route<{ Params: { runId: string } }>({
@@ -31,13 +33,14 @@ export function registerRunRoutes(
       const { runId } = request.params;
       const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
       if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const [logUrl, reruns, errorRun, waits] = await Promise.all([
+      const [logUrl, reruns, errorRun, waits, childRuns] = await Promise.all([
         run.logKey === null ? null : deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS),
         deps.runs.rerunsOf(runId),
         run.finishedAt === null ? null : deps.runs.errorRunOf(runId),
         run.status === 'PAUSED' ? deps.runs.waits(runId) : [],
+        deps.subflows.children(runId),
       ]);
-      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun, waits };
+      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun, waits, childRuns };
       // In flight: what the engine has reported, from Redis (whichever app it reported to), until
       // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
@@ -50,6 +53,7 @@ export function registerRunRoutes(
         reruns,
         errorRun,
         waits,
+        childRuns,
       };
     },
   });
@@ -63,8 +67,8 @@ export function registerRunRoutes(
     handler: async (request, reply) => {
       const { runId } = request.params;
       if (!UUID.test(runId)) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const { version } = parseQuery(RerunBody, request.body ?? {});
-      const started = await startRerun(deps, runId, version);
+      const { version, from } = parseQuery(RerunBody, request.body ?? {});
+      const started = await startRerun(deps, runId, version, from);
       return reply.status(202).send({ ...started, rerunOf: runId });
     },
   });

@@ -29,6 +29,13 @@ export interface NewRun {
    * RUNNING, its first attempt started. Unset: QUEUED.
    */
   startedBy?: string | undefined;
+  /** A sub-flow's run: the parent run and its `flow` step's path, and how deep it is (1 under a top run). */
+  parent?: { runId: string; path: string; depth: number } | undefined;
+  /**
+   * A re-run from the failed step: the checkpoint of the steps it replays. The run is created as
+   * its own first resume (`resumes` 1), so its job resumes from it.
+   */
+  checkpointKey?: string | undefined;
 }
 
 /** An `Idempotency-Key` a webhook sent, as the statement that creates its run records it. */
@@ -74,10 +81,12 @@ function createSql(claim: string | null): string {
          flow AS (SELECT EXISTS (SELECT 1 FROM flows WHERE id = $2 AND deleted_at IS NULL) AS live),
          created AS (
            INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, sync_instance_id, traceparent, rerun_of, rank,
-             worker_id, started_at, attempts, source)
+             worker_id, started_at, attempts, source, parent_run_id, parent_path, depth,
+             checkpoint_key, resumes)
            SELECT $1, $2, $3, CASE WHEN $11::text IS NULL THEN 'QUEUED' ELSE 'RUNNING' END, $4, $7, $8, $9, $10,
              backlog.last_rank + 1, $11, CASE WHEN $11::text IS NULL THEN NULL ELSE now() END,
-             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END, $12
+             CASE WHEN $11::text IS NULL THEN 0 ELSE 1 END, $12, $13::uuid, $14::text, $15::int,
+             $16::text, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END
            FROM backlog, flow
            WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            RETURNING rank)
@@ -91,11 +100,11 @@ function createSql(claim: string | null): string {
 /**
  * The key's row, written only where the run is (the flow live, within its bound). A live key
  * held by another request makes it write nothing: Postgres waits for that request's statement,
- * then finds the key taken. An expired key is taken over. $13 key, $14 body sha256, $15 TTL hours.
+ * then finds the key taken. An expired key is taken over. $17 key, $18 body sha256, $19 TTL hours.
  */
 const CLAIM = `claim AS (
            INSERT INTO idempotency_keys (flow_id, key, body_sha256, sync, run_id, expires_at)
-           SELECT $2, $13, $14, $4, $1, now() + make_interval(hours => $15::int)
+           SELECT $2, $17, $18, $4, $1, now() + make_interval(hours => $19::int)
            FROM backlog, flow WHERE flow.live AND ($6::int = 0 OR backlog.queued < $6)
            ON CONFLICT (flow_id, key) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, sync = EXCLUDED.sync,
              run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at, response = NULL
@@ -121,6 +130,10 @@ function createValues(input: NewRun, maxQueued: number): unknown[] {
     input.rerunOf ?? null,
     input.startedBy ?? null,
     input.source ?? (input.rerunOf === undefined ? 'webhook' : 'rerun'),
+    input.parent?.runId ?? null,
+    input.parent?.path ?? null,
+    input.parent?.depth ?? 0,
+    input.checkpointKey ?? null,
   ];
 }
 

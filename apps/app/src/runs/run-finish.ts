@@ -35,7 +35,7 @@ const OPEN = "status IN ('QUEUED', 'RUNNING')";
 const FINISH = `UPDATE runs r SET ${SET_FINAL}
   FROM (SELECT id, ${OPEN} AS open FROM runs WHERE id = $1 FOR UPDATE) before
   WHERE r.id = before.id
-  RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms`;
+  RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.parent_run_id`;
 
 /**
  * The final write of a failed run, and in the same statement its error flow's run: QUEUED, its
@@ -78,8 +78,9 @@ const FINISH_FAILED = `WITH before AS (
     UPDATE runs r SET ${SET_FINAL},
       error_flow_skipped = CASE WHEN before.open THEN (SELECT reason FROM skipped) ELSE r.error_flow_skipped END
     FROM before WHERE r.id = before.id
-    RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.error_flow_skipped)
-  SELECT finished.finalised, finished.total_ms, finished.error_flow_skipped,
+    RETURNING before.open AS finalised, (r.timings->>'totalMs')::float8 AS total_ms, r.error_flow_skipped,
+      r.parent_run_id)
+  SELECT finished.finalised, finished.total_ms, finished.error_flow_skipped, finished.parent_run_id,
     (SELECT flow_id FROM named) AS error_flow,
     (SELECT row_to_json(e) FROM error_run e) AS error_run
   FROM finished`;
@@ -109,6 +110,8 @@ export interface FinishResult {
    * none could start.
    */
   errorFlow?: { flowId: string; run: ErrorRun | null; skipped: string | null };
+  /** A sub-flow's run: the run whose `flow` step started it (its end answers that step). */
+  parentRunId?: string;
 }
 
 /**
@@ -127,7 +130,7 @@ const SWEEP = `WITH swept AS (
         FROM flow_versions v LEFT JOIN flows f ON f.id = v.definition->>'onFailure' AND f.deleted_at IS NULL
         WHERE v.id = r.flow_version_id AND r.caused_by IS NULL AND v.definition->>'onFailure' IS NOT NULL)
     WHERE r.status = 'RUNNING' AND r.started_at < now() - make_interval(secs => $1)
-    RETURNING r.id, r.flow_id, r.flow_version_id, r.caused_by),
+    RETURNING r.id, r.flow_id, r.flow_version_id, r.caused_by, r.parent_run_id),
   targets AS (
     SELECT s.id AS failed_id, s.flow_id AS failed_flow_id, s.flow_version_id AS failed_version_id,
       f.id AS flow_id, f.published_version_id
@@ -145,7 +148,8 @@ const SWEEP = `WITH swept AS (
       'flowVersionId', t.failed_version_id, 'status', $3::text) || $4::jsonb AS body) b
     ON CONFLICT (caused_by) WHERE caused_by IS NOT NULL DO NOTHING
     RETURNING id, flow_id, flow_version_id, rank, trigger, caused_by)
-  SELECT s.id, s.flow_id, (SELECT row_to_json(e) FROM error_runs e WHERE e.caused_by = s.id) AS error_run
+  SELECT s.id, s.flow_id, s.parent_run_id,
+    (SELECT row_to_json(e) FROM error_runs e WHERE e.caused_by = s.id) AS error_run
   FROM swept s`;
 
 /** RunsRepository.sweepOverdue. */
@@ -153,17 +157,18 @@ export async function sweepOverdueRuns(
   pool: Pool,
   deadlineSeconds: number,
   error: SerializedError,
-): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>> {
-  const { rows } = await pool.query<{ id: string; flow_id: string; error_run: ErrorRunRow | null }>(SWEEP, [
-    deadlineSeconds,
-    jsonb(error),
-    runStatusOf(error.code),
-    jsonb(errorFlowDetails({ error })),
-  ]);
+): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null; parentRunId: string | null }>> {
+  const { rows } = await pool.query<{
+    id: string;
+    flow_id: string;
+    parent_run_id: string | null;
+    error_run: ErrorRunRow | null;
+  }>(SWEEP, [deadlineSeconds, jsonb(error), runStatusOf(error.code), jsonb(errorFlowDetails({ error }))]);
   return rows.map((row) => ({
     id: row.id,
     flowId: row.flow_id,
     errorRun: row.error_run === null ? null : toErrorRun(row.error_run),
+    parentRunId: row.parent_run_id,
   }));
 }
 
@@ -200,6 +205,7 @@ interface FinishRow {
   error_flow_skipped?: string | null;
   error_flow?: string | null;
   error_run?: ErrorRunRow | null;
+  parent_run_id?: string | null;
 }
 
 /** Records a run's end in one statement (RunsRepository.finish). */
@@ -235,6 +241,8 @@ export async function finishRun(
   // A run finished before (swept) has no timings of its own; these are only this call's.
   const totalMs = timings === undefined ? null : (row?.total_ms ?? null);
   const result: FinishResult = { finalised: row?.finalised === true, totalMs };
+  const parentRunId = row?.parent_run_id ?? null;
+  if (parentRunId !== null) result.parentRunId = parentRunId;
   const errorFlow = row?.error_flow ?? null;
   if (result.finalised && errorFlow !== null) {
     const run = row?.error_run ?? null;

@@ -104,6 +104,7 @@ export class RunLifecycle {
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
   readonly #pauses: RunPauses | undefined;
+  readonly #childEnded: ChildEnded | undefined;
 
   constructor(deps: {
     runs: RunsRepository;
@@ -117,8 +118,11 @@ export class RunLifecycle {
     logger: Logger;
     /** Records PAUSED outcomes (RunResumer); without it a pause ends the run INTERNAL_ERROR. */
     pauses?: RunPauses | undefined;
+    /** A sub-flow's run ended: its parent's waiting step is answered (waits/subflow-end.ts). */
+    childEnded?: ChildEnded;
   }) {
     this.#pauses = deps.pauses;
+    this.#childEnded = deps.childEnded;
     this.#queue = deps.queue;
     this.#metrics = deps.metrics;
     this.#runs = deps.runs;
@@ -180,6 +184,7 @@ export class RunLifecycle {
     if (finished.finalised) {
       this.#metrics.runFinished(outcome.status);
       await this.#startErrorFlow(run.id, finished);
+      await this.#answerParent(run.id, finished.parentRunId, { status: outcome.status, error }, null);
     }
   }
 
@@ -220,11 +225,12 @@ export class RunLifecycle {
         ? conclusion
         : { ...conclusion, outcome: { ...outcome, steps: await this.#reportedSteps(run.runId) } };
     this.#ended.end(run.runId);
-    const { finalised, totalMs, written, errorFlow } = await this.#finish(run.runId, recorded);
+    const { finalised, totalMs, written, errorFlow, parentRunId } = await this.#finish(run.runId, recorded);
     if (finalised) {
       this.#metrics.runFinished(written.status, { totalMs, timings: conclusion.timings });
       await this.#announceEnd(run, written.status, written.error, answeredWith(recorded.outcome.steps));
       await this.#startErrorFlow(run.runId, { errorFlow });
+      await this.#answerParent(run.runId, parentRunId, written, answeredWith(recorded.outcome.steps));
     }
     return finalised ? 'finished' : 'already-final';
   }
@@ -302,6 +308,9 @@ export class RunLifecycle {
           errorFlow: { flowId: run.errorRun.flowId, run: run.errorRun, skipped: null },
         });
       }
+      if (run.parentRunId !== null) {
+        await this.#answerParent(run.id, run.parentRunId, { status: runStatusOf(error.code), error }, null);
+      }
     }
     return swept.map((run) => run.id);
   }
@@ -356,6 +365,30 @@ export class RunLifecycle {
   }
 
   /**
+   * A sub-flow's end, once written, answers its parent's waiting step. A failure here leaves the
+   * parent to its step's timeout: logged, never the child's end undone.
+   */
+  async #answerParent(
+    runId: string,
+    parentRunId: string | undefined,
+    written: { status: FinalRunStatus; error?: SerializedError | undefined },
+    response: FlowResponse | null,
+  ): Promise<void> {
+    if (parentRunId === undefined || this.#childEnded === undefined) return;
+    try {
+      await this.#childEnded({
+        runId,
+        parentRunId,
+        status: written.status,
+        ...(written.error === undefined ? {} : { error: written.error }),
+        ...(response === null ? {} : { response }),
+      });
+    } catch (error) {
+      this.#logger.error({ err: error, runId, parentRunId }, "could not answer a sub-flow's parent");
+    }
+  }
+
+  /**
    * The one place a waiting sync caller is told its run ended. A caller still waiting although a
    * step answered lost that answer on the way (Redis failed over between the response and the
    * end): it gets the answer the run recorded (`answered`) instead of "no step answered".
@@ -385,6 +418,16 @@ export class RunLifecycle {
     });
   }
 }
+
+/** A sub-flow's run ended (RunLifecycle's `childEnded`): what its parent's step is answered with. */
+export interface ChildEnd {
+  runId: string;
+  parentRunId: string;
+  status: FinalRunStatus;
+  error?: SerializedError;
+  response?: FlowResponse;
+}
+export type ChildEnded = (end: ChildEnd) => Promise<void>;
 
 /** The webhook/return_response step's answer as the run recorded it, if one answered. */
 function answeredWith(steps: readonly StepResult[]): FlowResponse | null {

@@ -16,8 +16,16 @@ import {
 } from '@flowbox/protocol';
 import { z } from 'zod';
 
-/** What started a run: its flow's webhook, a schedule tick, a polled item, `POST /v1/flows/:id/runs`, a re-run, or a failed run's error flow. */
-export const RunSourceSchema = z.enum(['webhook', 'schedule', 'poll', 'manual', 'rerun', 'error_flow']);
+/** What started a run: its flow's webhook, a schedule tick, a polled item, `POST /v1/flows/:id/runs`, a re-run, a failed run's error flow, or another run's `flow` step. */
+export const RunSourceSchema = z.enum([
+  'webhook',
+  'schedule',
+  'poll',
+  'manual',
+  'rerun',
+  'error_flow',
+  'subflow',
+]);
 export type RunSource = z.infer<typeof RunSourceSchema>;
 
 /**
@@ -50,6 +58,8 @@ const RunRowSchema = z.object({
   resumes: z.number().int().default(0),
   paused_at: z.date().nullable().default(null),
   error_flow_skipped: z.string().nullable().default(null),
+  parent_run_id: z.string().nullable().default(null),
+  parent_path: z.string().nullable().default(null),
 });
 
 const RowIdSchema = z.object({ id: z.string() });
@@ -83,6 +93,9 @@ export interface RunRecord {
   causedBy: string | null;
   /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
   errorFlowSkipped: string | null;
+  /** For a sub-flow's run: the run whose `flow` step started it, and that step's path. */
+  parentRunId: string | null;
+  parentPath: string | null;
   /** How many times the run resumed after a pause. */
   resumes: number;
   /** When it paused; null unless PAUSED. */
@@ -122,6 +135,8 @@ export function toRunRecord(row: unknown): RunRecord {
     source: r.source,
     causedBy: r.caused_by,
     errorFlowSkipped: r.error_flow_skipped,
+    parentRunId: r.parent_run_id,
+    parentPath: r.parent_path,
     resumes: r.resumes,
     pausedAt: r.paused_at,
   };

@@ -141,7 +141,7 @@ export interface RunsRepository {
   sweepOverdue(
     deadlineSeconds: number,
     error: SerializedError,
-  ): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null }>>;
+  ): Promise<Array<{ id: string; flowId: string; errorRun: ErrorRun | null; parentRunId: string | null }>>;
   /**
    * The reconciler's candidates, oldest first, at most `limit`: QUEUED runs accepted (or put
    * back) more than `olderThanSeconds` ago, or RUNNING runs started that long ago; the page after

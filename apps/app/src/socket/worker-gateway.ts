@@ -46,7 +46,9 @@ export class WorkerGateway {
   readonly #startAhead: boolean;
   readonly #nextWithResult: boolean;
   readonly #callbacks: EngineCallbacks;
-  readonly #countCallback: ((route: 'steps' | 'response', statusCode: number) => void) | undefined;
+  readonly #countCallback:
+    | ((route: 'steps' | 'response' | 'subflows', statusCode: number) => void)
+    | undefined;
   readonly #polls: { jobs: PollJobs; results: PollResults } | undefined;
   /** Connected workers' sessions (the busy-workers gauge reads them). */
   readonly #sessions = new Set<WorkerSession>();
@@ -73,7 +75,7 @@ export class WorkerGateway {
     /** Its engine's reports, which a worker forwards: checked as the HTTP callbacks are. */
     callbacks: EngineCallbacks;
     /** Counts each answered callback as the HTTP route's would be (flowbox_engine_callbacks_total). */
-    countCallback?: (route: 'steps' | 'response', statusCode: number) => void;
+    countCallback?: (route: 'steps' | 'response' | 'subflows', statusCode: number) => void;
     /** Polls of polling triggers this app took, handed to idle workers ahead of runs, and their results. */
     polls?: { jobs: PollJobs; results: PollResults };
   }) {
@@ -439,16 +441,19 @@ export class WorkerGateway {
       return callbackRefusal('INVALID_REQUEST', parsed.error);
     }
     const { runId, engineToken, traceparent, report } = parsed.value.callback;
-    const route = report.type === 'steps' ? 'steps' : 'response';
+    const route =
+      report.type === 'steps' ? 'steps' : report.type === 'subflow-start' ? 'subflows' : 'response';
     try {
       const claims = this.#callbacks.authorize(engineToken, runId);
-      await this.#callbacks.handle(claims, report, {
+      const result = await this.#callbacks.handle(claims, report, {
         parent: traceparent,
         log: logger,
         attributes: { 'flowbox.transport': 'socket.io' },
       });
-      this.#countCallback?.(route, 204);
-      return { version: 1, type: 'ok' };
+      this.#countCallback?.(route, result === undefined ? 204 : 200);
+      return result === undefined
+        ? { version: 1, type: 'ok' }
+        : { version: 1, type: 'subflow-started', runId: result.runId };
     } catch (error) {
       const { code, message } = serializeError(error);
       if (code === 'INTERNAL') logger.error({ err: error, runId }, 'an engine callback failed');

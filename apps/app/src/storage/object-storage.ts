@@ -143,6 +143,13 @@ export class ObjectStorage {
     }
   }
 
+  /** The object's bytes as text; throws when it is not there (S3's NoSuchKey). */
+  async getText(key: string): Promise<string> {
+    const { Body } = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+    if (Body === undefined) throw new Error(`S3 gave no body for ${key}`);
+    return Body.transformToString('utf8');
+  }
+
   presignDownload(key: string, expiresInSeconds: number): Promise<string> {
     return getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), {
       expiresIn: expiresInSeconds,

@@ -414,7 +414,7 @@ export interface paths {
         put?: never;
         /**
          * Starts a new run of the run's flow with the same trigger request.
-         * @description Asynchronously, on the run's own flow version, or the flow's published one with `{"version": "latest"}`; the new run's `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).
+         * @description Asynchronously, on the run's own flow version, or the flow's published one with `{"version": "latest"}`; the new run's `rerunOf` names this one. With `{"from": "failed"}` the steps that succeeded are replayed from the run's log and the new run starts at the failed step. 404 when the run, or for `latest` its flow, is gone; 409 (RERUN_NOT_POSSIBLE) for `failed` when the run did not fail or has no log; 410 when the request is gone (retention deleted the run, or it predates kept requests).
          */
         post: operations["rerunRun"];
         delete?: never;
@@ -437,6 +437,102 @@ export interface paths {
         get: operations["getRunStats"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/waits/{runId}/{path}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Answers a request wait: the request becomes the step's output and the run resumes.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        get: operations["resumeWaitGet"];
+        put?: never;
+        /**
+         * Answers a request wait: the request becomes the step's output and the run resumes.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        post: operations["resumeWait"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/waits/{runId}/{path}/{token}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Approves an approval wait (`approved: true`) and resumes the run.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        get: operations["approveWaitGet"];
+        put?: never;
+        /**
+         * Approves an approval wait (`approved: true`) and resumes the run.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        post: operations["approveWait"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/waits/{runId}/{path}/{token}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rejects an approval wait (`approved: false`) and resumes the run.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        get: operations["rejectWaitGet"];
+        put?: never;
+        /**
+         * Rejects an approval wait (`approved: false`) and resumes the run.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does.
+         */
+        post: operations["rejectWait"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/waits/{runId}/{path}/{token}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Answers a request wait and holds the request until the run's next response step answers it.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does. Answered like a sync webhook: the flow's response, 204 when the run ended with none, 504 with the run id past WEBHOOK_TIMEOUT_SECONDS (the run goes on).
+         */
+        get: operations["syncWaitGet"];
+        put?: never;
+        /**
+         * Answers a request wait and holds the request until the run's next response step answers it.
+         * @description A wait step's URLs, as the steps before it read them (`{{waits.<name>.resumeUrl}}`, `syncUrl`, `approveUrl`, `rejectUrl`). The request's `method`, `body` (parsed as a webhook's), `query` and `headers` (credentials left out) become the step's output; an approval's URLs add `approved`. A request wait answers its plain and `/sync` URLs, an approval its `/approve` and `/reject` URLs. A request that arrives before the run reaches its wait is kept and used when it does. Answered like a sync webhook: the flow's response, 204 when the run ended with none, 504 with the run id past WEBHOOK_TIMEOUT_SECONDS (the run goes on).
+         */
+        post: operations["syncWait"];
         delete?: never;
         options?: never;
         head?: never;
@@ -883,12 +979,20 @@ export interface components {
         RerunAccepted: {
             /** @description The flow version the new run runs. */
             flowVersionId: string;
+            /** @description `from: failed`: how many steps of the run the new run replays instead of running. */
+            replayed?: number;
             /** Format: uuid */
             rerunOf: string;
             /** Format: uuid */
             runId: string;
         };
         RerunRequest: {
+            /**
+             * @description `start` (the default): every step runs again. `failed`: the steps the run's log records as succeeded (or failed and continued) are replayed with their recorded outputs, not run; the run goes on from the step that failed. A FAILED or TIMEOUT run with a log only (409 RERUN_NOT_POSSIBLE), on its own version (400 with `version: latest`). A step whose output the log left out (RUN_LOG_MAX_BYTES) runs again.
+             * @default start
+             * @enum {string}
+             */
+            from: "start" | "failed";
             /**
              * @description `run` (the default): the flow version the run ran. `latest`: the flow's published version now.
              * @default run
@@ -901,6 +1005,14 @@ export interface components {
             attempts: number;
             /** @description For a run of an error flow: the failed run whose flow names it as `onFailure`. */
             causedBy: string | null;
+            /** @description The runs this run's `flow` steps started, oldest first, each with its step's path. */
+            childRuns: {
+                /** Format: uuid */
+                id: string;
+                path: string;
+                /** @enum {string} */
+                status: "QUEUED" | "RUNNING" | "PAUSED" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
+            }[];
             /** Format: date-time */
             createdAt: string;
             error: {
@@ -934,6 +1046,10 @@ export interface components {
             logKey: string | null;
             /** @description A presigned link to the run log, valid for 15 minutes. */
             logUrl: string | null;
+            /** @description For a sub-flow's run: the path of the parent's `flow` step. */
+            parentPath: string | null;
+            /** @description For a sub-flow's run: the run whose `flow` step started it. */
+            parentRunId: string | null;
             /** @description When the run paused; null unless it is PAUSED. */
             pausedAt: string | null;
             provisioning: {
@@ -962,10 +1078,10 @@ export interface components {
             /** @description How many times the run resumed after a pause. */
             resumes: number;
             /**
-             * @description What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
+             * @description What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, a failed run's error flow (`onFailure`; see `causedBy`), or another run's `flow` step (see `parentRunId`).
              * @enum {string}
              */
-            source: "webhook" | "schedule" | "poll" | "manual" | "rerun" | "error_flow";
+            source: "webhook" | "schedule" | "poll" | "manual" | "rerun" | "error_flow" | "subflow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "PAUSED" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
@@ -1107,6 +1223,8 @@ export interface components {
                 step?: string;
             } | null;
             logKey: string | null;
+            /** @description For a sub-flow's run: the run whose `flow` step started it. */
+            parentRunId: string | null;
             /** @description When the run paused; null unless it is PAUSED. */
             pausedAt: string | null;
             provisioning: {
@@ -1125,10 +1243,10 @@ export interface components {
             /** @description How many times the run resumed after a pause. */
             resumes: number;
             /**
-             * @description What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).
+             * @description What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, a failed run's error flow (`onFailure`; see `causedBy`), or another run's `flow` step (see `parentRunId`).
              * @enum {string}
              */
-            source: "webhook" | "schedule" | "poll" | "manual" | "rerun" | "error_flow";
+            source: "webhook" | "schedule" | "poll" | "manual" | "rerun" | "error_flow" | "subflow";
             startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "PAUSED" | "SUCCEEDED" | "FAILED" | "TIMEOUT" | "INTERNAL_ERROR";
@@ -1207,6 +1325,13 @@ export interface components {
         UpdateFlowRequest: {
             enabled?: boolean;
             name?: string;
+        };
+        /** @description The wait's answer is kept: the run resumes (at once when it is paused; when it pauses, if it has not reached the wait yet). */
+        WaitAnswered: {
+            /** @constant */
+            resumed: true;
+            /** Format: uuid */
+            runId: string;
         };
         /** @description The version, now yanked. */
         YankedPiece: {
@@ -3426,6 +3551,7 @@ export interface operations {
                      *           "finishedAt": "2026-11-25T18:00:00.022Z",
                      *           "rerunOf": null,
                      *           "source": "webhook",
+                     *           "parentRunId": null,
                      *           "resumes": 0,
                      *           "pausedAt": null
                      *         }
@@ -3519,6 +3645,7 @@ export interface operations {
                      *       "finishedAt": "2026-11-25T18:00:00.022Z",
                      *       "rerunOf": null,
                      *       "source": "webhook",
+                     *       "parentRunId": null,
                      *       "resumes": 0,
                      *       "pausedAt": null,
                      *       "steps": [
@@ -3539,6 +3666,8 @@ export interface operations {
                      *       "reruns": [
                      *         "7d2a9f40-1c3b-4e8d-b6a1-2f9e0c4d5b67"
                      *       ],
+                     *       "parentPath": null,
+                     *       "childRuns": [],
                      *       "causedBy": null,
                      *       "errorRun": null,
                      *       "errorFlowSkipped": null,
@@ -3629,6 +3758,15 @@ export interface operations {
             };
             /** @description No such flow, version, run, piece or connection. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict: a piece version that exists with another archive, a connection name that is taken (CONNECTION_EXISTS), or a connection published flow versions use (CONNECTION_IN_USE, naming them). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3743,6 +3881,894 @@ export interface operations {
             };
             /** @description Too many wrong API keys from this address within API_KEY_FAILURE_WINDOW_SECONDS (API_KEY_RATE_LIMITED), with `retry-after`; the right key is never refused. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeWaitGet: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeWait: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/octet-stream": string;
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approveWaitGet: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approveWait: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/octet-stream": string;
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rejectWaitGet: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rejectWait: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/octet-stream": string;
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Answered: the run resumes. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runId": "0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90",
+                     *       "resumed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WaitAnswered"];
+                };
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncWaitGet: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's next response step's status, headers and body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run ended and no step answered. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "WAIT_ALREADY_RESUMED",
+                     *         "message": "the wait approval of run 0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90 was answered already"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No answer within WEBHOOK_TIMEOUT_SECONDS. */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncWait: {
+        parameters: {
+            query?: {
+                /** @description Any parameters; a repeated one reaches the flow as an array of its values. */
+                query?: {
+                    [key: string]: string | string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description The wait step's path in the run, URI-encoded (`approval`, `each%5B2%5D%2Freply`). */
+                path: string;
+                /** @description The paused (or running) run. */
+                runId: string;
+                /** @description The URL's credential, as `{{waits.<name>.resumeUrl}}` gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/octet-stream": string;
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description The run's next response step's status, headers and body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run ended and no step answered. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid (INVALID_REQUEST, with the issues; INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such run (or retention deleted it), a wrong token, or the path names no wait of this kind (RUN_NOT_FOUND): nothing tells which. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The wait was answered already (WAIT_ALREADY_RESUMED, naming the run). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "WAIT_ALREADY_RESUMED",
+                     *         "message": "the wait approval of run 0b6f3c1e-6a0e-4c3e-9a55-5c1f2d7e8a90 was answered already"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run has ended: nothing waits (WAIT_ENDED). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over WEBHOOK_BODY_LIMIT_BYTES (BODY_TOO_LARGE). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A flow id longer than 100 characters (fastify maxParamLength). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Headers and request line (a long query string included) over 16 KiB (Node maxHeaderSize). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redis or Postgres is unavailable, or the app is draining; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No answer within WEBHOOK_TIMEOUT_SECONDS. */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -32,14 +32,18 @@ export async function showRun(api: ApiClient, runId: string): Promise<string> {
   return renderRun(data);
 }
 
-/** `runs rerun`: a new run of the run's flow with its request, on `version`. */
+/**
+ * `runs rerun`: a new run of the run's flow with its request, on `version`; from `failed`, the
+ * steps that succeeded are replayed, not run again.
+ */
 export async function rerunRun(
   api: ApiClient,
   runId: string,
   version: 'run' | 'latest',
-): Promise<{ runId: string; rerunOf: string; flowVersionId: string }> {
+  from: 'start' | 'failed' = 'start',
+): Promise<{ runId: string; rerunOf: string; flowVersionId: string; replayed?: number }> {
   const { data } = await unwrap(
-    api.POST('/v1/runs/{runId}/rerun', { params: { path: { runId } }, body: { version } }),
+    api.POST('/v1/runs/{runId}/rerun', { params: { path: { runId } }, body: { version, from } }),
     `re-run run ${runId}`,
   );
   return data;

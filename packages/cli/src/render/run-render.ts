@@ -22,6 +22,11 @@ export interface RunDetail extends RunSummary {
   /** Resumes after a pause. */
   resumes?: number;
   pausedAt?: string | null;
+  /** The run whose `flow` step started this one, and the runs this one's `flow` steps started. */
+  parentRunId?: string | null;
+  parentPath?: string | null;
+  childRuns?: { id: string; path: string; status: string }[];
+  rerunOf?: string | null;
   /** A PAUSED run's waiting points. */
   waits?: {
     path: string;
@@ -48,6 +53,10 @@ export interface RunDetail extends RunSummary {
     skipReason?: string;
     /** A WAITING step: until when or what for. */
     waitingFor?: string;
+    /** A step with `retry`: its failed attempts before the one recorded. */
+    attempts?: unknown[];
+    /** Not run: its output replayed from before a pause, or from the run a rerun started from. */
+    replayed?: boolean;
     kind: string;
     status: string;
     durationMs: number;
@@ -148,8 +157,16 @@ export function renderRun(run: RunDetail): string {
       ...(run.pausedAt == null ? [] : [['  paused', run.pausedAt]]),
       ['  worker', run.workerId ?? '-'],
       ['  isolation', run.isolation ?? '-'],
+      ...(run.rerunOf == null ? [] : [['  re-run of', run.rerunOf]]),
+      ...(run.parentRunId == null
+        ? []
+        : [['  parent', `${run.parentRunId}${run.parentPath == null ? '' : ` (step ${run.parentPath})`}`]]),
     ]),
   ];
+  if (run.childRuns !== undefined && run.childRuns.length > 0) {
+    lines.push('', 'sub-flow runs');
+    lines.push(table(run.childRuns.map((child) => [`  ${child.path}`, child.id, child.status])));
+  }
   if (run.waits !== undefined && run.waits.length > 0) {
     lines.push('', 'waits');
     lines.push(
@@ -182,7 +199,11 @@ export function renderRun(run: RunDetail): string {
     const rows = run.steps.map((step) => [
       `  ${step.path ?? step.name}`,
       step.kind,
-      step.status,
+      `${step.status}${step.replayed === true ? ' (replayed)' : ''}${
+        step.attempts === undefined || step.attempts.length === 0
+          ? ''
+          : ` (attempt ${step.attempts.length + 1})`
+      }`,
       ms(step.durationMs),
       step.error !== undefined
         ? `${step.error.code}: ${step.error.message}`

@@ -25,14 +25,14 @@ export const RUN_OPERATIONS = {
     tag: 'runs',
     summary: "Starts a new run of the run's flow with the same trigger request.",
     description:
-      'Asynchronously, on the run\'s own flow version, or the flow\'s published one with `{"version": "latest"}`; the new run\'s `rerunOf` names this one. 404 when the run, or for `latest` its flow, is gone; 410 when the request is gone (retention deleted the run, or it predates kept requests).',
+      'Asynchronously, on the run\'s own flow version, or the flow\'s published one with `{"version": "latest"}`; the new run\'s `rerunOf` names this one. With `{"from": "failed"}` the steps that succeeded are replayed from the run\'s log and the new run starts at the failed step. 404 when the run, or for `latest` its flow, is gone; 409 (RERUN_NOT_POSSIBLE) for `failed` when the run did not fail or has no log; 410 when the request is gone (retention deleted the run, or it predates kept requests).',
     auth: 'apiKey',
     params: RunParams,
     body: RerunBody,
     bodyOptional: true,
     responses: {
       202: { description: 'The new run, accepted.', view: RerunAcceptedView },
-      ...errors(400, 401, 404, 410, 503),
+      ...errors(400, 401, 404, 409, 410, 503),
     },
     example: {
       status: 202,

@@ -52,6 +52,12 @@ export const RerunBody = z
       .describe(
         "`run` (the default): the flow version the run ran. `latest`: the flow's published version now.",
       ),
+    from: z
+      .enum(['start', 'failed'])
+      .default('start')
+      .describe(
+        "`start` (the default): every step runs again. `failed`: the steps the run's log records as succeeded (or failed and continued) are replayed with their recorded outputs, not run; the run goes on from the step that failed. A FAILED or TIMEOUT run with a log only (409 RERUN_NOT_POSSIBLE), on its own version (400 with `version: latest`). A step whose output the log left out (RUN_LOG_MAX_BYTES) runs again.",
+      ),
   })
   .meta({ id: 'RerunRequest' });
 export type RerunBody = z.infer<typeof RerunBody>;

@@ -37,10 +37,11 @@ export const RunSummaryView = z
         'The run this one re-runs (`POST /v1/runs/{runId}/rerun`); it may since be deleted by retention.',
       ),
     source: z
-      .enum(['webhook', 'schedule', 'poll', 'manual', 'rerun', 'error_flow'])
+      .enum(['webhook', 'schedule', 'poll', 'manual', 'rerun', 'error_flow', 'subflow'])
       .describe(
-        "What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).",
+        "What started the run: its flow's webhook, a schedule tick, a new item a polling trigger found, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, a failed run's error flow (`onFailure`; see `causedBy`), or another run's `flow` step (see `parentRunId`).",
       ),
+    parentRunId: z.uuid().nullable().describe("For a sub-flow's run: the run whose `flow` step started it."),
     resumes: z.number().int().min(0).describe('How many times the run resumed after a pause.'),
     pausedAt: DateTime.nullable().describe('When the run paused; null unless it is PAUSED.'),
   })
@@ -72,6 +73,10 @@ export const RunView = RunSummaryView.extend({
     .array(RunWaitView)
     .describe('While the run is PAUSED: where it waits and what resumes it; empty otherwise.'),
   reruns: z.array(z.uuid()).describe('The runs that re-run this one, oldest first.'),
+  parentPath: z.string().nullable().describe("For a sub-flow's run: the path of the parent's `flow` step."),
+  childRuns: z
+    .array(z.object({ id: z.uuid(), path: z.string(), status: RunStatusSchema }))
+    .describe("The runs this run's `flow` steps started, oldest first, each with its step's path."),
   causedBy: z
     .uuid()
     .nullable()
@@ -116,5 +121,10 @@ export const RerunAcceptedView = z
     runId: z.uuid(),
     rerunOf: z.uuid(),
     flowVersionId: z.string().describe('The flow version the new run runs.'),
+    replayed: z
+      .number()
+      .int()
+      .optional()
+      .describe('`from: failed`: how many steps of the run the new run replays instead of running.'),
   })
   .meta({ id: 'RerunAccepted', description: 'The new run, the run it re-runs and the version it runs.' });
