@@ -228,15 +228,30 @@ export function createProgram(config: CliConfig, io: CliIo): Command {
     .description('recent runs, newest first')
     .option('--flow <flowId>', 'only this flow')
     .addOption(new Option('--status <status>', 'only this status').choices(RUN_STATUSES))
+    .option('--payload <text>', "only runs whose trigger request's body holds this text (any case)")
+    .option('--since <time>', 'only runs created at or after this ISO time', isoTime)
+    .option('--until <time>', 'only runs created before this ISO time', isoTime)
     .option('--limit <n>', 'how many', positiveInt, 20)
-    .action(async (options: { flow?: string; status?: RunStatus; limit: number }) => {
-      const found = await listRuns(api(), {
-        flowId: options.flow,
-        status: options.status,
-        limit: options.limit,
-      });
-      io.out(`${renderRunList(found)}\n`);
-    });
+    .action(
+      async (options: {
+        flow?: string;
+        status?: RunStatus;
+        payload?: string;
+        since?: Date;
+        until?: Date;
+        limit: number;
+      }) => {
+        const found = await listRuns(api(), {
+          flowId: options.flow,
+          status: options.status,
+          payload: options.payload,
+          since: options.since,
+          until: options.until,
+          limit: options.limit,
+        });
+        io.out(`${renderRunList(found)}\n`);
+      },
+    );
   runs
     .command('show <runId>')
     .description("a run: its steps and where its time went; 'last' for the newest (of --flow)")
@@ -288,6 +303,15 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
   return n;
+}
+
+/** An ISO 8601 date or date-time (`2026-11-29`, `2026-11-29T12:00:00Z`); a bare date is UTC midnight. */
+function isoTime(value: string): Date {
+  const time = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(time.getTime())) {
+    throw new InvalidArgumentError('must be an ISO date or date-time, e.g. 2026-11-29T12:00:00Z');
+  }
+  return time;
 }
 
 /** Runs one command line; returns the exit code. */

@@ -9,14 +9,30 @@ export type { RunStatus };
 
 const FINAL: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'TIMEOUT', 'INTERNAL_ERROR']);
 
-export async function listRuns(
-  api: ApiClient,
-  filter: { flowId?: string | undefined; status?: RunStatus | undefined; limit: number },
-): Promise<RunSummary[]> {
+export interface RunFilter {
+  flowId?: string | undefined;
+  status?: RunStatus | undefined;
+  /** Text the trigger request's body holds, in any case. */
+  payload?: string | undefined;
+  /** Created at or after this moment, and before `until`. */
+  since?: Date | undefined;
+  until?: Date | undefined;
+  limit: number;
+}
+
+export async function listRuns(api: ApiClient, filter: RunFilter): Promise<RunSummary[]> {
   const { data } = await unwrap(
     api.GET('/v1/runs', {
       params: {
-        query: { flowId: filter.flowId, status: filter.status, order: 'newest', limit: filter.limit },
+        query: {
+          flowId: filter.flowId,
+          status: filter.status,
+          payload: filter.payload,
+          since: filter.since?.toISOString(),
+          until: filter.until?.toISOString(),
+          order: 'newest',
+          limit: filter.limit,
+        },
       },
     }),
     'list runs',

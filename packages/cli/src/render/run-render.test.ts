@@ -160,13 +160,22 @@ describe('runs show, for a paused run', () => {
           childRunId: null,
           answered: false,
         },
-        { path: 'ok', kind: 'approval', resumeAt: null, timeoutAt: null, childRunId: null, answered: true },
+        {
+          path: 'ok',
+          kind: 'approval',
+          resumeAt: null,
+          timeoutAt: '2026-11-26T18:00:00.000Z',
+          childRunId: null,
+          answered: true,
+        },
+        { path: 'hook', kind: 'request', resumeAt: null, timeoutAt: null, childRunId: null, answered: false },
       ],
     });
     expect(text).toMatch(/resumes\s+2/);
     expect(text).toMatch(/paused\s+2026-11-25T18:00:01.000Z/);
-    expect(text).toMatch(/later\s+delay\s+resumes 2026-11-25T19:00:00.000Z/);
-    expect(text).toMatch(/ok\s+approval\s+answered/);
+    expect(text).toMatch(/later\s+delay\s+waiting\s+resumes 2026-11-25T19:00:00.000Z/);
+    expect(text).toMatch(/ok\s+approval\s+answered\s+times out 2026-11-26T18:00:00.000Z/);
+    expect(text).toMatch(/hook\s+request\s+waiting/);
     expect(text).toContain('waiting for until 2026-11-25T19:00:00.000Z');
   });
 });

@@ -174,13 +174,10 @@ export function renderRun(run: RunDetail): string {
         run.waits.map((wait) => [
           `  ${wait.path}`,
           wait.kind,
-          wait.answered
-            ? 'answered'
-            : wait.resumeAt !== null
-              ? `resumes ${wait.resumeAt}`
-              : wait.timeoutAt !== null
-                ? `times out ${wait.timeoutAt}`
-                : 'waiting',
+          // A wait URL is answered once; the run then resumes on the next free worker.
+          wait.answered ? 'answered' : 'waiting',
+          wait.resumeAt === null ? '' : `resumes ${wait.resumeAt}`,
+          wait.timeoutAt === null ? '' : `times out ${wait.timeoutAt}`,
           wait.childRunId === null ? '' : `run ${wait.childRunId}`,
         ]),
       ),
