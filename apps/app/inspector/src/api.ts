@@ -126,10 +126,14 @@ export class Api {
 
   /**
    * A new run with the same request (202, async), on the same flow version or (`latest`) the
-   * flow's published one.
+   * flow's published one; from `failed`, the steps that succeeded are replayed, not run again.
    */
-  rerun(runId: string, version: 'run' | 'latest' = 'run'): Promise<{ runId: string; rerunOf: string }> {
-    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`, { version });
+  rerun(
+    runId: string,
+    version: 'run' | 'latest' = 'run',
+    from: 'start' | 'failed' = 'start',
+  ): Promise<{ runId: string; rerunOf: string; replayed?: number }> {
+    return this.#call('POST', `/v1/runs/${encodeURIComponent(runId)}/rerun`, { version, from });
   }
 
   stats(query: { flowId?: string; windowSeconds: number; bucketSeconds: number }): Promise<RunStats> {

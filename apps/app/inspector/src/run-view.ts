@@ -42,34 +42,56 @@ export function runView(context: ViewContext, runId: string): Dispose {
 
 /**
  * Re-runs the run with the same request, on the same flow version or the flow's published one,
- * and goes to the new run's page. Only on a final run: the page of one in flight is redrawn every
- * second.
+ * or (a FAILED or TIMEOUT run) from its failed step, and goes to the new run's page. Only on a
+ * final run: the page of one in flight is redrawn every second.
  */
 function rerunButtons(context: ViewContext, run: RunView): HTMLElement | null {
   if (!isFinal(run.status)) return null;
+  const failed = run.status === 'FAILED' || run.status === 'TIMEOUT';
   return h(
     'span',
     { class: 'actions' },
     rerunButton(context, run, 'run'),
     ' ',
     rerunButton(context, run, 'latest'),
+    ...(failed ? [' ', rerunButton(context, run, 'failed')] : []),
   );
 }
 
-function rerunButton(context: ViewContext, run: RunView, version: 'run' | 'latest'): HTMLElement {
-  const latest = version === 'latest';
+type RerunKind = 'run' | 'latest' | 'failed';
+
+const RERUN_BUTTONS: Record<RerunKind, { testId: string; title: string; label: string }> = {
+  run: {
+    testId: 'rerun',
+    title: 'Run the same flow version again with the same request',
+    label: 'Re-run',
+  },
+  latest: {
+    testId: 'rerun-latest',
+    title: "Run the flow's published version with the same request",
+    label: 'Re-run on latest',
+  },
+  failed: {
+    testId: 'rerun-failed',
+    title: 'Run the same flow version from the step that failed; the steps that succeeded keep their outputs',
+    label: 'Re-run from failed step',
+  },
+};
+
+function rerunButton(context: ViewContext, run: RunView, kind: RerunKind): HTMLElement {
+  const { testId, title, label } = RERUN_BUTTONS[kind];
   return h(
     'button',
     {
       type: 'button',
-      'data-testid': latest ? 'rerun-latest' : 'rerun',
-      title: latest
-        ? "Run the flow's published version with the same request"
-        : 'Run the same flow version again with the same request',
+      'data-testid': testId,
+      title,
       onclick: (event: Event) => {
         const button = event.currentTarget as HTMLButtonElement;
         button.disabled = true;
-        void context.api.rerun(run.id, version).then(
+        const started =
+          kind === 'failed' ? context.api.rerun(run.id, 'run', 'failed') : context.api.rerun(run.id, kind);
+        void started.then(
           ({ runId }) => {
             window.location.hash = `#/runs/${runId}`;
           },
@@ -80,7 +102,7 @@ function rerunButton(context: ViewContext, run: RunView, version: 'run' | 'lates
         );
       },
     },
-    latest ? 'Re-run on latest' : 'Re-run',
+    label,
   );
 }
 
@@ -153,6 +175,17 @@ function facts(run: RunView): HTMLElement {
     ['log', log],
   ];
   if (run.rerunOf !== null) rows.push(['re-run of', runLink(run.rerunOf, 'rerun-of')]);
+  const replayed = run.steps.filter((step) => step.replayed === true).length;
+  if (replayed > 0) {
+    rows.push([
+      'replayed',
+      h(
+        'span',
+        { 'data-testid': 'replayed-count' },
+        `${replayed === 1 ? '1 step kept its' : `${replayed} steps kept their`} recorded output, not run again`,
+      ),
+    ]);
+  }
   if (run.causedBy !== null) rows.push(['error run of', runLink(run.causedBy, 'caused-by')]);
   if (run.errorRun !== null) rows.push(['error run', runLink(run.errorRun, 'error-run')]);
   if (run.errorFlowSkipped !== null) rows.push(['error flow', `not started: ${run.errorFlowSkipped}`]);
@@ -201,16 +234,10 @@ function waitsSection(run: RunView): HTMLElement | null {
       ...run.waits.map((wait) =>
         h(
           'li',
-          { 'data-path': wait.path },
+          { 'data-path': wait.path, 'data-answered': String(wait.answered) },
           h('strong', { class: 'mono' }, wait.path),
           ` ${wait.kind}: `,
-          wait.answered
-            ? 'answered, resuming'
-            : wait.resumeAt !== null
-              ? `resumes at ${time(wait.resumeAt)}`
-              : wait.timeoutAt !== null
-                ? `a request until ${time(wait.timeoutAt)}`
-                : 'a request',
+          waitState(wait),
           wait.childRunId === null
             ? null
             : h('span', {}, ' (run ', runLink(wait.childRunId, 'child-run'), ')'),
@@ -218,6 +245,15 @@ function waitsSection(run: RunView): HTMLElement | null {
       ),
     ),
   );
+}
+
+/** What a wait is for and whether it came: a delay's time, a wait URL answered or not, a sub-flow. */
+function waitState(wait: RunView['waits'][number]): string {
+  if (wait.answered) return 'answered, resuming';
+  if (wait.resumeAt !== null) return `resumes at ${time(wait.resumeAt)}`;
+  const what =
+    wait.childRunId !== null ? 'its sub-flow run to end' : 'a request to its wait URL, not answered yet';
+  return wait.timeoutAt === null ? what : `${what}; times out at ${time(wait.timeoutAt)}`;
 }
 
 function runLink(runId: string, testId: string): HTMLElement {
@@ -259,6 +295,13 @@ function stepCard(step: StepView): HTMLElement {
       step.waitingFor === undefined
         ? null
         : h('span', { class: 'muted', 'data-testid': 'waiting-for' }, `waiting for ${step.waitingFor}`),
+      step.replayed === true
+        ? h(
+            'span',
+            { class: 'muted', 'data-testid': 'replayed', title: 'Its recorded output, not run again' },
+            'replayed',
+          )
+        : null,
       h('span', { class: 'num' }, ms(step.durationMs)),
     ),
     step.error === undefined ? null : errorBox('Step error', step.error),
