@@ -303,7 +303,8 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
     }
     const resumedByReconciler = fault.lines.filter(
       (l) =>
-        l.line.json?.msg === 'resumed a PAUSED run past its time or answered: its timer or its resume was lost',
+        l.line.json?.msg ===
+        'resumed a PAUSED run past its time or answered: its timer or its resume was lost',
     );
     const resumedIds = resumedByReconciler.map((l) => String(l.line.json?.runId));
     expect(new Set(resumedIds).size).toBe(resumedIds.length);
