@@ -56,6 +56,7 @@ describe.each([
       '0015_schedules.sql',
       '0016_durable_runs.sql',
       '0017_polling.sql',
+      '0018_run_waits_pause.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });

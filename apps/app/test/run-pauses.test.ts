@@ -29,6 +29,7 @@ import { RunSweeper } from '../src/runs/run-sweeper.ts';
 import { readResumeState } from '../src/runs/run-waits.ts';
 import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
 import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
+import { createWaitsRepository } from '../src/waits/waits-repository.ts';
 import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -155,7 +156,7 @@ describe('paused runs', () => {
   /** flowbox_runs_resumed_total over its causes. */
   const resumedCount = async () => {
     const text = (await metrics.render()).body;
-    return ['timer', 'pause', 'reconciler', 'call']
+    return ['timer', 'pause', 'reconciler', 'request', 'child']
       .map((cause) => promSample(text, `flowbox_runs_resumed_total{cause="${cause}"}`) ?? 0)
       .reduce((a, b) => a + b, 0);
   };
@@ -178,6 +179,9 @@ describe('paused runs', () => {
     );
     return rows;
   }
+  const requestWait = (path: string): WaitPoint => ({ path, step: path, kind: 'request' });
+  const causeCount = async (cause: string) =>
+    promSample((await metrics.render()).body, `flowbox_runs_resumed_total{cause="${cause}"}`) ?? 0;
   async function jobOf(data: Pick<RunJobData, 'runId' | 'resume'>): Promise<RunJobData | undefined> {
     const job = await inspect.getJob(runJobId(data));
     if (job === undefined) return undefined;
@@ -230,7 +234,7 @@ describe('paused runs', () => {
     const calls = await Promise.all([
       resumer.resume(id, { expectedResumes: 0, cause: 'timer' }),
       resumer.resume(id, { cause: 'reconciler' }),
-      resumer.resume(id),
+      resumer.resume(id, { cause: 'request' }),
     ]);
     expect(calls.filter((n) => n !== null)).toEqual([1]);
     expect(await resumedCount()).toBe(resumedBefore + 1);
@@ -240,7 +244,7 @@ describe('paused runs', () => {
       resume: 1,
       flowVersionId: 'flow-v1',
     });
-    expect(await resumer.resume(id)).toBeNull();
+    expect(await resumer.resume(id, { cause: 'child' })).toBeNull();
   });
 
   it('resumes at once a pause whose wait was answered first, or whose time has passed', async () => {
@@ -283,7 +287,7 @@ describe('paused runs', () => {
     await lifecycle.conclude(attempt(id), {
       outcome: paused(id, [delayWait('first-delay', inSeconds(3600))]),
     });
-    await resumer.resume(id);
+    await resumer.resume(id, { cause: 'timer' });
     expect(await lifecycle.start(id, 'worker-2')).toBe('started');
     const again = paused(id, [delayWait('second-delay', inSeconds(3600))], 1);
     expect(await lifecycle.conclude(attempt(id), { outcome: again })).toBe('paused');
@@ -336,7 +340,96 @@ describe('paused runs', () => {
     await pool.query("UPDATE runs SET created_at = now() - interval '1 minute' WHERE id = $1", [lostTimer]);
     expect((await reconciler.reconcile()).requeued).toContain(lostTimer);
     expect(await jobOf({ runId: lostTimer, resume: 1 })).toMatchObject({ resume: 1 });
-    expect(await jobOf({ runId: lostTimer, resume: 1 })).not.toHaveProperty('priorAttempts');
+    // The resume has not started yet: none of its attempts is spent.
+    expect(await jobOf({ runId: lostTimer, resume: 1 })).toMatchObject({ priorAttempts: 0 });
     expect((await reconciler.reconcile()).requeued).not.toContain(lostTimer);
+  });
+
+  it('gives a resume attempts of its own: a resumed run that loses its worker and its job is retried', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
+    expect(await resumer.resume(id, { cause: 'timer' })).toBe(1);
+    expect(await lifecycle.start(id, 'worker-2', 1)).toBe('started');
+    const { rows } = await pool.query<{ attempts: number }>('SELECT attempts FROM runs WHERE id = $1', [id]);
+    expect(rows[0]?.attempts).toBe(1);
+    // Its worker and its job are gone (SIGKILL, Redis lost the job) past the flow timeout.
+    await inspect.remove(runJobId({ runId: id, resume: 1 }));
+    await pool.query("UPDATE runs SET started_at = now() - interval '5 minutes' WHERE id = $1", [id]);
+    expect((await reconciler.reconcile()).workerLost).toContain(id);
+    // With RUN_MAX_ATTEMPTS 2 the resume's first attempt is retried, as a first start's would be.
+    expect(await row(id)).toMatchObject({ status: 'QUEUED', resumes: 1 });
+    expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({ resume: 1, priorAttempts: 1 });
+    expect(await lifecycle.start(id, 'worker-3', 1)).toBe('started');
+    const after = await pool.query<{ attempts: number }>('SELECT attempts FROM runs WHERE id = $1', [id]);
+    expect(after.rows[0]?.attempts).toBe(2);
+  });
+
+  it('does not start a run from the job of an earlier pause, saying why', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
+    // The first start's job delivered again while the run is paused.
+    expect(await lifecycle.start(id, 'worker-2', 0)).toBe('paused');
+    await resumer.resume(id, { cause: 'timer' });
+    // The first start's job while the run waits to run its first resume.
+    expect(await lifecycle.start(id, 'worker-2', 0)).toBe('superseded');
+    expect(await lifecycle.start(id, 'worker-2', 1)).toBe('started');
+    expect(
+      await lifecycle.conclude(attempt(id), {
+        outcome: paused(id, [delayWait('again', inSeconds(3600))], 1),
+      }),
+    ).toBe('paused');
+    // The resume's job delivered again after the run paused again.
+    expect(await lifecycle.start(id, 'worker-3', 1)).toBe('paused');
+    expect(await row(id)).toMatchObject({ status: 'PAUSED', resumes: 1 });
+  });
+
+  it('resumes a paused run whose wait was answered but whose resume was lost, once, after the grace', async () => {
+    const waits = createWaitsRepository(pool);
+    const lost = await runningRun();
+    await lifecycle.conclude(attempt(lost), { outcome: paused(lost, [requestWait('approval')]) });
+    // The answer is written; the app dies before its resume call.
+    expect(await waits.answer(lost, 'approval', 'request', { body: 'yes' })).toEqual({ waiting: true });
+    // An answer that came early, for a wait the run has not reached: not a lost resume.
+    const early = await runningRun();
+    await lifecycle.conclude(attempt(early), { outcome: paused(early, [requestWait('first')]) });
+    expect(await waits.answer(early, 'later', 'request', { body: 'early' })).toEqual({ waiting: false });
+    const fresh = await runningRun();
+    await lifecycle.conclude(attempt(fresh), { outcome: paused(fresh, [requestWait('approval')]) });
+    await waits.answer(fresh, 'approval', 'request', { body: 'now' });
+
+    // Within the grace (queuedAfterSeconds: 1) nothing is resumed: its resume call may be on its way.
+    await pool.query(
+      "UPDATE run_waits SET answered_at = now() - interval '1 minute' WHERE run_id = ANY($1::uuid[]) AND answered_at IS NOT NULL",
+      [[lost, early]],
+    );
+    await pool.query("UPDATE runs SET paused_at = now() - interval '2 minutes' WHERE id = ANY($1::uuid[])", [
+      [lost, early],
+    ]);
+    const before = await causeCount('reconciler');
+    const pass = await reconciler.reconcile();
+    expect(pass.resumed).toContain(lost);
+    expect(pass.resumed).not.toContain(early);
+    expect(pass.resumed).not.toContain(fresh);
+    expect(await causeCount('reconciler')).toBe(before + 1);
+    expect(await row(lost)).toMatchObject({ status: 'QUEUED', resumes: 1 });
+    expect(await jobOf({ runId: lost, resume: 1 })).toMatchObject({ resume: 1 });
+    expect((await readResumeState(pool, lost)).values).toEqual({ approval: { body: 'yes' } });
+    expect((await reconciler.reconcile()).resumed).not.toContain(lost);
+
+    // Its resume pauses again elsewhere: the taken answer resumes nothing more.
+    expect(await lifecycle.start(lost, 'worker-2', 1)).toBe('started');
+    await lifecycle.conclude(attempt(lost), { outcome: paused(lost, [requestWait('next')], 1) });
+    await pool.query("UPDATE runs SET paused_at = now() - interval '2 minutes' WHERE id = $1", [lost]);
+    expect((await reconciler.reconcile()).resumed).not.toContain(lost);
+  });
+
+  it('counts resumes by cause: a wait URL is request, a child run is child', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [requestWait('approval')]) });
+    const [requests, children] = [await causeCount('request'), await causeCount('child')];
+    await resumer.resume(id, { cause: 'request' });
+    expect(await causeCount('request')).toBe(requests + 1);
+    expect(await causeCount('child')).toBe(children);
+    expect((await metrics.render()).body).not.toContain('cause="call"');
   });
 });

@@ -5,7 +5,7 @@ import type { CacheUsage } from '../cache/bounded-cache.ts';
 
 /** What the gauges read when Prometheus scrapes (each read once per scrape). */
 /** What resumed a paused run (flowbox_runs_resumed_total). */
-export type ResumeCause = 'timer' | 'pause' | 'reconciler' | 'call';
+export type ResumeCause = 'timer' | 'pause' | 'reconciler' | 'request' | 'child';
 
 export interface AppMetricsSources {
   queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
@@ -160,7 +160,7 @@ export class AppMetrics {
     });
     this.#runsResumed = new Counter({
       name: 'flowbox_runs_resumed_total',
-      help: 'Paused runs this app resumed, by cause: timer (its delayed job), pause (due or answered when it paused), reconciler (a timer Redis lost) or call (a wait URL, a child run).',
+      help: 'Paused runs this app resumed, by cause: timer (its delayed job), pause (due or answered when it paused), reconciler (a timer Redis lost, a resume lost after its answer), request (a wait URL) or child (the end of a sub-flow run).',
       labelNames: ['cause'],
       registers,
     });

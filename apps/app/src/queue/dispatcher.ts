@@ -172,20 +172,20 @@ export class Dispatcher {
       ttl,
     );
     const [started, bundleUrl, pieces, logUpload, checkpointUpload] = await Promise.all([
-      lease.started === true ? ('started' as const) : this.#lifecycle.start(data.runId, workerId),
+      lease.started === true
+        ? ('started' as const)
+        : this.#lifecycle.start(data.runId, workerId, data.resume ?? 0),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
       this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
       traits.canPause ? this.#checkpointUpload(data, ttl) : undefined,
     ]);
     if (started === 'busy') throw new FlowBusy(data.runId);
-    if (started === 'ended') {
-      // Its job came back (an app died holding it) after the run had already ended, or its
-      // sync caller left before it started (CALLER_GONE).
-      throw new FlowboxError(
-        'RUN_ALREADY_FINISHED',
-        `run ${data.runId} has already ended; not running it again`,
-      );
+    if (started !== 'started') {
+      // Its job came back (an app died holding it, a lost job enqueued again) after the run had
+      // ended (or its sync caller left before it started: CALLER_GONE), paused again, or resumed
+      // past the pause this job was for: nothing to run. The gateway drops the job.
+      throw new FlowboxError('RUN_ALREADY_FINISHED', staleJobMessage(data, started));
     }
     let values: ResolvedConnections | undefined;
     if (connections !== null) {
@@ -461,3 +461,16 @@ const attemptOf = (data: RunJobData, attempt: number): RunAttempt => ({
   syncInstanceId: data.syncInstanceId,
   attempt,
 });
+
+/** Why a run's job does not start its run, for the log line of the job dropped. */
+function staleJobMessage(data: RunJobData, started: 'ended' | 'paused' | 'superseded'): string {
+  const job = data.resume === undefined ? 'its first start' : `resume ${data.resume}`;
+  switch (started) {
+    case 'ended':
+      return `run ${data.runId} has already ended; not running it again (a job for ${job})`;
+    case 'paused':
+      return `run ${data.runId} is paused again; a stale job for ${job} is not run (its next resume enqueues its own)`;
+    case 'superseded':
+      return `run ${data.runId} waits to run a later resume; a stale job for ${job} is not run`;
+  }
+}

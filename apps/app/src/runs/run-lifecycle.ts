@@ -156,10 +156,11 @@ export class RunLifecycle {
 
   /**
    * QUEUED → RUNNING for a worker: `ended` when the run has ended already (its job came back, or
-   * its caller left), `busy` when its flow runs FLOW_MAX_CONCURRENT_RUNS already.
+   * its caller left), `busy` when its flow runs FLOW_MAX_CONCURRENT_RUNS already, `paused` or
+   * `superseded` for a job of an earlier pause (`resume`: the job's, 0 for a first start).
    */
-  start(runId: string, workerId: string): Promise<StartResult> {
-    return this.#runs.markRunning(runId, workerId);
+  start(runId: string, workerId: string, resume?: number): Promise<StartResult> {
+    return this.#runs.markRunning(runId, workerId, resume);
   }
 
   /**

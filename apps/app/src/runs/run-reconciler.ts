@@ -38,7 +38,7 @@ export interface Reconciled {
 
 /** How the reconciler resumes a paused run whose timer Redis lost (RunResumer). */
 export interface ReconcilerResumer {
-  resume(runId: string, options: { expectedResumes?: number; cause?: 'reconciler' }): Promise<number | null>;
+  resume(runId: string, options: { expectedResumes?: number; cause: 'reconciler' }): Promise<number | null>;
 }
 
 /**
@@ -183,8 +183,8 @@ export class RunReconciler {
   }
 
   /**
-   * PAUSED runs with a waiting point due more than `queuedAfterSeconds` ago (their timer fires on
-   * time otherwise): their timer was lost. One indexed read (run_waits_due); each resume is the
+   * PAUSED runs with a waiting point due, or answered, more than `queuedAfterSeconds` ago (their
+   * timer fires on time, the answer resumes them, otherwise): their timer or their resume was lost. One indexed read (run_waits_due); each resume is the
    * conditional one, so a timer that fires meanwhile resumes nothing twice.
    */
   async #resumeDue(done: Reconciled): Promise<void> {
@@ -199,7 +199,7 @@ export class RunReconciler {
       done.resumed.push(run.runId);
       this.#logger.warn(
         { runId: run.runId, resumes: resumed },
-        'resumed a PAUSED run past its time: Redis had lost its timer',
+        'resumed a PAUSED run past its time or answered: its timer or its resume was lost',
       );
     }
   }
@@ -207,8 +207,8 @@ export class RunReconciler {
 
 /**
  * The job a run's row describes; its attempts go on from the row's count. A resumed run's job is
- * its last resume's (`resume: n`); its attempts count from that resume (no `priorAttempts`: the
- * row counts the starts of every resume).
+ * its last resume's (`resume: n`), and the row's attempts are that resume's (a resume counts
+ * from 0).
  */
 export function jobDataOf(run: UnfinishedRun): RunJobData {
   const data: RunJobData = {
@@ -220,7 +220,8 @@ export function jobDataOf(run: UnfinishedRun): RunJobData {
     trigger: run.trigger,
     syncInstanceId: run.syncInstanceId,
     acceptedAt: run.createdAt.getTime(),
-    ...(run.resumes > 0 ? { resume: run.resumes } : { priorAttempts: run.attempts }),
+    priorAttempts: run.attempts,
+    ...(run.resumes > 0 ? { resume: run.resumes } : {}),
   };
   if (run.traceparent !== null) data.traceparent = run.traceparent;
   return data;

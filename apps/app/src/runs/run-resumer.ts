@@ -23,8 +23,8 @@ export interface ResumeOptions {
   expectedResumes?: number | undefined;
   /** The app holding a sync caller that waits for this run's next answer (a `/sync` wait URL). */
   syncInstanceId?: string | undefined;
-  /** What resumed it, for flowbox_runs_resumed_total (default `call`). */
-  cause?: ResumeCause | undefined;
+  /** What resumed it, for flowbox_runs_resumed_total. */
+  cause: ResumeCause;
 }
 
 /**
@@ -58,10 +58,10 @@ export class RunResumer {
    * PAUSED → QUEUED and the resume job enqueued; the resume's number (1 for the first), or null
    * when this call resumed nothing (not PAUSED, or another pause than `expectedResumes`).
    */
-  async resume(runId: string, options: ResumeOptions = {}): Promise<number | null> {
+  async resume(runId: string, options: ResumeOptions): Promise<number | null> {
     const resumed = await resumeRunRow(this.#pool, runId, options);
     if (resumed === null) return null;
-    this.#metrics.runResumed(options.cause ?? 'call');
+    this.#metrics.runResumed(options.cause);
     try {
       await this.#queue.add(resumed.job);
     } catch (error) {

@@ -43,11 +43,12 @@ const PAUSE = `WITH paused AS (
     DELETE FROM run_waits d USING paused
     WHERE d.run_id = paused.id AND d.answered_at IS NULL AND d.path NOT IN (SELECT path FROM given)),
   upserted AS (
-    INSERT INTO run_waits (run_id, path, kind, resume_at, timeout_at, child_run_id)
-    SELECT paused.id, given.path, given.kind, given.resume_at, given.timeout_at, given.child_run_id
+    INSERT INTO run_waits (run_id, path, kind, resume_at, timeout_at, child_run_id, pause)
+    SELECT paused.id, given.path, given.kind, given.resume_at, given.timeout_at, given.child_run_id,
+      paused.resumes
     FROM paused, given
     ON CONFLICT (run_id, path) DO UPDATE SET resume_at = EXCLUDED.resume_at,
-      timeout_at = EXCLUDED.timeout_at, child_run_id = EXCLUDED.child_run_id
+      timeout_at = EXCLUDED.timeout_at, child_run_id = EXCLUDED.child_run_id, pause = EXCLUDED.pause
     RETURNING answered_at, COALESCE(resume_at, timeout_at) AS due)
   SELECT paused.resumes,
     EXISTS (SELECT 1 FROM upserted WHERE answered_at IS NOT NULL OR due <= now()) AS resume_now,
@@ -87,18 +88,26 @@ export interface ResumedRun {
 /**
  * PAUSED → QUEUED, counting the resume: exactly one caller gets the row back, whatever calls it
  * (a timer, a request, a child's end, the reconciler). `expectedResumes` ties a timer to the
- * pause it was set for; `syncInstanceId` names the app holding a `/sync` caller.
+ * pause it was set for; `syncInstanceId` names the app holding a `/sync` caller. The resume gets
+ * attempts of its own (RUN_MAX_ATTEMPTS): `attempts` counts from 0 again.
  */
 export async function resumeRunRow(
   pool: Pool,
   runId: string,
   options: { expectedResumes?: number | undefined; syncInstanceId?: string | undefined },
 ): Promise<ResumedRun | null> {
+  // The pause's waiting points are taken by this resume (pause = NULL): none is left for the
+  // reconciler's lost resumes.
   const { rows } = await pool.query<JobRow & { resumes: number }>(
-    `UPDATE runs SET status = 'QUEUED', resumes = resumes + 1, paused_at = NULL,
-       sync_instance_id = COALESCE($2, sync_instance_id)
-     WHERE id = $1 AND status = 'PAUSED' AND ($3::integer IS NULL OR resumes = $3)
-     RETURNING id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, created_at, resumes`,
+    `WITH resumed AS (
+       UPDATE runs SET status = 'QUEUED', resumes = resumes + 1, attempts = 0, paused_at = NULL,
+         sync_instance_id = COALESCE($2, sync_instance_id)
+       WHERE id = $1 AND status = 'PAUSED' AND ($3::integer IS NULL OR resumes = $3)
+       RETURNING id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, created_at, resumes),
+     taken AS (
+       UPDATE run_waits SET pause = NULL FROM resumed
+       WHERE run_waits.run_id = resumed.id AND run_waits.pause IS NOT NULL)
+     SELECT * FROM resumed`,
     [runId, options.syncInstanceId ?? null, options.expectedResumes ?? null],
   );
   const row = rows[0];
@@ -134,8 +143,11 @@ function resumeJobOf(row: JobRow, resumes: number): RunJobData {
 }
 
 /**
- * PAUSED runs with an unanswered waiting point due more than `graceSeconds` ago: their timer job
- * is gone (Redis restarted empty, a failover). One range read of run_waits_due, oldest first.
+ * PAUSED runs with an unanswered waiting point due more than `graceSeconds` ago (their timer job
+ * is gone: Redis restarted empty, a failover), or with a waiting point of the pause in force
+ * answered more than `graceSeconds` ago (its resume was lost: the app died between the answer
+ * and the resume, or between the pause and its own resume). One range read of run_waits_due and
+ * one of run_waits_answered (which holds only answers no resume has taken), oldest first.
  */
 export async function dueRuns(
   pool: Pool,
@@ -144,11 +156,16 @@ export async function dueRuns(
 ): Promise<Array<{ runId: string; resumes: number }>> {
   const { rows } = await pool.query<{ id: string; resumes: number }>(
     `SELECT r.id, r.resumes FROM runs r
-     JOIN (SELECT run_id, min(COALESCE(resume_at, timeout_at)) AS due FROM run_waits
-       WHERE answered_at IS NULL AND COALESCE(resume_at, timeout_at) <= now() - make_interval(secs => $1)
-       GROUP BY run_id) w ON w.run_id = r.id
+     JOIN (SELECT run_id, COALESCE(resume_at, timeout_at) AS due, NULL::integer AS pause FROM run_waits
+         WHERE answered_at IS NULL AND COALESCE(resume_at, timeout_at) <= now() - make_interval(secs => $1)
+       UNION ALL
+       SELECT run_id, answered_at, pause FROM run_waits
+         WHERE answered_at IS NOT NULL AND pause IS NOT NULL
+           AND answered_at <= now() - make_interval(secs => $1)) w ON w.run_id = r.id
      WHERE r.status = 'PAUSED'
-     ORDER BY w.due LIMIT $2`,
+       AND (w.pause IS NULL OR (w.pause = r.resumes AND r.paused_at <= now() - make_interval(secs => $1)))
+     GROUP BY r.id, r.resumes
+     ORDER BY min(w.due) LIMIT $2`,
     [graceSeconds, limit],
   );
   return rows.map((row) => ({ runId: row.id, resumes: row.resumes }));

@@ -92,7 +92,11 @@ export type StartResult =
   /** The run is final already (its job came back after it ended, or its caller left). */
   | 'ended'
   /** Its flow has `maxRunning` runs running: the run stays QUEUED. */
-  | 'busy';
+  | 'busy'
+  /** The run is PAUSED: the job came back after the run paused (again); its resume enqueues another. */
+  | 'paused'
+  /** The run waits to run another resume than the job's: the job is an earlier pause's. */
+  | 'superseded';
 
 export interface RunsRepository {
   /**
@@ -115,9 +119,13 @@ export interface RunsRepository {
   keepAnswer(flowId: string, key: string, runId: string, answer: KeptAnswer): Promise<void>;
   /** Deletes up to `limit` expired keys; returns how many. */
   pruneIdempotencyKeys(limit: number): Promise<number>;
-  markRunning(runId: string, workerId: string): Promise<StartResult>;
   /**
-   * Ends a run that never started (QUEUED, no attempt yet) with `error`, in the status its code
+   * QUEUED (or RUNNING, a lost worker's retry) → RUNNING, counting the attempt. With `resume`
+   * (the job's: 0 for a run's first start), only the job of the resume in force starts the run.
+   */
+  markRunning(runId: string, workerId: string, resume?: number): Promise<StartResult>;
+  /**
+   * Ends a run that never started (QUEUED, no attempt yet, never resumed) with `error`, in the status its code
    * has in the catalog; false when it had started or ended already.
    */
   abandon(runId: string, error: SerializedError): Promise<boolean>;
@@ -201,38 +209,45 @@ export function createRunsRepository(
     keepAnswer: (flowId, key, runId, answer) => keepIdempotentAnswer(pool, flowId, key, runId, answer),
     pruneIdempotencyKeys: (limit) => pruneIdempotencyKeys(pool, limit),
 
-    async markRunning(runId, workerId) {
-      if (maxRunning === 0) {
-        const result = await pool.query({
-          ...named('runs-mark-running'),
-          text: `UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(), attempts = attempts + 1
-           WHERE id = $1 AND ${UNFINISHED}`,
-          values: [runId, workerId],
-        });
-        return result.rowCount === 1 ? 'started' : 'ended';
-      }
-      // The flow's running runs are counted in the same statement (read committed: apps starting
-      // runs of one flow at the same instant may pass the bound by as many).
-      const { rows } = await pool.query<{ open: boolean; started: boolean }>({
-        ...named('runs-mark-running-bounded'),
-        text: `WITH run AS (SELECT id, flow_id, ${UNFINISHED} AS open FROM runs WHERE id = $1),
-           busy AS (SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE status = 'RUNNING'
-             AND flow_id = (SELECT flow_id FROM run) AND id <> $1 LIMIT $3) b),
+    async markRunning(runId, workerId, resume) {
+      // The run's row as it was, and the update: a run that did not start says why.
+      const { rows } = await pool.query<{ status: string; resumes: number; busy: boolean; started: boolean }>(
+        {
+          ...named(maxRunning === 0 ? 'runs-mark-running' : 'runs-mark-running-bounded'),
+          text: `WITH run AS (SELECT id, flow_id, status, resumes FROM runs WHERE id = $1),
+           ${
+             maxRunning === 0
+               ? 'busy AS (SELECT false AS is_full),'
+               : // The flow's running runs are counted in the same statement (read committed: apps
+                 // starting runs of one flow at the same instant may pass the bound by as many).
+                 `busy AS (SELECT count(*) >= $4 AS is_full FROM (SELECT 1 FROM runs WHERE status = 'RUNNING'
+                   AND flow_id = (SELECT flow_id FROM run) AND id <> $1 LIMIT $4) b),`
+           }
            started AS (UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(),
              attempts = attempts + 1
-             WHERE id = $1 AND ${UNFINISHED} AND (SELECT n FROM busy) < $3 RETURNING id)
-         SELECT run.open, EXISTS (SELECT 1 FROM started) AS started FROM run`,
-        values: [runId, workerId, maxRunning],
-      });
+             WHERE id = $1 AND ${UNFINISHED} AND ($3::integer IS NULL OR resumes = $3)
+               AND NOT (SELECT is_full FROM busy) RETURNING id)
+         SELECT run.status, run.resumes, (SELECT is_full FROM busy) AS busy,
+           EXISTS (SELECT 1 FROM started) AS started FROM run`,
+          values:
+            maxRunning === 0
+              ? [runId, workerId, resume ?? null]
+              : [runId, workerId, resume ?? null, maxRunning],
+        },
+      );
       const row = rows[0];
-      if (row?.started === true) return 'started';
-      return row?.open === true ? 'busy' : 'ended';
+      if (row === undefined) return 'ended';
+      if (row.started) return 'started';
+      if (row.status === 'PAUSED') return 'paused';
+      if (row.status !== 'QUEUED' && row.status !== 'RUNNING') return 'ended';
+      if (resume !== undefined && row.resumes !== resume) return 'superseded';
+      return row.busy ? 'busy' : 'ended';
     },
 
     async abandon(runId, error) {
       const result = await pool.query(
         `UPDATE runs SET status = $3, error = $2, finished_at = now()
-         WHERE id = $1 AND status = 'QUEUED' AND attempts = 0`,
+         WHERE id = $1 AND status = 'QUEUED' AND attempts = 0 AND resumes = 0`,
         [runId, jsonb(error), runStatusOf(error.code)],
       );
       return result.rowCount === 1;

@@ -13,5 +13,5 @@ export async function subflowEnded(
 ): Promise<void> {
   const { parentRunId: _parent, ...value } = end;
   const parent = await deps.subflows.answerParent(end.runId, value);
-  if (parent !== null) await deps.resumer.resume(parent);
+  if (parent !== null) await deps.resumer.resume(parent, { cause: 'child' });
 }

@@ -62,7 +62,7 @@ describe('answerWait', () => {
     const { deps, answers, resumed } = world(PAUSED);
     await answerWait(deps, call('approval', 'approve'));
     expect(answers.get(`${RUN} approval`)).toEqual({ ...request, approved: true });
-    expect(resumed).toEqual([{ runId: RUN, options: undefined }]);
+    expect(resumed).toEqual([{ runId: RUN, options: { cause: 'request' } }]);
   });
 
   it("answers a loop iteration's wait by its run path", async () => {

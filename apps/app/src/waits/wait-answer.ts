@@ -97,8 +97,8 @@ export async function answerWait(deps: WaitAnswerDeps, call: WaitCall): Promise<
   // Only a run paused at this wait resumes: one paused elsewhere (a delay, another wait) would
   // only pause again; its pause at this wait finds the answer and resumes at once.
   if (!answered.waiting) return;
-  await deps.resumer.resume(
-    call.runId,
-    call.syncInstanceId === undefined ? undefined : { syncInstanceId: call.syncInstanceId },
-  );
+  await deps.resumer.resume(call.runId, {
+    cause: 'request',
+    ...(call.syncInstanceId === undefined ? {} : { syncInstanceId: call.syncInstanceId }),
+  });
 }

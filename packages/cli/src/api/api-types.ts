@@ -1002,6 +1002,7 @@ export interface components {
         };
         /** @description One run: status, steps, error, latency anatomy and a link to its log. */
         Run: {
+            /** @description Starts of the run's current attempt series: its first start and its retries, or, once it resumed, its latest resume's start and retries (each resume has RUN_MAX_ATTEMPTS of its own; `resumes` counts the resumes). */
             attempts: number;
             /** @description For a run of an error flow: the failed run whose flow names it as `onFailure`. */
             causedBy: string | null;
@@ -1195,6 +1196,7 @@ export interface components {
             windowSeconds: number;
         };
         RunSummary: {
+            /** @description Starts of the run's current attempt series: its first start and its retries, or, once it resumed, its latest resume's start and retries (each resume has RUN_MAX_ATTEMPTS of its own; `resumes` counts the resumes). */
             attempts: number;
             /** Format: date-time */
             createdAt: string;

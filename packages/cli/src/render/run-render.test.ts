@@ -172,6 +172,7 @@ describe('runs show, for a paused run', () => {
       ],
     });
     expect(text).toMatch(/resumes\s+2/);
+    expect(text).toMatch(/attempts\s+1 \(of resume 2\)/);
     expect(text).toMatch(/paused\s+2026-11-25T18:00:01.000Z/);
     expect(text).toMatch(/later\s+delay\s+waiting\s+resumes 2026-11-25T19:00:00.000Z/);
     expect(text).toMatch(/ok\s+approval\s+answered\s+times out 2026-11-26T18:00:00.000Z/);

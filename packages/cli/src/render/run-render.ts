@@ -152,8 +152,13 @@ export function renderRun(run: RunDetail): string {
       ['  mode', run.sync ? 'sync' : 'async'],
       ['  started by', run.source],
       ['  created', run.createdAt],
-      ['  attempts', String(run.attempts)],
-      ...(run.resumes === undefined || run.resumes === 0 ? [] : [['  resumes', String(run.resumes)]]),
+      // A resumed run's attempts are its latest resume's (each resume has attempts of its own).
+      ...(run.resumes === undefined || run.resumes === 0
+        ? [['  attempts', String(run.attempts)]]
+        : [
+            ['  resumes', String(run.resumes)],
+            ['  attempts', `${run.attempts} (of resume ${run.resumes})`],
+          ]),
       ...(run.pausedAt == null ? [] : [['  paused', run.pausedAt]]),
       ['  worker', run.workerId ?? '-'],
       ['  isolation', run.isolation ?? '-'],

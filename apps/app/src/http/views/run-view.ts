@@ -26,7 +26,13 @@ export const RunSummaryView = z
       "How the worker kept the run apart from others: `isolate` (a V8 isolate of its own in a reused engine), `process` (a fresh engine process, as for a flow whose piece needs Node on an isolate worker), `shared` (a reused engine's realm). Null until a worker reported the run.",
     ),
     workerId: z.string().nullable(),
-    attempts: z.number().int().min(0),
+    attempts: z
+      .number()
+      .int()
+      .min(0)
+      .describe(
+        "Starts of the run's current attempt series: its first start and its retries, or, once it resumed, its latest resume's start and retries (each resume has RUN_MAX_ATTEMPTS of its own; `resumes` counts the resumes).",
+      ),
     createdAt: DateTime,
     startedAt: DateTime.nullable(),
     finishedAt: DateTime.nullable(),
