@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { intOption as int } from '../standalone/int-option.ts';
 
 /** What `pnpm bench:schedule` measures, from its command line. */
 export interface ScheduleLoadOptions {
@@ -83,13 +84,4 @@ export function parseScheduleArgs(
     build: values['skip-build'] !== true,
     help: values.help === true,
   };
-}
-
-function int(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, not '${value}'`);
-  }
-  return n;
 }

@@ -23,6 +23,7 @@ import { type ScenarioStack, startScenarioStack } from '../stack-runner.ts';
 export interface LocalStack {
   stack: ScenarioStack;
   redis: RedisProbe;
+  redisUrl: string;
   postgres: PostgresProbe;
   /** A client on the stack's database as its owner: the scripts' own reads and writes. */
   db: pg.Client;
@@ -101,6 +102,7 @@ export async function startLocalStack(options: {
     return {
       stack,
       redis,
+      redisUrl: services.redisUrl,
       postgres,
       db,
       services: { ...services.description, redis: `Redis ${await redis.version()}` },
