@@ -7,8 +7,11 @@ import {
 } from '@flowbox/egress';
 import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import {
+  type Checkpoint,
   CONNECTIONS_ROOT,
   DEFAULT_LOOP_MAX_ITERATIONS,
+  DEFAULT_MAX_PAUSE_MS,
+  DEFAULT_PAUSE_MIN_MS,
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
@@ -23,11 +26,13 @@ import {
   type SerializedError,
   type StepResult,
   serializeError,
+  type WaitPoint,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { CodeRunners } from '../code-steps/code-runner.ts';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import { type AppClient, type AppClientOptions, createAppClient } from '../host/app-client.ts';
+import { downloadCheckpoint, uploadCheckpoint } from '../host/checkpoint-transfer.ts';
 import type { HttpClient } from '../host/http-client.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
@@ -35,8 +40,9 @@ import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createRunPieces } from '../pieces/run-pieces.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
+import { buildCheckpoint } from './interpreter/checkpoint.ts';
 import { interpretFlow } from './interpreter/interpreter.ts';
-import type { StepSink } from './interpreter/interpreter-context.ts';
+import type { Clock, DurableDeps, StepSink } from './interpreter/interpreter-context.ts';
 import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
@@ -67,6 +73,8 @@ export interface FlowExecutorDeps {
    * forked engine (engine-runtime.ts); by default over HTTP to the job's `appUrl`.
    */
   appClient?: (options: AppClientOptions) => AppClient;
+  /** The time delays, waits and retries read (tests move it); the system clock by default. */
+  clock?: Clock;
 }
 
 /** The run's outcome (every step that ran), with what the flow and its log upload took. */
@@ -82,6 +90,12 @@ export interface FlowExecutor {
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+/** A checkpoint read when the job names no bound (RUN_CHECKPOINT_MAX_BYTES's default). */
+const DEFAULT_CHECKPOINT_MAX_BYTES = 16 * 1024 * 1024;
+const SYSTEM_CLOCK: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 /** The log upload gives up this long before the flow timeout, leaving time to report. */
 const UPLOAD_DEADLINE_MARGIN_MS = 1_000;
 
@@ -130,11 +144,32 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       let error: SerializedError | undefined;
       let isolated: IsolatedRun | undefined;
       let leaves: LeafExecutor | undefined;
+      let paused: { waits: WaitPoint[]; checkpoint: Checkpoint } | undefined;
 
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
       try {
-        const run = await prepareRun(deps, job, inputs);
+        const [run, resumed] = await Promise.all([
+          prepareRun(deps, job, inputs),
+          job.resume === undefined
+            ? undefined
+            : downloadCheckpoint(
+                deps.http,
+                job.resume.checkpoint.url,
+                job.checkpointUpload?.maxBytes ?? DEFAULT_CHECKPOINT_MAX_BYTES,
+                timeoutMs,
+              ),
+        ]);
+        if (
+          resumed !== undefined &&
+          (resumed.runId !== job.runId || resumed.flowVersionId !== job.flowVersionId)
+        ) {
+          throw new FlowboxError(
+            'CHECKPOINT_FAILED',
+            `the checkpoint ${job.resume?.checkpoint.key} is of run ${resumed.runId} (${resumed.flowVersionId}), not of this one`,
+          );
+        }
+        const durable = durableDeps(deps, job, app, resumed);
         const signatureHeader = run.bundle.definition.trigger.verify?.header;
         if (signatureHeader !== undefined) {
           redactor = createRedactor({ connections: job.connections, trigger: job.trigger, signatureHeader });
@@ -175,8 +210,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
             codeStepTimeoutMs: job.limits.codeStepTimeoutMs,
             loopMaxIterations: job.limits.loopMaxIterations ?? DEFAULT_LOOP_MAX_ITERATIONS,
           },
+          durable,
         });
-        if (ending.kind !== 'done' && ending.error !== undefined) {
+        if (ending.kind === 'paused') {
+          paused = pausedRun(job, ending.waits, durable, resumed);
+        } else if (ending.kind !== 'done' && ending.error !== undefined) {
           error = redactor === null ? ending.error : redactor.value(ending.error);
           // A system error inside a step (a failed response callback) is not the flow's fault.
           status = runStatusOf(error.code);
@@ -189,10 +227,37 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         deps.log('warn', 'the run failed outside its steps', { runId: job.runId, error: serialized });
         error = forUsers(serialized);
         status = runStatusOf(error.code);
+        paused = undefined;
       } finally {
         // The run's context, its timers and whatever it left pending end with the run.
         leaves?.close?.();
         isolated?.close();
+      }
+
+      if (paused !== undefined) {
+        const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
+        const stored = await storeCheckpoint(
+          deps,
+          job,
+          paused.checkpoint,
+          Math.max(1, Math.min(timeoutMs, left)),
+        );
+        if (stored.error === undefined) {
+          // No log at a pause: the run's end writes it, with every step (replayed ones flagged).
+          const outcome: RunOutcome = {
+            status: 'PAUSED',
+            steps: results,
+            logKey: null,
+            pause: { waits: paused.waits, checkpointKey: stored.key },
+          };
+          const runMs = Math.max(0, performance.now() - started - stored.ms);
+          const execution: FlowExecution = { outcome, timings: { runMs, logPersistMs: stored.ms } };
+          if (trace !== null) execution.spans = trace.finish(undefined);
+          return execution;
+        }
+        deps.log('error', 'the run could not pause', { runId: job.runId, error: stored.error });
+        error = stored.error;
+        status = runStatusOf(error.code);
       }
 
       const runLog = buildRunLog(job, {
@@ -226,6 +291,63 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       return execution;
     },
   };
+}
+
+/** What the waiting points and the replay read: one object per run, nothing per step. */
+function durableDeps(
+  deps: FlowExecutorDeps,
+  job: EngineJob,
+  app: AppClient,
+  resumed: Checkpoint | undefined,
+): DurableDeps {
+  return {
+    clock: deps.clock ?? SYSTEM_CLOCK,
+    pauseMinMs: job.limits.pauseMinMs ?? DEFAULT_PAUSE_MIN_MS,
+    maxPauseMs: job.limits.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS,
+    memo: resumed === undefined ? undefined : new Map(Object.entries(resumed.steps)),
+    record: job.checkpointUpload === undefined ? undefined : new Map(),
+    values: job.resume?.values ?? {},
+    waitUrls: job.waitUrls === undefined ? undefined : { runId: job.runId, urls: job.waitUrls },
+    startSubflow: (start) => app.startSubflow(start),
+  };
+}
+
+/** A paused ending's checkpoint, built from what the run recorded; the job must have somewhere to store it. */
+function pausedRun(
+  job: EngineJob,
+  waits: WaitPoint[],
+  durable: DurableDeps,
+  resumed: Checkpoint | undefined,
+): { waits: WaitPoint[]; checkpoint: Checkpoint } {
+  if (job.checkpointUpload === undefined || durable.record === undefined) {
+    throw new FlowboxError(
+      'INTERNAL',
+      `the run reached a waiting point (${waits[0]?.path}) but its job has no checkpointUpload to store its checkpoint in`,
+    );
+  }
+  return { waits, checkpoint: buildCheckpoint(job, durable.record, resumed) };
+}
+
+/** Uploads a pausing run's checkpoint: its key, or the CHECKPOINT_FAILED that fails the attempt. */
+async function storeCheckpoint(
+  deps: FlowExecutorDeps,
+  job: EngineJob,
+  checkpoint: Checkpoint,
+  timeoutMs: number,
+): Promise<{ key: string; ms: number; error?: SerializedError }> {
+  const started = performance.now();
+  const target = job.checkpointUpload;
+  if (target === undefined) throw new FlowboxError('INTERNAL', 'no checkpointUpload');
+  try {
+    await uploadCheckpoint(deps.http, target, checkpoint, timeoutMs);
+    return { key: target.key, ms: performance.now() - started };
+  } catch (error) {
+    return {
+      key: target.key,
+      ms: performance.now() - started,
+      error: serializeError(error, 'CHECKPOINT_FAILED'),
+    };
+  }
 }
 
 /**
