@@ -45,13 +45,16 @@ import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
 import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
+import { TimerQueue } from './queue/timer-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
 import { RunLifecycle } from './runs/run-lifecycle.ts';
 import { RunProgressStore } from './runs/run-progress-store.ts';
 import { RunReconciler } from './runs/run-reconciler.ts';
+import { RunResumer } from './runs/run-resumer.ts';
 import { RunRetention } from './runs/run-retention.ts';
 import { RunSweeper } from './runs/run-sweeper.ts';
+import { readResumeState } from './runs/run-waits.ts';
 import { createRunsRepository } from './runs/runs-repository.ts';
 import { ScheduleTicker } from './schedules/schedule-ticker.ts';
 import { createSchedulesRepository } from './schedules/schedules-repository.ts';
@@ -194,7 +197,22 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     allowedResponseHeaders,
   });
   const metrics = new AppMetrics();
+  const timers = new TimerQueue({
+    connection: producerRedis,
+    prefix,
+    cluster: redis.cluster,
+    logger: logger.child({ component: 'timers' }),
+  });
+  // The one way a paused run resumes (timers, wait URLs, child runs, the reconciler).
+  const resumer = new RunResumer({
+    pool,
+    queue,
+    timers,
+    metrics,
+    logger: logger.child({ component: 'run-resumer' }),
+  });
   const lifecycle = new RunLifecycle({
+    pauses: resumer,
     runs,
     ended,
     progress,
@@ -213,6 +231,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     config,
     tracer,
     connections,
+    resumeStates: {
+      read: (runId) => readResumeState(pool, runId),
+      dispatched: (lateMs) => metrics.resumeDispatched(lateMs),
+    },
+    publicUrl: () => config.PUBLIC_URL ?? listenUrl,
   });
   const sweeper = new RunSweeper({
     lifecycle,
@@ -225,6 +248,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     runs,
     lifecycle,
     queue,
+    resumer,
     metrics,
     logger: logger.child({ component: 'run-reconciler' }),
     queuedAfterSeconds: config.RECONCILE_AFTER_SECONDS,
@@ -260,6 +284,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     lateLimitMs: config.SCHEDULE_LATE_LIMIT_SECONDS * 1000,
   });
   let gateway: WorkerGateway | null = null;
+  // Where the app listens, once it does: the base of wait URLs when PUBLIC_URL is unset.
+  let listenUrl: string | null = null;
 
   registerHealthRoutes(http, {
     database: async () => void (await pool.query('SELECT 1')),
@@ -403,6 +429,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await admission.start();
       sweeper.start();
       reconciler.start();
+      timers.start(redis.broker, (timer) =>
+        resumer.resume(timer.runId, { expectedResumes: timer.resumes, cause: 'timer' }).then(() => {}),
+      );
       retention.start();
       ticker.start();
       refused.start();
@@ -432,6 +461,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await http.listen({ host: config.HOST, port: config.PORT });
       const address = http.server.address() as AddressInfo;
       const url = `http://${config.HOST}:${address.port}`;
+      listenUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${address.port}`;
       logger.info({ url, instanceId: config.INSTANCE_ID }, 'app listening');
       return url;
     },
@@ -473,7 +503,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // The refusals noted until the server closed are written before the pool ends.
       await step(
         'http, broker and queue',
-        Promise.all([http.close().then(() => refused.close()), broker.close(), queue.close()]),
+        Promise.all([
+          http.close().then(() => refused.close()),
+          broker.close(),
+          queue.close(),
+          timers.close(),
+        ]),
       );
       redis.disconnect();
       storage.close();

@@ -193,6 +193,41 @@ export const AppEnvSchema = z.object({
     .describe(
       "Largest run log an engine may upload to S3. A run's steps past it keep their status, error and timing; their inputs or outputs are left out of the log (a `dropped` marker, counted in the log's `dropped`), never the run's result.",
     ),
+  RUN_CHECKPOINT_MAX_BYTES: envFields
+    .positiveInt(16 * 1024 * 1024)
+    .describe(
+      "Largest checkpoint an engine may upload to S3 when its run pauses: every finished step's output as the step returned it. A run whose checkpoint is larger fails `CHECKPOINT_FAILED` instead of pausing.",
+    ),
+  PAUSE_MIN_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1_000)
+    .describe(
+      'A `delay` (or a retry backoff) shorter than this sleeps in place on its worker; one at least this long pauses the run (PAUSED, no worker held) and a timer resumes it.',
+    ),
+  RUN_MAX_PAUSE_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(30)
+    .describe(
+      'The longest a run may wait at one step: a `delay` past it fails `INVALID_DELAY`, and a `wait` or waiting sub-flow without a `timeout` times out after it (`WAIT_TIMEOUT`).',
+    ),
+  PUBLIC_URL: envFields
+    .url()
+    .optional()
+    .describe(
+      "The app's address as callers reach it (scheme, host, port, any path prefix), for the URLs flowbox hands out: a `wait` step's resume, approve and reject URLs. Unset: the address the app listens on (`http://HOST:PORT`, 127.0.0.1 for 0.0.0.0), which only callers on the same network can reach.",
+    ),
+  WAIT_URL_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'Signs the tokens of wait URLs (each run gets a key HMAC-SHA256(secret, run id), each URL the HMAC of its step path under that key). Set it in production, the same on every app; changing it invalidates every wait URL handed out. Unset: derived from TOKEN_SECRET, so wait URLs then change with it.',
+    ),
   LOOP_MAX_ITERATIONS: envFields
     .positiveInt(DEFAULT_LOOP_MAX_ITERATIONS)
     .describe(

@@ -54,6 +54,7 @@ describe.each([
       '0013_error_flows.sql',
       '0014_idempotency_keys.sql',
       '0015_schedules.sql',
+      '0016_durable_runs.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -131,12 +132,12 @@ describe.each([
     // As a newer app would have written it: a key at the top, in the trigger and in a step.
     await pool.query(
       `UPDATE flow_versions SET definition = jsonb_set(jsonb_set(definition || '{"later": 1}',
-         '{trigger,note}', '"x"'), '{steps,0,retry}', '{"attempts": 3}') WHERE id = 'written-later-v1'`,
+         '{trigger,note}', '"x"'), '{steps,0,cacheFor}', '{"seconds": 3}') WHERE id = 'written-later-v1'`,
     );
-    const { rows } = await pool.query<{ later: number; retry: unknown }>(
-      "SELECT definition->'later' AS later, definition->'steps'->0->'retry' AS retry FROM flow_versions WHERE id = 'written-later-v1'",
+    const { rows } = await pool.query<{ later: number; cache_for: unknown }>(
+      "SELECT definition->'later' AS later, definition->'steps'->0->'cacheFor' AS cache_for FROM flow_versions WHERE id = 'written-later-v1'",
     );
-    expect(rows[0]).toEqual({ later: 1, retry: { attempts: 3 } });
+    expect(rows[0]).toEqual({ later: 1, cache_for: { seconds: 3 } });
     expect((await flows.getVersion('written-later-v1'))?.definition).toEqual(BENCHMARK_FLOW);
   });
 

@@ -7,12 +7,19 @@ import { z } from 'zod';
  * ipc.ts), and code steps' `fetch` and pieces' `ctx.fetch` post here.
  *
  *   POST /log-upload                                      forwarded to this run's presigned form
+ *   POST /checkpoint-upload                               forwarded to this run's checkpoint form
+ *   GET  /checkpoint                                      a resumed run's checkpoint (presigned GET)
  *   POST /fetch        RelayFetchRequest → RelayFetchAnswer, under the worker's egress policy
  *
  * Anything else, or anything while no run is in progress, is refused with 403.
  */
 export const RELAY_ORIGIN = 'http://relay';
-export const RELAY_PATHS = { logUpload: '/log-upload', fetch: '/fetch' } as const;
+export const RELAY_PATHS = {
+  logUpload: '/log-upload',
+  checkpointUpload: '/checkpoint-upload',
+  checkpoint: '/checkpoint',
+  fetch: '/fetch',
+} as const;
 /** Where the relay's socket is inside the sandbox. */
 export const RELAY_SOCKET_IN_SANDBOX = '/run/flowbox/relay.sock';
 

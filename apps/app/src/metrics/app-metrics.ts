@@ -4,6 +4,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { CacheUsage } from '../cache/bounded-cache.ts';
 
 /** What the gauges read when Prometheus scrapes (each read once per scrape). */
+/** What resumed a paused run (flowbox_runs_resumed_total). */
+export type ResumeCause = 'timer' | 'pause' | 'reconciler' | 'call';
+
 export interface AppMetricsSources {
   queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
   connectedWorkers(): number;
@@ -43,6 +46,9 @@ export class AppMetrics {
   readonly #scheduleLate: Counter;
   readonly #schedulePassedOver: Counter;
   readonly #scheduleLag: Histogram;
+  readonly #runsPaused: Counter;
+  readonly #runsResumed: Counter<'cause'>;
+  readonly #resumeLate: Histogram;
   #sources: AppMetricsSources | null = null;
 
   constructor() {
@@ -143,6 +149,23 @@ export class AppMetrics {
       buckets: [...DURATION_BUCKETS],
       registers,
     });
+    this.#runsPaused = new Counter({
+      name: 'flowbox_runs_paused_total',
+      help: 'Pauses this app recorded: a run that waits (a delay, a request, a child run, a retry backoff) with no worker held.',
+      registers,
+    });
+    this.#runsResumed = new Counter({
+      name: 'flowbox_runs_resumed_total',
+      help: 'Paused runs this app resumed, by cause: timer (its delayed job), pause (due or answered when it paused), reconciler (a timer Redis lost) or call (a wait URL, a child run).',
+      labelNames: ['cause'],
+      registers,
+    });
+    this.#resumeLate = new Histogram({
+      name: 'flowbox_run_resume_late_seconds',
+      help: "How late a resumed run's dispatch came after its earliest due timer (0 when on time or not a timer).",
+      buckets: [0, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
+      registers,
+    });
     this.#gaugeOf('flowbox_workers_connected', 'Workers connected to this app.', (s) => s.connectedWorkers());
     this.#gaugeOf('flowbox_workers_busy', 'Workers of this app running a job.', (s) => s.busyWorkers());
     this.#gaugeOf('flowbox_workers_waiting', 'Workers of this app waiting for a job (a poll out).', (s) =>
@@ -223,6 +246,19 @@ export class AppMetrics {
 
   runRecovered(action: 'requeued' | 'worker_lost'): void {
     this.#runsRecovered.inc({ action });
+  }
+
+  runPaused(): void {
+    this.#runsPaused.inc();
+  }
+
+  runResumed(cause: ResumeCause): void {
+    this.#runsResumed.inc({ cause });
+  }
+
+  /** A resume's dispatch, `lateMs` past its earliest due timer. */
+  resumeDispatched(lateMs: number): void {
+    this.#resumeLate.observe(Math.max(0, lateMs) / 1000);
   }
 
   /** A tick this app recorded; `lagMs` from its time to now. */

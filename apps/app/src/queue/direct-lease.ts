@@ -1,6 +1,6 @@
 import type { RunJobData } from '@flowbox/protocol';
 import type { LeasedJob } from './leased-job.ts';
-import { RETRY_DELAY_MS, type RunQueue } from './run-queue.ts';
+import { RETRY_DELAY_MS, type RunQueue, runJobId } from './run-queue.ts';
 
 /**
  * A job handed straight from its webhook to a worker of this app that was waiting for one
@@ -30,7 +30,7 @@ export function directLease(
   const next = (options?: { fetchNext?: boolean }) =>
     options?.fetchNext === true ? deps.nextWaiting() : Promise.resolve(null);
   return {
-    jobId: data.runId,
+    jobId: runJobId(data),
     data,
     attempt,
     ...(deps.started === true ? { started: true } : {}),

@@ -1,11 +1,15 @@
 import {
   type DispatchedJob,
   FlowboxError,
+  type LogUpload,
   type PieceDownload,
   type PieceRef,
   type ResolvedConnections,
   type RunIsolation,
+  type RunJobData,
   type RunOutcome,
+  type RunResume,
+  type WaitUrls,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
 import type { LRUCache } from 'lru-cache';
@@ -15,9 +19,17 @@ import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
 import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '../runs/run-lifecycle.ts';
+import type { ResumeState } from '../runs/run-waits.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
 import type { TokenService } from '../tokens.ts';
+import {
+  checkpointKey,
+  type PauseTraits,
+  pauseTraits,
+  waitUrlKey,
+  waitUrlSecret,
+} from './durable-dispatch.ts';
 import { flowIsolation } from './flow-isolation.ts';
 import type { LeasedJob } from './leased-job.ts';
 
@@ -57,6 +69,9 @@ export class Dispatcher {
   readonly #config: AppConfig;
   readonly #tracer: Tracer | null;
   readonly #connections: Connections;
+  readonly #resumeStates: ResumeStates;
+  readonly #publicUrl: () => string | null;
+  readonly #waitUrlSecret: string;
   /**
    * Published bundles (and the connections they reference) by flow version. Immutable, so never
    * stale: the bounds only keep the least recently dispatched (DISPATCH_CACHE_MAX_*).
@@ -75,8 +90,15 @@ export class Dispatcher {
     /** Null when tracing is off. */
     tracer: Tracer | null;
     connections: Connections;
+    /** What a resume job's dispatch reads of its run (run-waits.ts). */
+    resumeStates: ResumeStates;
+    /** The base of wait URLs: PUBLIC_URL, or where the app listens; null before it listens. */
+    publicUrl: () => string | null;
   }) {
     this.#connections = deps.connections;
+    this.#resumeStates = deps.resumeStates;
+    this.#publicUrl = deps.publicUrl;
+    this.#waitUrlSecret = waitUrlSecret(deps.config);
     this.#flows = deps.flows;
     this.#pieces = deps.pieces;
     this.#lifecycle = deps.lifecycle;
@@ -125,7 +147,7 @@ export class Dispatcher {
 
   async #dispatch(lease: LeasedJob, workerId: string): Promise<DispatchedJob> {
     const { data } = lease;
-    const { bundle, connections: names, isolation } = await this.#bundle(data.flowVersionId);
+    const { bundle, connections: names, isolation, traits } = await this.#bundle(data.flowVersionId);
     // Opened now, for this attempt only: the values go to the worker in this answer and nowhere
     // else (not the job in Redis, not a log). Settled here so a refusal below leaves no rejection.
     const connections =
@@ -141,11 +163,12 @@ export class Dispatcher {
       { runId: data.runId, syncInstanceId: data.syncInstanceId },
       ttl,
     );
-    const [started, bundleUrl, pieces, logUpload] = await Promise.all([
+    const [started, bundleUrl, pieces, logUpload, checkpointUpload] = await Promise.all([
       lease.started === true ? ('started' as const) : this.#lifecycle.start(data.runId, workerId),
       this.#downloads.url(bundle.key, ttl),
       Promise.all(bundle.pieces.map((ref) => this.#pieceDownload(ref, ttl))),
       this.#storage.presignUploadForm(logKey, 'application/json', this.#config.RUN_LOG_MAX_BYTES, ttl),
+      traits.canPause ? this.#checkpointUpload(data, ttl) : undefined,
     ]);
     if (started === 'busy') throw new FlowBusy(data.runId);
     if (started === 'ended') {
@@ -163,6 +186,9 @@ export class Dispatcher {
       if ('error' in resolved) throw resolved.error;
       values = resolved.values;
     }
+    // Read once the run is ours (RUNNING): what arrived for its waits is final by then.
+    const resume = data.resume === undefined ? undefined : await this.#resume(data.runId, ttl);
+    const waitUrls = traits.hasWaits ? this.#waitUrls(data.runId) : undefined;
     return {
       jobId: lease.jobId,
       runId: data.runId,
@@ -174,15 +200,52 @@ export class Dispatcher {
       ...(values === undefined ? {} : { connections: values }),
       engineToken,
       logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
+      ...(checkpointUpload === undefined ? {} : { checkpointUpload }),
+      ...(resume === undefined ? {} : { resume }),
+      ...(waitUrls === undefined ? {} : { waitUrls }),
       limits: {
         flowTimeoutMs: this.#config.FLOW_TIMEOUT_SECONDS * 1000,
         codeStepTimeoutMs: this.#config.CODE_STEP_TIMEOUT_MS,
         codeStepMemoryMb: this.#config.CODE_STEP_MEMORY_MB,
         loopMaxIterations: this.#config.LOOP_MAX_ITERATIONS,
+        pauseMinMs: this.#config.PAUSE_MIN_MS,
+        maxPauseMs: this.#config.RUN_MAX_PAUSE_DAYS * 86_400_000,
       },
       acceptedAt: data.acceptedAt,
       isolation,
     };
+  }
+
+  /** Where this attempt writes the checkpoint should the run pause: `checkpoints/<runId>/<resumes>.json`. */
+  async #checkpointUpload(data: RunJobData, ttl: number): Promise<LogUpload> {
+    const key = checkpointKey(data.runId, data.resume ?? 0);
+    const maxBytes = this.#config.RUN_CHECKPOINT_MAX_BYTES;
+    const form = await this.#storage.presignUploadForm(key, 'application/json', maxBytes, ttl);
+    return { ...form, key, maxBytes };
+  }
+
+  /** A resume job's checkpoint (presigned GET), what arrived for its waits, and how late it comes. */
+  async #resume(runId: string, ttl: number): Promise<RunResume> {
+    const state = await this.#resumeStates.read(runId);
+    if (state.checkpointKey === null) {
+      throw new FlowboxError('INTERNAL', `run ${runId} resumes but has no checkpoint; it cannot go on`);
+    }
+    this.#resumeStates.dispatched?.(state.lateMs);
+    return {
+      checkpoint: {
+        url: await this.#storage.presignDownload(state.checkpointKey, ttl),
+        key: state.checkpointKey,
+      },
+      values: state.values,
+      resumedAt: new Date().toISOString(),
+      lateMs: state.lateMs,
+    };
+  }
+
+  #waitUrls(runId: string): WaitUrls | undefined {
+    const baseUrl = this.#publicUrl();
+    if (baseUrl === null) return undefined;
+    return { baseUrl, key: waitUrlKey(this.#waitUrlSecret, runId) };
   }
 
   /**
@@ -233,7 +296,8 @@ export class Dispatcher {
     if (result === 'retried') {
       return lease.fail(outcome.error?.message ?? outcome.status, { ...options, retry: true });
     }
-    if (outcome.status === 'SUCCEEDED') return lease.complete(options);
+    // A paused run's job is done: its resume is another job.
+    if (outcome.status === 'SUCCEEDED' || result === 'paused') return lease.complete(options);
     return lease.fail(outcome.error?.message ?? outcome.status, options);
   }
 
@@ -251,7 +315,8 @@ export class Dispatcher {
     // Once per flow version: every job of it then reads the answer from this entry.
     const pieces = await Promise.all(bundle.pieces.map((ref) => this.#pieceRecord(ref)));
     const isolation = flowIsolation(pieces, this.#config.TRUSTED_PIECES);
-    const published = { bundle, connections: version.connections, isolation };
+    const traits = pauseTraits(version.definition);
+    const published = { bundle, connections: version.connections, isolation, traits };
     this.#bundles.set(flowVersionId, published);
     return published;
   }
@@ -284,6 +349,15 @@ interface PublishedVersion {
   connections: string[];
   /** What the version's pieces allow (flow-isolation.ts), with this app's TRUSTED_PIECES. */
   isolation: RunIsolation;
+  /** Whether its runs can pause, and whether it has wait steps. */
+  traits: PauseTraits;
+}
+
+/** What a resume's dispatch reads of its run (run-waits.ts readResumeState). */
+export interface ResumeStates {
+  read(runId: string): Promise<ResumeState>;
+  /** A resume dispatched `lateMs` past its earliest due timer (the metric). */
+  dispatched?(lateMs: number): void;
 }
 
 export interface ConcludeOptions {

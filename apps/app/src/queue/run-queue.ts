@@ -9,6 +9,14 @@ export { RUN_QUEUE_NAME } from './queue-shards.ts';
 /** How long after a crash or a lost worker a retried attempt starts (queued or handed directly). */
 export const RETRY_DELAY_MS = 1_000;
 
+/**
+ * A run job's id: the run id for its first job, `resume:<runId>:<n>` for its n-th resume, so a
+ * second enqueue of the same job (the reconciler's, a retried resume) is a no-op in BullMQ.
+ */
+export function runJobId(data: Pick<RunJobData, 'runId' | 'resume'>): string {
+  return data.resume === undefined ? data.runId : `resume:${data.runId}:${data.resume}`;
+}
+
 /** BullMQ's largest priority. */
 const MAX_PRIORITY = 2_097_152;
 
@@ -56,7 +64,7 @@ export class RunQueue {
   async add(data: RunJobData, rank = 1, options: { delayMs?: number } = {}): Promise<void> {
     try {
       await this.#shardOf(data.flowId).add('run', data, {
-        jobId: data.runId,
+        jobId: runJobId(data),
         ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
         ...(rank > 1 ? { priority: Math.min(rank, MAX_PRIORITY) } : {}),
         // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
@@ -78,24 +86,25 @@ export class RunQueue {
   /**
    * Which of these runs have no job in Redis, in any state (one pipelined round trip per shard:
    * on a cluster a pipeline stays within one slot): their job was lost (Redis restarted empty, a
-   * failover dropped it) or never written.
+   * failover dropped it) or never written. `jobId`: a resumed run's job (runJobId); its run id
+   * otherwise. Answers run ids.
    */
-  async missing(runs: ReadonlyArray<{ id: string; flowId: string }>): Promise<Set<string>> {
-    const byShard = new Map<Queue<RunJobData>, string[]>();
+  async missing(runs: ReadonlyArray<{ id: string; flowId: string; jobId?: string }>): Promise<Set<string>> {
+    const byShard = new Map<Queue<RunJobData>, Array<{ runId: string; jobId: string }>>();
     for (const run of runs) {
       const shard = this.#shardOf(run.flowId);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), run.id]);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), { runId: run.id, jobId: run.jobId ?? run.id }]);
     }
     const missing = new Set<string>();
     await Promise.all(
-      [...byShard].map(async ([shard, runIds]) => {
+      [...byShard].map(async ([shard, jobs]) => {
         const replies = await this.#connection
-          .pipeline(runIds.map((runId) => ['exists', shard.toKey(runId)]))
+          .pipeline(jobs.map((job) => ['exists', shard.toKey(job.jobId)]))
           .exec();
-        runIds.forEach((runId, index) => {
+        jobs.forEach((job, index) => {
           const [error, exists] = replies?.[index] ?? [new Error('no reply'), null];
           if (error !== null) throw error;
-          if (exists === 0) missing.add(runId);
+          if (exists === 0) missing.add(job.runId);
         });
       }),
     );

@@ -10,6 +10,7 @@ import {
   type RunIsolation,
   type RunJobData,
   type RunOutcome,
+  type RunPause,
   runStatusOf,
   type SerializedError,
   type StepResult,
@@ -31,6 +32,11 @@ import type {
 /** Where a failed run's error flow run goes once the final write created it (RunQueue). */
 export interface ErrorRunQueue {
   add(data: RunJobData, rank?: number): Promise<void>;
+}
+
+/** Where a PAUSED outcome is recorded (RunResumer.pause): false when the run was not RUNNING. */
+export interface RunPauses {
+  pause(runId: string, steps: readonly StepResult[], pause: RunPause): Promise<boolean>;
 }
 
 /**
@@ -73,12 +79,15 @@ export type ConcludeResult =
   | 'retried'
   /** This call wrote the run's final state. */
   | 'finished'
+  /** The run paused (RUNNING → PAUSED): its job is done, a resume job goes on from its checkpoint. */
+  | 'paused'
   /** The run was final already (swept, or never enqueued): the first final state stands. */
   | 'already-final';
 
 /**
  * The one owner of a run's states: `QUEUED → RUNNING → SUCCEEDED | FAILED | TIMEOUT |
- * INTERNAL_ERROR`, `RUNNING → QUEUED` for a retry, and `QUEUED → FAILED` for a sync run whose
+ * INTERNAL_ERROR`, `RUNNING → QUEUED` for a retry, `RUNNING → PAUSED` for a run that waits (its
+ * way back to QUEUED is RunResumer.resume), and `QUEUED → FAILED` for a sync run whose
  * caller left before it started. Every transition goes through here; the
  * first final state wins (the repository's conditional update), whether the worker's result, a
  * lost worker, a webhook that could not enqueue or the sweeper gets there first; a waiting sync
@@ -93,6 +102,7 @@ export class RunLifecycle {
   readonly #maxAttempts: number;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
+  readonly #pauses: RunPauses | undefined;
 
   constructor(deps: {
     runs: RunsRepository;
@@ -104,7 +114,10 @@ export class RunLifecycle {
     maxAttempts: number;
     metrics: AppMetrics;
     logger: Logger;
+    /** Records PAUSED outcomes (RunResumer); without it a pause ends the run INTERNAL_ERROR. */
+    pauses?: RunPauses | undefined;
   }) {
+    this.#pauses = deps.pauses;
     this.#queue = deps.queue;
     this.#metrics = deps.metrics;
     this.#runs = deps.runs;
@@ -174,17 +187,30 @@ export class RunLifecycle {
    * and attempts are left, the final state otherwise.
    */
   async conclude(run: RunAttempt, given: RunConclusion): Promise<ConcludeResult> {
-    const conclusion: RunConclusion & { outcome: { status: FinalRunStatus } } =
-      given.outcome.status === 'PAUSED'
-        ? {
-            ...given,
-            outcome: failedOutcome({
-              name: 'PauseUnsupported',
-              code: 'INTERNAL',
-              message: 'the run paused, and this app cannot resume runs',
-            }),
-          }
-        : (given as RunConclusion & { outcome: { status: FinalRunStatus } });
+    let conclusion: RunConclusion & { outcome: { status: FinalRunStatus } };
+    if (given.outcome.status === 'PAUSED') {
+      const { pause } = given.outcome;
+      if (pause !== undefined && this.#pauses !== undefined) {
+        // The next attempt (a resume) reports its own progress.
+        await this.#progress.forget(run.runId).catch((error: unknown) => {
+          this.#logger.warn({ err: error, runId: run.runId }, "could not drop a paused run's progress");
+        });
+        return (await this.#pauses.pause(run.runId, given.outcome.steps, pause)) ? 'paused' : 'already-final';
+      }
+      conclusion = {
+        ...given,
+        outcome: failedOutcome({
+          name: 'PauseUnsupported',
+          code: 'INTERNAL',
+          message:
+            pause === undefined
+              ? 'the run paused without saying where it waits'
+              : 'the run paused, and this app cannot resume runs',
+        }),
+      };
+    } else {
+      conclusion = given as RunConclusion & { outcome: { status: FinalRunStatus } };
+    }
     const { outcome } = conclusion;
     if (
       decideConclusion(outcome, run.attempt, this.#maxAttempts) === 'retry' &&

@@ -3,7 +3,9 @@ import type { RunJobData } from '@flowbox/protocol';
 import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { runJobId } from '../queue/run-queue.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
+import { dueRuns } from './run-waits.ts';
 import type { RunsRepository, UnfinishedCursor, UnfinishedRun } from './runs-repository.ts';
 
 /** The leader lock the apps take turns on; a pass that outlives it (it should not) may overlap another. */
@@ -21,7 +23,7 @@ const RUNNING_GRACE_SECONDS = 10;
 
 /** The queue as the reconciler uses it (RunQueue). */
 export interface ReconcilerQueue {
-  missing(runs: ReadonlyArray<{ id: string; flowId: string }>): Promise<Set<string>>;
+  missing(runs: ReadonlyArray<{ id: string; flowId: string; jobId?: string }>): Promise<Set<string>>;
   add(data: RunJobData): Promise<void>;
 }
 
@@ -30,6 +32,13 @@ export interface Reconciled {
   requeued: string[];
   /** RUNNING runs whose job was gone, taken down the lost-worker path. */
   workerLost: string[];
+  /** PAUSED runs due whose timer was gone, resumed. */
+  resumed: string[];
+}
+
+/** How the reconciler resumes a paused run whose timer Redis lost (RunResumer). */
+export interface ReconcilerResumer {
+  resume(runId: string, options: { expectedResumes?: number; cause?: 'reconciler' }): Promise<number | null>;
 }
 
 /**
@@ -45,6 +54,8 @@ export class RunReconciler {
   readonly #runs: RunsRepository;
   readonly #lifecycle: RunLifecycle;
   readonly #queue: ReconcilerQueue;
+  readonly #resumer: ReconcilerResumer | undefined;
+  readonly #pool: Pool;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
   readonly #queuedAfterSeconds: number;
@@ -59,6 +70,8 @@ export class RunReconciler {
     runs: RunsRepository;
     lifecycle: RunLifecycle;
     queue: ReconcilerQueue;
+    /** Resumes PAUSED runs whose timer is past due; without it paused runs are left alone. */
+    resumer?: ReconcilerResumer | undefined;
     metrics: AppMetrics;
     logger: Logger;
     queuedAfterSeconds: number;
@@ -77,6 +90,8 @@ export class RunReconciler {
     this.#runs = options.runs;
     this.#lifecycle = options.lifecycle;
     this.#queue = options.queue;
+    this.#resumer = options.resumer;
+    this.#pool = options.pool;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
     this.#queuedAfterSeconds = options.queuedAfterSeconds;
@@ -98,11 +113,12 @@ export class RunReconciler {
 
   /** One pass, unless Redis is down or another pass is on (here or in another app); returns what it recovered. */
   async reconcile(): Promise<Reconciled> {
-    const done: Reconciled = { requeued: [], workerLost: [] };
+    const done: Reconciled = { requeued: [], workerLost: [], resumed: [] };
     if (this.#redisDown()) return done;
     await this.#pass.run(async () => {
       await this.#requeueLost(done);
       await this.#recoverRunning(done);
+      await this.#resumeDue(done);
     });
     return done;
   }
@@ -120,7 +136,9 @@ export class RunReconciler {
         limit: PAGE_SIZE,
         after,
       });
-      const missing = await this.#queue.missing(queued);
+      const missing = await this.#queue.missing(
+        queued.map((run) => ({ id: run.id, flowId: run.flowId, jobId: runJobId(jobDataOf(run)) })),
+      );
       for (const run of queued) {
         if (!missing.has(run.id)) continue;
         // Same job id: should another app have enqueued it meanwhile, BullMQ keeps the one job.
@@ -163,9 +181,35 @@ export class RunReconciler {
       );
     }
   }
+
+  /**
+   * PAUSED runs with a waiting point due more than `queuedAfterSeconds` ago (their timer fires on
+   * time otherwise): their timer was lost. One indexed read (run_waits_due); each resume is the
+   * conditional one, so a timer that fires meanwhile resumes nothing twice.
+   */
+  async #resumeDue(done: Reconciled): Promise<void> {
+    if (this.#resumer === undefined) return;
+    const due = await dueRuns(this.#pool, this.#queuedAfterSeconds, PAGE_SIZE);
+    for (const run of due) {
+      const resumed = await this.#resumer.resume(run.runId, {
+        expectedResumes: run.resumes,
+        cause: 'reconciler',
+      });
+      if (resumed === null) continue;
+      done.resumed.push(run.runId);
+      this.#logger.warn(
+        { runId: run.runId, resumes: resumed },
+        'resumed a PAUSED run past its time: Redis had lost its timer',
+      );
+    }
+  }
 }
 
-/** The job a run's row describes; its attempts go on from the row's count. */
+/**
+ * The job a run's row describes; its attempts go on from the row's count. A resumed run's job is
+ * its last resume's (`resume: n`); its attempts count from that resume (no `priorAttempts`: the
+ * row counts the starts of every resume).
+ */
 export function jobDataOf(run: UnfinishedRun): RunJobData {
   const data: RunJobData = {
     version: 1,
@@ -176,7 +220,7 @@ export function jobDataOf(run: UnfinishedRun): RunJobData {
     trigger: run.trigger,
     syncInstanceId: run.syncInstanceId,
     acceptedAt: run.createdAt.getTime(),
-    priorAttempts: run.attempts,
+    ...(run.resumes > 0 ? { resume: run.resumes } : { priorAttempts: run.attempts }),
   };
   if (run.traceparent !== null) data.traceparent = run.traceparent;
   return data;

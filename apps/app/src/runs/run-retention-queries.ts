@@ -4,6 +4,8 @@ import type { Pool } from '../db/pool.ts';
 export interface RemovedRun {
   id: string;
   logKey: string | null;
+  /** Its resumes: its checkpoints are `checkpoints/<id>/0..resumes.json`. */
+  resumes: number;
 }
 
 /**
@@ -15,15 +17,15 @@ export async function queryRetentionBatch(
   olderThanDays: number,
   limit: number,
 ): Promise<RemovedRun[]> {
-  // runs_page (created_at, id) reads them oldest first; unfinished runs are left to the
-  // reconciler and the sweeper, whatever their age.
-  const { rows } = await pool.query<{ id: string; log_key: string | null }>(
-    `SELECT id, log_key FROM runs
-     WHERE created_at < now() - make_interval(days => $1) AND status NOT IN ('QUEUED', 'RUNNING')
+  // runs_page (created_at, id) reads them oldest first; unfinished runs (paused ones too) are
+  // left to the reconciler and the sweeper, whatever their age.
+  const { rows } = await pool.query<{ id: string; log_key: string | null; resumes: number }>(
+    `SELECT id, log_key, resumes FROM runs
+     WHERE created_at < now() - make_interval(days => $1) AND status NOT IN ('QUEUED', 'RUNNING', 'PAUSED')
      ORDER BY created_at, id LIMIT $2`,
     [olderThanDays, limit],
   );
-  return rows.map((row) => ({ id: row.id, logKey: row.log_key }));
+  return rows.map((row) => ({ id: row.id, logKey: row.log_key, resumes: row.resumes }));
 }
 
 /** Deletes these runs, leaving a tombstone for each; returns how many rows went. */

@@ -3,6 +3,7 @@ import { LeaderPass } from '../db/leader-pass.ts';
 import type { Pool } from '../db/pool.ts';
 import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveries-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { checkpointKeys } from '../queue/durable-dispatch.ts';
 import { objectKeys } from '../storage/object-storage.ts';
 import type { RunsRepository } from './runs-repository.ts';
 
@@ -10,6 +11,8 @@ const LOCK_NAME = 'run-retention';
 const LOCK_SECONDS = 120;
 /** Runs deleted per statement (and S3 logs per DeleteObjects request): short locks, small requests. */
 const BATCH_SIZE = 100;
+/** Keys in one S3 DeleteObjects request (its limit). */
+const DELETE_PER_REQUEST = 1_000;
 /** Batches per pass: bounds a pass well inside its lock; a backlog goes over several passes. */
 const MAX_BATCHES = 50;
 const INTERVAL_MS = 60_000;
@@ -108,7 +111,12 @@ export class RunRetention {
           // The engine uploads to runs/<id>/log.json whether or not the run recorded its key.
           const keys = new Set(runs.map((run) => objectKeys.runLog(run.id)));
           for (const run of runs) if (run.logKey !== null) keys.add(run.logKey);
-          await this.#storage.deleteMany([...keys]);
+          // And its checkpoints, `checkpoints/<id>/<n>.json` for each pause it could have made.
+          for (const run of runs) for (const key of checkpointKeys(run.id, run.resumes)) keys.add(key);
+          const all = [...keys];
+          for (let at = 0; at < all.length; at += DELETE_PER_REQUEST) {
+            await this.#storage.deleteMany(all.slice(at, at + DELETE_PER_REQUEST));
+          }
           done.logs += runs.filter((run) => run.logKey !== null).length;
           done.runs += await this.#runs.remove(runs.map((run) => run.id));
           if (runs.length < BATCH_SIZE) break;

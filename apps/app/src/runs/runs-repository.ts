@@ -65,6 +65,8 @@ export interface UnfinishedRun {
   traceparent: string | null;
   /** Starts so far. */
   attempts: number;
+  /** Resumes so far: above 0, its job is the resume's (`resume:<runId>:<resumes>`). */
+  resumes: number;
   createdAt: Date;
   /** Where the next page of `unfinishedSince` starts. */
   cursor: UnfinishedCursor;
@@ -254,8 +256,8 @@ export function createRunsRepository(
       // QUEUED by created_at (runs_page_status); RUNNING by started_at (runs_running_started).
       const since = status === 'QUEUED' ? 'created_at' : 'started_at';
       const { rows } = await pool.query<UnfinishedRow>(
-        `SELECT id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, attempts, created_at,
-           ${since}::text AS at
+        `SELECT id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, attempts, resumes,
+           created_at, ${since}::text AS at
          FROM runs
          WHERE status = $1 AND ${since} < now() - make_interval(secs => $2) AND trigger IS NOT NULL
            AND ($4::timestamptz IS NULL OR (${since}, id) > ($4, $5::uuid))
@@ -271,6 +273,7 @@ export function createRunsRepository(
         syncInstanceId: row.sync_instance_id,
         traceparent: row.traceparent,
         attempts: row.attempts,
+        resumes: row.resumes,
         createdAt: row.created_at,
         cursor: { at: row.at, id: row.id },
       }));
@@ -297,6 +300,7 @@ interface UnfinishedRow {
   sync_instance_id: string | null;
   traceparent: string | null;
   attempts: number;
+  resumes: number;
   created_at: Date;
   at: string;
 }

@@ -116,3 +116,118 @@ describe('the engine relay holds code steps’ fetch to the run’s budget', () 
     for (const { request } of posts) request.destroy();
   });
 });
+
+/** A resumed run's engine reads and writes its checkpoint through the relay, as it uploads its log. */
+describe('the engine relay passes a run’s checkpoint on', () => {
+  let dir: string;
+  let relay: EngineRelay;
+  let server: Server;
+  let port: number;
+  const seen: Array<{ method: string; url: string; body: string }> = [];
+
+  beforeEach(async () => {
+    seen.length = 0;
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => {
+        seen.push({ method: request.method ?? '', url: request.url ?? '', body });
+        response.writeHead(request.method === 'GET' ? 200 : 204, { 'content-type': 'application/json' });
+        response.end(request.method === 'GET' ? '{"version":1}' : undefined);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+    dir = await mkdtemp(path.join(tmpdir(), 'flowbox-relay-test-'));
+    relay = await startEngineRelay({
+      socketDir: path.join(dir, 'relay'),
+      egressFetch: (policy, budget) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget }),
+      logger: silentLogger(),
+    });
+  });
+
+  afterEach(async () => {
+    await relay.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function call(
+    method: 'GET' | 'POST',
+    url: string,
+    body?: string,
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(url, {
+        method,
+        socketPath: path.join(relay.socketDir, 'relay.sock'),
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      });
+      request.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  const job = (withCheckpoint: boolean) => {
+    const base = makeEngineJob('http://127.0.0.1:9', `http://127.0.0.1:${port}/log`, {
+      bundlePath: '/nowhere.json',
+      pieces: [],
+    });
+    if (!withCheckpoint) return base;
+    return {
+      ...base,
+      checkpointUpload: {
+        url: `http://127.0.0.1:${port}/upload`,
+        fields: {},
+        key: 'checkpoints/r/1.json',
+        maxBytes: 1_000,
+      },
+      resume: {
+        checkpoint: {
+          url: `http://127.0.0.1:${port}/checkpoints/r/0.json?sig=1`,
+          key: 'checkpoints/r/0.json',
+        },
+        values: {},
+        resumedAt: new Date(0).toISOString(),
+        lateMs: 0,
+      },
+    };
+  };
+
+  it('names itself in the job, and forwards the GET and the upload to the presigned URLs', async () => {
+    const seenJob = relay.admit(job(true));
+    expect(seenJob.resume?.checkpoint.url).toBe(`${RELAY_ORIGIN}${RELAY_PATHS.checkpoint}`);
+    expect(seenJob.checkpointUpload?.url).toBe(`${RELAY_ORIGIN}${RELAY_PATHS.checkpointUpload}`);
+    expect(await call('GET', `${RELAY_ORIGIN}${RELAY_PATHS.checkpoint}`)).toEqual({
+      status: 200,
+      text: '{"version":1}',
+    });
+    expect((await call('POST', `${RELAY_ORIGIN}${RELAY_PATHS.checkpointUpload}`, '{"a":1}')).status).toBe(
+      204,
+    );
+    expect(seen).toEqual([
+      { method: 'GET', url: '/checkpoints/r/0.json?sig=1', body: '' },
+      { method: 'POST', url: '/upload', body: '{"a":1}' },
+    ]);
+  });
+
+  it('refuses both for a job that cannot pause, and between runs', async () => {
+    relay.admit(job(false));
+    expect((await call('GET', `${RELAY_ORIGIN}${RELAY_PATHS.checkpoint}`)).status).toBe(403);
+    expect((await call('POST', `${RELAY_ORIGIN}${RELAY_PATHS.checkpointUpload}`, '{}')).status).toBe(403);
+    relay.admit(job(true));
+    relay.release();
+    expect((await call('GET', `${RELAY_ORIGIN}${RELAY_PATHS.checkpoint}`)).status).toBe(403);
+    expect(seen).toEqual([]);
+  });
+});

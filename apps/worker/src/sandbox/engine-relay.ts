@@ -50,6 +50,9 @@ export interface EngineRelayOptions {
 
 interface Admitted {
   logUploadUrl: string;
+  /** The job's checkpoint form (it can pause), and a resumed run's checkpoint to read. */
+  checkpointUploadUrl: string | undefined;
+  checkpointUrl: string | undefined;
   egress: EgressFetch;
   budget: FetchBudget;
   /** Cancels what is in flight for this run when it is released. */
@@ -78,6 +81,9 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     const run = admitted;
     const url = request.url ?? '';
     if (run === undefined) return refuse(response, `no run is in progress: ${request.method} ${url} refused`);
+    if (request.method === 'GET' && url === RELAY_PATHS.checkpoint && run.checkpointUrl !== undefined) {
+      return forward(run, run.checkpointUrl, request, null, response, []);
+    }
     if (request.method !== 'POST') return refuse(response, `${request.method} ${url} is not relayed`);
     if (url === RELAY_PATHS.fetch) return relayFetch(run, request, response);
     const body = await readBody(request, maxBodyBytes);
@@ -85,6 +91,9 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
 
     if (url === RELAY_PATHS.logUpload) {
       return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
+    }
+    if (url === RELAY_PATHS.checkpointUpload && run.checkpointUploadUrl !== undefined) {
+      return forward(run, run.checkpointUploadUrl, request, body, response, ['content-type']);
     }
     return refuse(response, `POST ${url} is not relayed`);
   }
@@ -132,16 +141,17 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     sendJson(response, 200, answer);
   }
 
-  /** Passes the request on with the given headers only, and streams the answer back. */
+  /** Passes the request on (a POST with `body`, a GET without) with the given headers only, and streams the answer back. */
   function forward(
     run: Admitted,
     target: string,
     request: IncomingMessage,
-    body: Buffer,
+    body: Buffer | null,
     response: ServerResponse,
     headerNames: string[],
   ): Promise<void> {
-    const headers: Record<string, string> = { 'content-length': String(body.byteLength) };
+    const headers: Record<string, string> =
+      body === null ? {} : { 'content-length': String(body.byteLength) };
     for (const name of headerNames) {
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value;
@@ -151,7 +161,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     const send = secure ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const upstream = send(url, {
-        method: 'POST',
+        method: body === null ? 'GET' : 'POST',
         headers,
         agent: secure ? agents.https : agents.http,
         signal: run.aborts.signal,
@@ -165,7 +175,8 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
         answer.on('end', resolve);
         answer.on('error', reject);
       });
-      upstream.end(body);
+      if (body === null) upstream.end();
+      else upstream.end(body);
     });
   }
 
@@ -191,14 +202,29 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
       admitted?.aborts.abort();
       admitted = {
         logUploadUrl: job.logUpload.url,
+        checkpointUploadUrl: job.checkpointUpload?.url,
+        checkpointUrl: job.resume?.checkpoint.url,
         ...budgeted(job),
         aborts: new AbortController(),
       };
-      return {
+      const seen: EngineJob = {
         ...job,
         appUrl: RELAY_ORIGIN,
         logUpload: { ...job.logUpload, url: `${RELAY_ORIGIN}${RELAY_PATHS.logUpload}` },
       };
+      if (job.checkpointUpload !== undefined) {
+        seen.checkpointUpload = {
+          ...job.checkpointUpload,
+          url: `${RELAY_ORIGIN}${RELAY_PATHS.checkpointUpload}`,
+        };
+      }
+      if (job.resume !== undefined) {
+        seen.resume = {
+          ...job.resume,
+          checkpoint: { ...job.resume.checkpoint, url: `${RELAY_ORIGIN}${RELAY_PATHS.checkpoint}` },
+        };
+      }
+      return seen;
     },
     release() {
       admitted?.aborts.abort(new FlowboxError('INTERNAL', 'the run is over'));

@@ -1,0 +1,101 @@
+import type { Logger } from '@flowbox/node-kit';
+import type { RunJobData, RunPause, StepResult } from '@flowbox/protocol';
+import type { Pool } from '../db/pool.ts';
+import type { AppMetrics, ResumeCause } from '../metrics/app-metrics.ts';
+import { pauseRun, resumeRunRow } from './run-waits.ts';
+
+/** Where a resume's job goes (RunQueue): its id is `resume:<runId>:<n>` (runJobId). */
+export interface ResumeQueue {
+  add(data: RunJobData): Promise<void>;
+}
+
+/** Where a pause's timer goes (TimerQueue). */
+export interface PauseTimers {
+  set(runId: string, resumes: number, delayMs: number): Promise<void>;
+}
+
+export interface ResumeOptions {
+  /**
+   * The pause this call resumes (runs.resumes when it paused): a timer or an answer meant for an
+   * earlier pause resumes nothing. Absent: whichever pause is in force.
+   */
+  expectedResumes?: number | undefined;
+  /** The app holding a sync caller that waits for this run's next answer (a `/sync` wait URL). */
+  syncInstanceId?: string | undefined;
+  /** What resumed it, for flowbox_runs_resumed_total (default `call`). */
+  cause?: ResumeCause | undefined;
+}
+
+/**
+ * PAUSED ⇄ QUEUED: records a run's pause and resumes it. `resume` is the one way out of PAUSED,
+ * whatever calls it (a timer, a wait URL, a child run's end, the reconciler, the pause itself):
+ * a conditional UPDATE lets exactly one caller through, which enqueues the resume job. Should
+ * that enqueue be lost, the run is QUEUED in Postgres and the reconciler enqueues it again.
+ */
+export class RunResumer {
+  readonly #pool: Pool;
+  readonly #queue: ResumeQueue;
+  readonly #timers: PauseTimers;
+  readonly #metrics: AppMetrics;
+  readonly #logger: Logger;
+
+  constructor(deps: {
+    pool: Pool;
+    queue: ResumeQueue;
+    timers: PauseTimers;
+    metrics: AppMetrics;
+    logger: Logger;
+  }) {
+    this.#pool = deps.pool;
+    this.#queue = deps.queue;
+    this.#timers = deps.timers;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+  }
+
+  /**
+   * PAUSED → QUEUED and the resume job enqueued; the resume's number (1 for the first), or null
+   * when this call resumed nothing (not PAUSED, or another pause than `expectedResumes`).
+   */
+  async resume(runId: string, options: ResumeOptions = {}): Promise<number | null> {
+    const resumed = await resumeRunRow(this.#pool, runId, options);
+    if (resumed === null) return null;
+    this.#metrics.runResumed(options.cause ?? 'call');
+    try {
+      await this.#queue.add(resumed.job);
+    } catch (error) {
+      this.#logger.warn(
+        { err: error, runId, resumes: resumed.resumes },
+        "could not enqueue a resumed run's job; the reconciler enqueues it from its row",
+      );
+    }
+    return resumed.resumes;
+  }
+
+  /**
+   * RUNNING → PAUSED with its waiting points (RunLifecycle.conclude, for a PAUSED outcome); then
+   * resumed at once when a waiting point is answered or due, else its timer set for the earliest
+   * one (none when it waits only for a request or a child without a time). False when the run
+   * was not RUNNING (ended, swept): nothing was written.
+   */
+  async pause(runId: string, steps: readonly StepResult[], pause: RunPause): Promise<boolean> {
+    const written = await pauseRun(this.#pool, runId, steps, pause);
+    if (written === null) return false;
+    this.#metrics.runPaused();
+    if (written.resumeNow) {
+      await this.resume(runId, { expectedResumes: written.resumes, cause: 'pause' });
+      return true;
+    }
+    if (written.dueInMs !== null) {
+      try {
+        await this.#timers.set(runId, written.resumes, written.dueInMs);
+      } catch (error) {
+        this.#logger.warn(
+          { err: error, runId, resumes: written.resumes },
+          "could not set a paused run's timer; the reconciler resumes it once due",
+        );
+      }
+    }
+    return true;
+  }
+}

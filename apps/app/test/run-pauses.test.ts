@@ -1,0 +1,321 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@flowbox/node-kit';
+import {
+  BENCHMARK_FLOW,
+  parseMessage,
+  type RunJobData,
+  RunJobDataSchema,
+  type RunOutcome,
+  type StepResult,
+  type WaitPoint,
+} from '@flowbox/protocol';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
+import { promSample } from '../../../test/prometheus.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { createFlowsRepository } from '../src/flows/flows-repository.ts';
+import { AppMetrics } from '../src/metrics/app-metrics.ts';
+import { RUN_QUEUE_NAME, RunQueue, runJobId } from '../src/queue/run-queue.ts';
+import { TIMER_QUEUE_NAME, TimerQueue } from '../src/queue/timer-queue.ts';
+import { EndedRuns } from '../src/runs/ended-runs.ts';
+import { RunLifecycle } from '../src/runs/run-lifecycle.ts';
+import { RunProgressStore } from '../src/runs/run-progress-store.ts';
+import { RunReconciler } from '../src/runs/run-reconciler.ts';
+import { RunResumer } from '../src/runs/run-resumer.ts';
+import { RunSweeper } from '../src/runs/run-sweeper.ts';
+import { readResumeState } from '../src/runs/run-waits.ts';
+import { createRunsRepository, type RunsRepository } from '../src/runs/runs-repository.ts';
+import { SyncResponseHub } from '../src/sync/sync-response-hub.ts';
+import { TEST_TRIGGER } from './run-fixtures.ts';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+const INSTANCE = 'app-under-test';
+
+const done = (name: string): StepResult => ({
+  name,
+  kind: 'code',
+  status: 'SUCCEEDED',
+  input: {},
+  output: { name },
+  startedAt: new Date(0).toISOString(),
+  durationMs: 1,
+});
+const waiting = (name: string, waitingFor: string): StepResult => ({
+  name,
+  kind: 'delay',
+  status: 'WAITING',
+  input: {},
+  waitingFor,
+  startedAt: new Date(0).toISOString(),
+  durationMs: 0,
+});
+const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
+const delayWait = (path: string, resumeAt: string): WaitPoint => ({
+  path,
+  step: path,
+  kind: 'delay',
+  resumeAt,
+});
+const paused = (runId: string, waits: WaitPoint[], resumes = 0): RunOutcome => ({
+  status: 'PAUSED',
+  steps: [done('first'), waiting(waits[0]?.path ?? 'later', 'a while')],
+  logKey: null,
+  pause: { waits, checkpointKey: `checkpoints/${runId}/${resumes}.json` },
+});
+
+// A run's pause and resume against real Postgres (the conditional updates, run_waits) and real
+// Redis (the run queue, the timers queue): PAUSED outcomes fed to the lifecycle as a worker's
+// result would bring them.
+describe('paused runs', () => {
+  let pool: Pool;
+  let runs: RunsRepository;
+  let redis: Redis;
+  let subscriber: Redis;
+  let hub: SyncResponseHub;
+  let queue: RunQueue;
+  let timers: TimerQueue;
+  let inspect: Queue;
+  let inspectTimers: Queue;
+  let metrics: AppMetrics;
+  let resumer: RunResumer;
+  let lifecycle: RunLifecycle;
+  let reconciler: RunReconciler;
+
+  beforeAll(async () => {
+    pool = createPool(await createTestDatabase(), 4);
+    await migrate(pool, logger);
+    await createFlowsRepository(pool).createFlow({ id: 'flow', name: 'flow', definition: BENCHMARK_FLOW });
+    runs = createRunsRepository(pool);
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    subscriber = new Redis(inject('redisUrl'));
+    const prefix = testNamespace();
+    hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
+    await hub.start();
+    metrics = new AppMetrics();
+    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2 });
+    timers = new TimerQueue({ connection: redis, prefix, cluster: false, logger });
+    inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix });
+    inspectTimers = new Queue(TIMER_QUEUE_NAME, { connection: redis, prefix });
+    resumer = new RunResumer({ pool, queue, timers, metrics, logger });
+    lifecycle = new RunLifecycle({
+      runs,
+      ended: new EndedRuns({ ttlMs: 120_000 }),
+      progress: new RunProgressStore({ redis, prefix, ttlMs: 60_000 }),
+      hub,
+      queue: { add: async () => {} },
+      maxAttempts: 2,
+      metrics,
+      logger,
+      pauses: resumer,
+    });
+    reconciler = new RunReconciler({
+      pool,
+      holder: 'app-a',
+      runs,
+      lifecycle,
+      queue,
+      resumer,
+      metrics,
+      logger,
+      queuedAfterSeconds: 1,
+      flowTimeoutSeconds: 60,
+      redisDown: () => false,
+      isOutage: () => false,
+    });
+  });
+  afterAll(async () => {
+    await timers?.close();
+    await hub?.close();
+    await inspect?.close();
+    await inspectTimers?.close();
+    await queue?.close();
+    redis?.disconnect();
+    subscriber?.disconnect();
+    await pool?.end();
+  });
+
+  /** A run started by a worker, as a job's dispatch leaves it. */
+  async function runningRun(): Promise<string> {
+    const id = randomUUID();
+    await lifecycle.accept({
+      id,
+      flowId: 'flow',
+      flowVersionId: 'flow-v1',
+      sync: false,
+      trigger: TEST_TRIGGER,
+      syncInstanceId: null,
+    });
+    expect(await lifecycle.start(id, 'worker-1')).toBe('started');
+    return id;
+  }
+  const pausedCount = async () => promSample((await metrics.render()).body, 'flowbox_runs_paused_total') ?? 0;
+  const attempt = (runId: string) => ({ runId, flowId: 'flow', syncInstanceId: null, attempt: 1 });
+
+  async function row(runId: string) {
+    const { rows } = await pool.query<{
+      status: string;
+      resumes: number;
+      paused_at: Date | null;
+      worker_id: string | null;
+      checkpoint_key: string | null;
+    }>('SELECT status, resumes, paused_at, worker_id, checkpoint_key FROM runs WHERE id = $1', [runId]);
+    return rows[0];
+  }
+  async function waitsOf(runId: string) {
+    const { rows } = await pool.query<{ path: string; kind: string; answered: boolean }>(
+      'SELECT path, kind, answered_at IS NOT NULL AS answered FROM run_waits WHERE run_id = $1 ORDER BY path',
+      [runId],
+    );
+    return rows;
+  }
+  async function jobOf(data: Pick<RunJobData, 'runId' | 'resume'>): Promise<RunJobData | undefined> {
+    const job = await inspect.getJob(runJobId(data));
+    if (job === undefined) return undefined;
+    const parsed = parseMessage(RunJobDataSchema, job.data);
+    if (!parsed.ok) throw new Error(parsed.error);
+    return parsed.value;
+  }
+
+  it('pauses a run with its steps and waits, frees its worker and sets one timer', async () => {
+    const id = await runningRun();
+    const pausedBefore = await pausedCount();
+    expect(
+      await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) }),
+    ).toBe('paused');
+    expect(await row(id)).toMatchObject({
+      status: 'PAUSED',
+      resumes: 0,
+      paused_at: expect.any(Date),
+      worker_id: null,
+      checkpoint_key: `checkpoints/${id}/0.json`,
+    });
+    expect((await runs.get(id))?.steps.map((step) => step.status)).toEqual(['SUCCEEDED', 'WAITING']);
+    expect(await waitsOf(id)).toEqual([{ path: 'later', kind: 'delay', answered: false }]);
+    const timer = await inspectTimers.getJob(`timer:${id}:0`);
+    expect(timer?.data).toEqual({ version: 1, runId: id, resumes: 0 });
+    expect(await timer?.isDelayed()).toBe(true);
+    // No run job: nothing holds a worker while it waits.
+    expect(await jobOf({ runId: id })).toBeUndefined();
+    expect(await pausedCount()).toBe(pausedBefore + 1);
+  });
+
+  it('resumes exactly once whoever calls, enqueueing the resume job with its number', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
+    // A timer of another pause resumes nothing.
+    expect(await resumer.resume(id, { expectedResumes: 5, cause: 'timer' })).toBeNull();
+    const calls = await Promise.all([
+      resumer.resume(id, { expectedResumes: 0, cause: 'timer' }),
+      resumer.resume(id, { cause: 'reconciler' }),
+      resumer.resume(id),
+    ]);
+    expect(calls.filter((n) => n !== null)).toEqual([1]);
+    expect(await row(id)).toMatchObject({ status: 'QUEUED', resumes: 1, paused_at: null });
+    expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({
+      runId: id,
+      resume: 1,
+      flowVersionId: 'flow-v1',
+    });
+    expect(await resumer.resume(id)).toBeNull();
+  });
+
+  it('resumes at once a pause whose wait was answered first, or whose time has passed', async () => {
+    const answered = await runningRun();
+    // A request reached the wait URL before the run reached its wait.
+    await pool.query(
+      `INSERT INTO run_waits (run_id, path, kind, value, answered_at)
+       VALUES ($1, 'approval', 'approval', '{"approved":true}', now())`,
+      [answered],
+    );
+    const outcome = paused(answered, [{ path: 'approval', step: 'approval', kind: 'approval' }]);
+    expect(await lifecycle.conclude(attempt(answered), { outcome })).toBe('paused');
+    expect(await row(answered)).toMatchObject({ status: 'QUEUED', resumes: 1 });
+    // The pause kept what arrived: the resume gets it.
+    expect(await readResumeState(pool, answered)).toMatchObject({
+      checkpointKey: `checkpoints/${answered}/0.json`,
+      values: { approval: { approved: true } },
+      lateMs: 0,
+    });
+
+    const due = await runningRun();
+    await lifecycle.conclude(attempt(due), { outcome: paused(due, [delayWait('later', inSeconds(-5))]) });
+    expect(await row(due)).toMatchObject({ status: 'QUEUED', resumes: 1 });
+    expect((await readResumeState(pool, due)).lateMs).toBeGreaterThanOrEqual(5_000);
+    expect(await jobOf({ runId: due, resume: 1 })).toMatchObject({ resume: 1 });
+  });
+
+  it('fires its timer from the timers queue', async () => {
+    timers.start(redis, (timer) =>
+      resumer.resume(timer.runId, { expectedResumes: timer.resumes, cause: 'timer' }).then(() => {}),
+    );
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('soon', inSeconds(0.3))]) });
+    await expect.poll(async () => (await row(id))?.status, { timeout: 10_000 }).toBe('QUEUED');
+    expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({ resume: 1 });
+  });
+
+  it('drops the unanswered waits of an earlier pause when the run pauses again', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), {
+      outcome: paused(id, [delayWait('first-delay', inSeconds(3600))]),
+    });
+    await resumer.resume(id);
+    expect(await lifecycle.start(id, 'worker-2')).toBe('started');
+    const again = paused(id, [delayWait('second-delay', inSeconds(3600))], 1);
+    expect(await lifecycle.conclude(attempt(id), { outcome: again })).toBe('paused');
+    expect(await waitsOf(id)).toEqual([{ path: 'second-delay', kind: 'delay', answered: false }]);
+    expect(await row(id)).toMatchObject({
+      status: 'PAUSED',
+      resumes: 1,
+      checkpoint_key: `checkpoints/${id}/1.json`,
+    });
+    expect(await inspectTimers.getJob(`timer:${id}:1`)).toBeDefined();
+  });
+
+  it('leaves paused runs to their waits: the sweeper, a lost worker and a late result change nothing', async () => {
+    const id = await runningRun();
+    await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
+    await pool.query("UPDATE runs SET started_at = now() - interval '1 hour' WHERE id = $1", [id]);
+    const sweeper = new RunSweeper({ lifecycle, logger, flowTimeoutSeconds: 1 });
+    expect(await sweeper.sweep()).not.toContain(id);
+    expect(await lifecycle.conclude(attempt(id), lifecycle.lostWorkerOutcome())).toBe('already-final');
+    expect(
+      await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('x', inSeconds(1))]) }),
+    ).toBe('already-final');
+    expect(await row(id)).toMatchObject({ status: 'PAUSED', resumes: 0 });
+    expect(await waitsOf(id)).toEqual([{ path: 'later', kind: 'delay', answered: false }]);
+  });
+
+  it('resumes a due run whose timer Redis lost, and enqueues a resumed run whose job it lost, once', async () => {
+    const lostTimer = await runningRun();
+    await lifecycle.conclude(attempt(lostTimer), {
+      outcome: paused(lostTimer, [delayWait('later', inSeconds(3600))]),
+    });
+    await inspectTimers.remove(`timer:${lostTimer}:0`);
+    // Its time passed while Redis held no timer for it.
+    await pool.query("UPDATE run_waits SET resume_at = now() - interval '10 seconds' WHERE run_id = $1", [
+      lostTimer,
+    ]);
+    const notDue = await runningRun();
+    await lifecycle.conclude(attempt(notDue), {
+      outcome: paused(notDue, [delayWait('later', inSeconds(3600))]),
+    });
+
+    const first = await reconciler.reconcile();
+    expect(first.resumed).toContain(lostTimer);
+    expect(first.resumed).not.toContain(notDue);
+    expect(await row(lostTimer)).toMatchObject({ status: 'QUEUED', resumes: 1 });
+    expect((await reconciler.reconcile()).resumed).not.toContain(lostTimer);
+
+    // Its resume job lost too (Redis restarted empty again): enqueued again as the resume it is.
+    await inspect.remove(runJobId({ runId: lostTimer, resume: 1 }));
+    await pool.query("UPDATE runs SET created_at = now() - interval '1 minute' WHERE id = $1", [lostTimer]);
+    expect((await reconciler.reconcile()).requeued).toContain(lostTimer);
+    expect(await jobOf({ runId: lostTimer, resume: 1 })).toMatchObject({ resume: 1 });
+    expect(await jobOf({ runId: lostTimer, resume: 1 })).not.toHaveProperty('priorAttempts');
+    expect((await reconciler.reconcile()).requeued).not.toContain(lostTimer);
+  });
+});
