@@ -111,6 +111,9 @@ describe('durable-run scenarios', () => {
     });
     expect(() => parseScenarioName('pause5000-1a1w')).toThrow(/requests must be between 1 and/);
     expect(() => parseScenarioName('pause500-1a0w')).toThrow(/between 1/);
+    expect(withConnections([parseScenarioName('pause500-1a1w')], 50)).toEqual([
+      parseScenarioName('pause50-1a1w'),
+    ]);
   });
 
   it('runs the delay pair on warm workers against their own flows, in the standard suite', () => {

@@ -303,7 +303,8 @@ export function withConnections(list: readonly Scenario[], connections: number |
   if (connections === undefined) return [...list];
   const byName = new Map<string, Scenario>();
   for (const s of list) {
-    const shape = { ...s, connections };
+    // A pause burst sends one request per connection within its second.
+    const shape = s.mode === 'pause' ? { ...s, connections, rate: connections } : { ...s, connections };
     const renamed = { ...shape, name: scenarioName(shape) };
     if (!byName.has(renamed.name)) byName.set(renamed.name, renamed);
   }
