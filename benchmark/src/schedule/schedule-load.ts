@@ -24,7 +24,8 @@ import { finishScheduledRuns, readTick, tickProgress } from './tick-stats.ts';
 
 /** The between-ticks window ends this long before the next tick. */
 const GUARD_MS = 200;
-const POLL_MS = 200;
+/** The tick's progress is read this often (a scan of its rows): the burst only, never between ticks. */
+const POLL_MS = 500;
 /** The next tick must be this far after seeding, so every app has read every flow (refresh 2 s). */
 const SETTLE_MS = 5_000;
 
