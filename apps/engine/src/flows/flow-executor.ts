@@ -10,8 +10,6 @@ import {
   type Checkpoint,
   CONNECTIONS_ROOT,
   DEFAULT_LOOP_MAX_ITERATIONS,
-  DEFAULT_MAX_PAUSE_MS,
-  DEFAULT_PAUSE_MIN_MS,
   type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
@@ -32,17 +30,16 @@ import {
 import type { CodeRunners } from '../code-steps/code-runner.ts';
 import { openCodeStepSession } from '../code-steps/code-step-host.ts';
 import { type AppClient, type AppClientOptions, createAppClient } from '../host/app-client.ts';
-import { downloadCheckpoint, uploadCheckpoint } from '../host/checkpoint-transfer.ts';
 import type { HttpClient } from '../host/http-client.ts';
 import type { EngineLog } from '../host/ipc-channel.ts';
 import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createRunPieces } from '../pieces/run-pieces.ts';
+import { durableDeps, pausedRun, readCheckpoint, storeCheckpoint } from './durable-run.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
-import { buildCheckpoint } from './interpreter/checkpoint.ts';
 import { interpretFlow } from './interpreter/interpreter.ts';
-import type { Clock, DurableDeps, StepSink } from './interpreter/interpreter-context.ts';
+import type { Clock, StepSink } from './interpreter/interpreter-context.ts';
 import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
@@ -90,12 +87,6 @@ export interface FlowExecutor {
 }
 
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
-/** A checkpoint read when the job names no bound (RUN_CHECKPOINT_MAX_BYTES's default). */
-const DEFAULT_CHECKPOINT_MAX_BYTES = 16 * 1024 * 1024;
-const SYSTEM_CLOCK: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
 /** The log upload gives up this long before the flow timeout, leaving time to report. */
 const UPLOAD_DEADLINE_MARGIN_MS = 1_000;
 
@@ -151,25 +142,9 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       try {
         const [run, resumed] = await Promise.all([
           prepareRun(deps, job, inputs),
-          job.resume === undefined
-            ? undefined
-            : downloadCheckpoint(
-                deps.http,
-                job.resume.checkpoint.url,
-                job.checkpointUpload?.maxBytes ?? DEFAULT_CHECKPOINT_MAX_BYTES,
-                timeoutMs,
-              ),
+          job.resume === undefined ? undefined : readCheckpoint(deps.http, job, timeoutMs),
         ]);
-        if (
-          resumed !== undefined &&
-          (resumed.runId !== job.runId || resumed.flowVersionId !== job.flowVersionId)
-        ) {
-          throw new FlowboxError(
-            'CHECKPOINT_FAILED',
-            `the checkpoint ${job.resume?.checkpoint.key} is of run ${resumed.runId} (${resumed.flowVersionId}), not of this one`,
-          );
-        }
-        const durable = durableDeps(deps, job, app, resumed);
+        const durable = durableDeps(deps.clock, job, app, resumed);
         const signatureHeader = run.bundle.definition.trigger.verify?.header;
         if (signatureHeader !== undefined) {
           redactor = createRedactor({ connections: job.connections, trigger: job.trigger, signatureHeader });
@@ -237,7 +212,7 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       if (paused !== undefined) {
         const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
         const stored = await storeCheckpoint(
-          deps,
+          deps.http,
           job,
           paused.checkpoint,
           Math.max(1, Math.min(timeoutMs, left)),
@@ -291,63 +266,6 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       return execution;
     },
   };
-}
-
-/** What the waiting points and the replay read: one object per run, nothing per step. */
-function durableDeps(
-  deps: FlowExecutorDeps,
-  job: EngineJob,
-  app: AppClient,
-  resumed: Checkpoint | undefined,
-): DurableDeps {
-  return {
-    clock: deps.clock ?? SYSTEM_CLOCK,
-    pauseMinMs: job.limits.pauseMinMs ?? DEFAULT_PAUSE_MIN_MS,
-    maxPauseMs: job.limits.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS,
-    memo: resumed === undefined ? undefined : new Map(Object.entries(resumed.steps)),
-    record: job.checkpointUpload === undefined ? undefined : new Map(),
-    values: job.resume?.values ?? {},
-    waitUrls: job.waitUrls === undefined ? undefined : { runId: job.runId, urls: job.waitUrls },
-    startSubflow: (start) => app.startSubflow(start),
-  };
-}
-
-/** A paused ending's checkpoint, built from what the run recorded; the job must have somewhere to store it. */
-function pausedRun(
-  job: EngineJob,
-  waits: WaitPoint[],
-  durable: DurableDeps,
-  resumed: Checkpoint | undefined,
-): { waits: WaitPoint[]; checkpoint: Checkpoint } {
-  if (job.checkpointUpload === undefined || durable.record === undefined) {
-    throw new FlowboxError(
-      'INTERNAL',
-      `the run reached a waiting point (${waits[0]?.path}) but its job has no checkpointUpload to store its checkpoint in`,
-    );
-  }
-  return { waits, checkpoint: buildCheckpoint(job, durable.record, resumed) };
-}
-
-/** Uploads a pausing run's checkpoint: its key, or the CHECKPOINT_FAILED that fails the attempt. */
-async function storeCheckpoint(
-  deps: FlowExecutorDeps,
-  job: EngineJob,
-  checkpoint: Checkpoint,
-  timeoutMs: number,
-): Promise<{ key: string; ms: number; error?: SerializedError }> {
-  const started = performance.now();
-  const target = job.checkpointUpload;
-  if (target === undefined) throw new FlowboxError('INTERNAL', 'no checkpointUpload');
-  try {
-    await uploadCheckpoint(deps.http, target, checkpoint, timeoutMs);
-    return { key: target.key, ms: performance.now() - started };
-  } catch (error) {
-    return {
-      key: target.key,
-      ms: performance.now() - started,
-      error: serializeError(error, 'CHECKPOINT_FAILED'),
-    };
-  }
 }
 
 /**

@@ -191,7 +191,10 @@ describe('durable runs: what a pause needs', () => {
     delete job.checkpointUpload;
     const { outcome } = await d.h.executor.execute(job);
     expect(outcome.status).toBe('INTERNAL_ERROR');
-    expect(outcome.error?.code).toBe('INTERNAL');
+    expect(outcome.error).toMatchObject({
+      code: 'INTERNAL',
+      message: expect.stringMatching(/\(nap\).*no checkpointUpload/),
+    });
   });
 
   it('a checkpoint that cannot be read fails the attempt CHECKPOINT_FAILED, running no step', async () => {

@@ -44,10 +44,11 @@ export async function runLeaf(
   let attempts: FailedAttempt[] | undefined;
   try {
     input = resolveTemplates(step.input, frame, step.name);
-    const attempt = () => withTimeout(context, step, path, (run) => context.leaves.leaf(step, input, run));
+    const execute = (run: LeafRun) => context.leaves.leaf(step, input, run);
     if (step.retry === undefined) {
-      outcome = await attempt();
+      outcome = await withTimeout(context, step, path, execute);
     } else {
+      const attempt = () => withTimeout(context, step, path, execute);
       const { clock, pauseMinMs } = context.durable;
       const retried = await attemptWithRetry(
         step.retry,
