@@ -115,6 +115,7 @@ describe('docker-compose.yml', () => {
         'S3_ACCESS_KEY_ID',
         'S3_SECRET_ACCESS_KEY',
         'TOKEN_SECRET',
+        'WAIT_URL_SECRET',
       ].sort(),
     );
     for (const use of uses.filter((u) => SECRET_NAME.test(u.name))) {

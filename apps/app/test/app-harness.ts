@@ -67,6 +67,9 @@ export interface RunView {
     output?: unknown;
     error?: { code: string; message: string };
     skipReason?: string;
+    /** A resumed run's step that ran before its pause. */
+    replayed?: true;
+    waitingFor?: string;
   }>;
   error: { code: string; message: string; step?: string } | null;
   logKey: string | null;
@@ -95,6 +98,19 @@ export interface RunView {
   errorFlowSkipped: string | null;
   createdAt: string;
   startedAt: string | null;
+  finishedAt: string | null;
+  /** Resumes after a pause, and when it paused (null unless PAUSED). */
+  resumes: number;
+  pausedAt: string | null;
+  /** A PAUSED run's waiting points. */
+  waits: Array<{
+    path: string;
+    kind: string;
+    resumeAt: string | null;
+    timeoutAt: string | null;
+    childRunId: string | null;
+    answered: boolean;
+  }>;
 }
 
 /** Calls the management API with the test API key. */

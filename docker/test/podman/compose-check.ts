@@ -110,6 +110,7 @@ async function main(): Promise<void> {
     S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
     API_KEY: apiKey,
     TOKEN_SECRET: randomBytes(32).toString('hex'),
+    WAIT_URL_SECRET: randomBytes(32).toString('hex'),
     FLOWBOX_PORT: String(port),
     FLOWBOX_APP_IMAGE: appImage,
     FLOWBOX_WORKER_IMAGE: workerImage,

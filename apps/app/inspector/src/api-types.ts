@@ -35,5 +35,5 @@ const STATUS_ORDER: Record<RunStatus, number> = {
 export const RUN_STATUSES = Object.keys(STATUS_ORDER) as RunStatus[];
 
 export function isFinal(status: RunStatus): boolean {
-  return status !== 'QUEUED' && status !== 'RUNNING';
+  return status !== 'QUEUED' && status !== 'RUNNING' && status !== 'PAUSED';
 }

@@ -72,6 +72,8 @@ export const RUN_SUMMARY_EXAMPLE: RunSummaryView = {
   finishedAt: '2026-11-25T18:00:00.022Z',
   rerunOf: null,
   source: 'webhook',
+  resumes: 0,
+  pausedAt: null,
 };
 
 export const RUN_EXAMPLE: RunView = {
@@ -91,6 +93,7 @@ export const RUN_EXAMPLE: RunView = {
   causedBy: null,
   errorRun: null,
   errorFlowSkipped: null,
+  waits: [],
   logUrl: `http://127.0.0.1:7070/flowbox/runs/orders/${RUN_ID}.json?X-Amz-Expires=900`,
 };
 

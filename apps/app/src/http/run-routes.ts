@@ -29,12 +29,13 @@ export function registerRunRoutes(
       const { runId } = request.params;
       const run = UUID.test(runId) ? await deps.runs.get(runId) : null;
       if (run === null) throw new FlowboxError('RUN_NOT_FOUND', `run ${runId} not found`);
-      const [logUrl, reruns, errorRun] = await Promise.all([
+      const [logUrl, reruns, errorRun, waits] = await Promise.all([
         run.logKey === null ? null : deps.storage.presignDownload(run.logKey, LOG_URL_TTL_SECONDS),
         deps.runs.rerunsOf(runId),
         run.finishedAt === null ? null : deps.runs.errorRunOf(runId),
+        run.status === 'PAUSED' ? deps.runs.waits(runId) : [],
       ]);
-      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun };
+      if (run.finishedAt !== null) return { ...run, logUrl, reruns, errorRun, waits };
       // In flight: what the engine has reported, from Redis (whichever app it reported to), until
       // the worker's result records the run.
       const progress = await readProgress(deps.progress, runId, request.log);
@@ -46,6 +47,7 @@ export function registerRunRoutes(
         logUrl,
         reruns,
         errorRun,
+        waits,
       };
     },
   });

@@ -70,7 +70,7 @@ export async function queryRunPage(pool: Pool, query: RunPageQuery): Promise<Run
   const { rows } = await pool.query<{ id: string; position: string }>(
     `SELECT id, flow_id, flow_version_id, status, sync, '[]'::jsonb AS steps, error, log_key, log_error, timings,
             provisioning, isolation, worker_id, attempts, created_at, started_at, finished_at, rerun_of, source,
-            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
+            resumes, paused_at, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
      FROM runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY created_at ${direction}, id ${direction}
      LIMIT ${param(query.limit + 1)}`,

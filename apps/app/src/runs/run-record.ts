@@ -47,6 +47,8 @@ const RunRowSchema = z.object({
   source: RunSourceSchema,
   // Left out by the run list's SELECT.
   caused_by: z.string().nullable().default(null),
+  resumes: z.number().int().default(0),
+  paused_at: z.date().nullable().default(null),
   error_flow_skipped: z.string().nullable().default(null),
 });
 
@@ -81,6 +83,10 @@ export interface RunRecord {
   causedBy: string | null;
   /** Why this failed run's error flow could not start (deleted, unpublished, disabled). */
   errorFlowSkipped: string | null;
+  /** How many times the run resumed after a pause. */
+  resumes: number;
+  /** When it paused; null unless PAUSED. */
+  pausedAt: Date | null;
 }
 
 /** Parses one `runs` row (every column, as `SELECT *` gives them) into its record. */
@@ -116,5 +122,7 @@ export function toRunRecord(row: unknown): RunRecord {
     source: r.source,
     causedBy: r.caused_by,
     errorFlowSkipped: r.error_flow_skipped,
+    resumes: r.resumes,
+    pausedAt: r.paused_at,
   };
 }

@@ -55,7 +55,7 @@ export async function queryRunStats(pool: Pool, query: RunStatsQuery): Promise<R
             extract(epoch FROM now())::float8 AS now_s,
             count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded,
             count(*) FILTER (WHERE status IN ('FAILED', 'TIMEOUT', 'INTERNAL_ERROR')) AS failed,
-            count(*) FILTER (WHERE status IN ('QUEUED', 'RUNNING')) AS in_flight,
+            count(*) FILTER (WHERE status IN ('QUEUED', 'RUNNING', 'PAUSED')) AS in_flight,
             percentile_cont(ARRAY[0.5, 0.95, 0.99]::float8[])
               WITHIN GROUP (ORDER BY (timings->>'totalMs')::float8) AS latency
      FROM runs

@@ -4,6 +4,7 @@ import {
   type StepResult,
   type TriggerPayload,
   TriggerPayloadSchema,
+  type WaitPointKind,
 } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
@@ -151,6 +152,39 @@ export async function dueRuns(
     [graceSeconds, limit],
   );
   return rows.map((row) => ({ runId: row.id, resumes: row.resumes }));
+}
+
+/** A waiting point of a paused run, as the run's view shows it. */
+export interface RunWait {
+  path: string;
+  kind: WaitPointKind;
+  resumeAt: Date | null;
+  timeoutAt: Date | null;
+  childRunId: string | null;
+  answered: boolean;
+}
+
+export async function queryRunWaits(pool: Pool, runId: string): Promise<RunWait[]> {
+  const { rows } = await pool.query<{
+    path: string;
+    kind: WaitPointKind;
+    resume_at: Date | null;
+    timeout_at: Date | null;
+    child_run_id: string | null;
+    answered: boolean;
+  }>(
+    `SELECT path, kind, resume_at, timeout_at, child_run_id, answered_at IS NOT NULL AS answered
+     FROM run_waits WHERE run_id = $1 ORDER BY path`,
+    [runId],
+  );
+  return rows.map((row) => ({
+    path: row.path,
+    kind: row.kind,
+    resumeAt: row.resume_at,
+    timeoutAt: row.timeout_at,
+    childRunId: row.child_run_id,
+    answered: row.answered,
+  }));
 }
 
 /** What a resume's dispatch reads: the checkpoint to replay and what arrived, by path. */

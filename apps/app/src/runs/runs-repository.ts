@@ -42,6 +42,7 @@ import {
   removeRuns,
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
+import { queryRunWaits, type RunWait } from './run-waits.ts';
 
 export type {
   IdempotencyKey,
@@ -54,6 +55,7 @@ export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
+export type { RunWait } from './run-waits.ts';
 
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
 export interface UnfinishedRun {
@@ -152,6 +154,8 @@ export interface RunsRepository {
     limit: number;
     after?: UnfinishedCursor | undefined;
   }): Promise<UnfinishedRun[]>;
+  /** A paused run's waiting points, by path. */
+  waits(runId: string): Promise<RunWait[]>;
   /** The runs that re-run `runId`, oldest first. */
   rerunsOf(runId: string): Promise<string[]>;
   /** The run of its flow's error flow that `runId`'s failure started, if any. */
@@ -279,6 +283,7 @@ export function createRunsRepository(
       }));
     },
 
+    waits: (runId) => queryRunWaits(pool, runId),
     rerunsOf: (runId) => queryReruns(pool, runId),
     errorRunOf: (runId) => queryErrorRun(pool, runId),
     rerunSource: (runId, version) => queryRerunSource(pool, runId, version),

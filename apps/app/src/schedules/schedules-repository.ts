@@ -103,7 +103,7 @@ export function createSchedulesRepository(pool: Pool, bounds: { maxQueued: numbe
            (SELECT count(*) FROM (SELECT 1 FROM runs WHERE flow_id = $2 AND status = 'QUEUED' LIMIT $7) q) AS queued,
            (SELECT coalesce(max(rank), 0) FROM runs WHERE flow_id = $2 AND status = 'QUEUED') AS last_rank,
            $9::boolean AND EXISTS (SELECT 1 FROM runs WHERE flow_id = $2 AND source = 'schedule'
-             AND status IN ('QUEUED', 'RUNNING')) AS busy),
+             AND status IN ('QUEUED', 'RUNNING', 'PAUSED')) AS busy),
          decided AS (
            SELECT CASE WHEN $10::boolean THEN 'missed'
                        WHEN backlog.busy OR ($8::int > 0 AND backlog.queued >= $8) THEN 'skipped'

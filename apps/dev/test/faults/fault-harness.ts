@@ -23,7 +23,7 @@ import { buildPieceArchive } from '../../../../scripts/build/piece-archive.ts';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../../test/fixtures.ts';
 import { RUN_ID_HEADER } from '../../../app/src/http/webhook-routes.ts';
 import { getRun, manage, type RunView, waitForFinalRun } from '../../../app/test/app-harness.ts';
-import { type RunningStack, startStack } from '../../src/stack.ts';
+import { type RunningStack, type SupervisionOptions, startStack } from '../../src/stack.ts';
 import { type Beacon, startBeacon } from './beacon.ts';
 import { killQuietly, processesUnder } from './processes.ts';
 
@@ -46,6 +46,8 @@ export interface FaultStackOptions {
   s3?: 'shared' | 'private';
   /** Flows to create and publish once the stack is up, by id. */
   flows?: Record<string, FlowDefinition>;
+  /** Restart processes that die, as `pnpm dev` does (a restarted app comes back on its port). */
+  supervise?: SupervisionOptions;
   /** Print the processes' warnings and errors (for debugging a failing test). */
   verbose?: boolean;
 }
@@ -141,6 +143,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
         if (options.verbose === true && level >= 40) console.log(name, line.raw.slice(0, 2_000));
       },
       baseEnv: process.env,
+      ...(options.supervise === undefined ? {} : { supervise: options.supervise }),
     });
     const url = stack.appUrls[0] ?? '';
     const faultsPiece = {

@@ -131,3 +131,42 @@ describe('runs list', () => {
     expect([ms(612.33), ms(5.94), ms(0)]).toEqual(['612 ms', '5.9 ms', '0 ms']);
   });
 });
+
+describe('runs show, for a paused run', () => {
+  it('says how often it resumed, when it paused, and where it waits', () => {
+    const text = renderRun({
+      ...RUN,
+      status: 'PAUSED',
+      error: null,
+      timings: null,
+      resumes: 2,
+      pausedAt: '2026-11-25T18:00:01.000Z',
+      steps: [
+        {
+          name: 'later',
+          kind: 'delay',
+          status: 'WAITING',
+          durationMs: 0,
+          startedAt: '',
+          waitingFor: 'until 2026-11-25T19:00:00.000Z',
+        },
+      ],
+      waits: [
+        {
+          path: 'later',
+          kind: 'delay',
+          resumeAt: '2026-11-25T19:00:00.000Z',
+          timeoutAt: null,
+          childRunId: null,
+          answered: false,
+        },
+        { path: 'ok', kind: 'approval', resumeAt: null, timeoutAt: null, childRunId: null, answered: true },
+      ],
+    });
+    expect(text).toMatch(/resumes\s+2/);
+    expect(text).toMatch(/paused\s+2026-11-25T18:00:01.000Z/);
+    expect(text).toMatch(/later\s+delay\s+resumes 2026-11-25T19:00:00.000Z/);
+    expect(text).toMatch(/ok\s+approval\s+answered/);
+    expect(text).toContain('waiting for until 2026-11-25T19:00:00.000Z');
+  });
+});

@@ -19,6 +19,18 @@ export interface RunDetail extends RunSummary {
   /** What started the run: webhook, schedule, manual or rerun. */
   source: string;
   logUrl: string | null;
+  /** Resumes after a pause. */
+  resumes?: number;
+  pausedAt?: string | null;
+  /** A PAUSED run's waiting points. */
+  waits?: {
+    path: string;
+    kind: string;
+    resumeAt: string | null;
+    timeoutAt: string | null;
+    childRunId: string | null;
+    answered: boolean;
+  }[];
   timings: {
     queueMs: number;
     provisionMs: number;
@@ -34,6 +46,8 @@ export interface RunDetail extends RunSummary {
     /** Where it ran in the flow's tree: `route/big/notify`, `each[3]/check`. */
     path?: string;
     skipReason?: string;
+    /** A WAITING step: until when or what for. */
+    waitingFor?: string;
     kind: string;
     status: string;
     durationMs: number;
@@ -130,10 +144,31 @@ export function renderRun(run: RunDetail): string {
       ['  started by', run.source],
       ['  created', run.createdAt],
       ['  attempts', String(run.attempts)],
+      ...(run.resumes === undefined || run.resumes === 0 ? [] : [['  resumes', String(run.resumes)]]),
+      ...(run.pausedAt == null ? [] : [['  paused', run.pausedAt]]),
       ['  worker', run.workerId ?? '-'],
       ['  isolation', run.isolation ?? '-'],
     ]),
   ];
+  if (run.waits !== undefined && run.waits.length > 0) {
+    lines.push('', 'waits');
+    lines.push(
+      table(
+        run.waits.map((wait) => [
+          `  ${wait.path}`,
+          wait.kind,
+          wait.answered
+            ? 'answered'
+            : wait.resumeAt !== null
+              ? `resumes ${wait.resumeAt}`
+              : wait.timeoutAt !== null
+                ? `times out ${wait.timeoutAt}`
+                : 'waiting',
+          wait.childRunId === null ? '' : `run ${wait.childRunId}`,
+        ]),
+      ),
+    );
+  }
   if (run.error !== null) {
     lines.push(
       `  error    ${run.error.code}${run.error.step === undefined ? '' : ` at ${run.error.step}`}: ${run.error.message}`,
@@ -153,7 +188,9 @@ export function renderRun(run: RunDetail): string {
         ? `${step.error.code}: ${step.error.message}`
         : step.skipReason !== undefined
           ? step.skipReason
-          : preview(step.output),
+          : step.waitingFor !== undefined
+            ? `waiting for ${step.waitingFor}`
+            : preview(step.output),
     ]);
     lines.push(table(rows));
     for (const step of run.steps) lines.push(...stackLines(step));

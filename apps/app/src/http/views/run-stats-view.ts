@@ -8,7 +8,7 @@ const Percentile = z.number().nullable();
 const StatsFigures = z.object({
   succeeded: Count,
   failed: Count.describe('FAILED, TIMEOUT or INTERNAL_ERROR.'),
-  inFlight: Count.describe('Still QUEUED or RUNNING.'),
+  inFlight: Count.describe('Still QUEUED, RUNNING or PAUSED.'),
   p50Ms: Percentile.describe('Percentile of totalMs of the finished runs; null when none finished.'),
   p95Ms: Percentile,
   p99Ms: Percentile,

@@ -41,6 +41,8 @@ export const RunSummaryView = z
       .describe(
         "What started the run: its flow's webhook, a schedule tick, a manual run (`POST /v1/flows/{flowId}/runs`), a re-run, or a failed run's error flow (`onFailure`; see `causedBy`).",
       ),
+    resumes: z.number().int().min(0).describe('How many times the run resumed after a pause.'),
+    pausedAt: DateTime.nullable().describe('When the run paused; null unless it is PAUSED.'),
   })
   .meta({ id: 'RunSummary' });
 export type RunSummaryView = z.infer<typeof RunSummaryView>;
@@ -52,8 +54,23 @@ const FlowResponse = z.object({
   body: z.unknown(),
 });
 
+/** One waiting point of a paused run. */
+const RunWaitView = z
+  .object({
+    path: z.string().describe("The waiting step's path (`each[2]/approval` in a loop's third iteration)."),
+    kind: z.enum(['delay', 'request', 'approval', 'flow', 'retry']),
+    resumeAt: DateTime.nullable().describe('delay, retry: when the run resumes.'),
+    timeoutAt: DateTime.nullable().describe('request, approval, flow: when the wait times out.'),
+    childRunId: z.uuid().nullable().describe('flow: the child run it waits for.'),
+    answered: z.boolean().describe("A request (or the child run's end) has arrived for it."),
+  })
+  .meta({ id: 'RunWait' });
+
 export const RunView = RunSummaryView.extend({
   steps: z.array(StepResultSchema),
+  waits: z
+    .array(RunWaitView)
+    .describe('While the run is PAUSED: where it waits and what resumes it; empty otherwise.'),
   reruns: z.array(z.uuid()).describe('The runs that re-run this one, oldest first.'),
   causedBy: z
     .uuid()
