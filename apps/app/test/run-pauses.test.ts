@@ -152,6 +152,13 @@ describe('paused runs', () => {
     return id;
   }
   const pausedCount = async () => promSample((await metrics.render()).body, 'flowbox_runs_paused_total') ?? 0;
+  /** flowbox_runs_resumed_total over its causes. */
+  const resumedCount = async () => {
+    const text = (await metrics.render()).body;
+    return ['timer', 'pause', 'reconciler', 'call']
+      .map((cause) => promSample(text, `flowbox_runs_resumed_total{cause="${cause}"}`) ?? 0)
+      .reduce((a, b) => a + b, 0);
+  };
   const attempt = (runId: string) => ({ runId, flowId: 'flow', syncInstanceId: null, attempt: 1 });
 
   async function row(runId: string) {
@@ -202,9 +209,22 @@ describe('paused runs', () => {
     expect(await pausedCount()).toBe(pausedBefore + 1);
   });
 
+  it("ends a run whose pause names another run's checkpoint INTERNAL_ERROR, pausing nothing", async () => {
+    const id = await runningRun();
+    const outcome = paused(id, [delayWait('later', inSeconds(3600))]);
+    if (outcome.pause !== undefined) outcome.pause.checkpointKey = `checkpoints/${randomUUID()}/0.json`;
+    expect(await lifecycle.conclude(attempt(id), { outcome })).toBe('finished');
+    expect(await runs.get(id)).toMatchObject({
+      status: 'INTERNAL_ERROR',
+      error: { code: 'INTERNAL', message: expect.stringContaining('not its own') },
+    });
+    expect(await waitsOf(id)).toEqual([]);
+  });
+
   it('resumes exactly once whoever calls, enqueueing the resume job with its number', async () => {
     const id = await runningRun();
     await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('later', inSeconds(3600))]) });
+    const resumedBefore = await resumedCount();
     // A timer of another pause resumes nothing.
     expect(await resumer.resume(id, { expectedResumes: 5, cause: 'timer' })).toBeNull();
     const calls = await Promise.all([
@@ -213,6 +233,7 @@ describe('paused runs', () => {
       resumer.resume(id),
     ]);
     expect(calls.filter((n) => n !== null)).toEqual([1]);
+    expect(await resumedCount()).toBe(resumedBefore + 1);
     expect(await row(id)).toMatchObject({ status: 'QUEUED', resumes: 1, paused_at: null });
     expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({
       runId: id,

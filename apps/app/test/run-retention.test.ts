@@ -172,6 +172,28 @@ describe('run retention', () => {
     },
   );
 
+  it("keeps paused runs, and deletes a removed run's checkpoints with its log", async () => {
+    const object = (key: string) => storage.put(key, new TextEncoder().encode('{}'), 'application/json');
+    const exists = async (key: string) => {
+      const response = await fetch(await storage.presignDownload(key, 60));
+      await response.arrayBuffer();
+      return response.status === 200;
+    };
+    const resumed = await runAged(40);
+    await pool.query('UPDATE runs SET resumes = 2 WHERE id = $1', [resumed]);
+    const checkpoints = [0, 1, 2].map((n) => `checkpoints/${resumed}/${n}.json`);
+    for (const key of checkpoints) await object(key);
+    const paused = await runAged(40, { queued: true });
+    await pool.query("UPDATE runs SET status = 'PAUSED', paused_at = now() WHERE id = $1", [paused]);
+    await object(`checkpoints/${paused}/0.json`);
+
+    await retention(30).retain();
+    expect(await runs.get(resumed)).toBeNull();
+    for (const key of checkpoints) expect(await exists(key)).toBe(false);
+    expect((await runs.get(paused))?.status).toBe('PAUSED');
+    expect(await exists(`checkpoints/${paused}/0.json`)).toBe(true);
+  });
+
   it('answers a re-run of a run retention deleted 410, of an unknown run 404, of a kept one 202', async () => {
     const old = await runAged(60);
     const young = await runAged(1);

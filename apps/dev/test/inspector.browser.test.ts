@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { FlowDefinition } from '@flowbox/protocol';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BENCHMARK_FLOW } from '../../app/src/flows/seed.ts';
@@ -11,6 +12,7 @@ import {
   postWebhook,
   startFaultStack,
   waitForFinal,
+  waitUntil,
 } from './faults/fault-harness.ts';
 
 /** A router (first match, with a fallback), then a loop of a code step and a nested router. */
@@ -67,6 +69,15 @@ const TREE_FLOW = {
   ],
 };
 
+/** A code step, then a delay far longer than any test: its runs stay PAUSED. */
+const LATER_FLOW = {
+  trigger: { name: 'trigger', piece: 'webhook', trigger: 'catch_webhook', input: {} },
+  steps: [
+    { type: 'code', name: 'first', code: 'return { ok: true };', input: {} },
+    { type: 'delay', name: 'later', for: '1h' },
+  ],
+} as unknown as FlowDefinition;
+
 const chromiumPath = findChromium(process.env.PATH);
 /** CI installs chromium (.ci/run): there a missing one is a failure, elsewhere a skipped file. */
 const required = process.env.CI === 'true';
@@ -87,6 +98,7 @@ describe.skipIf(chromiumPath === null && !required)(
           throws: codeFlow("throw new Error('boom from the inspector test');"),
           fixable: codeFlow("throw new Error('not fixed yet');"),
           doomed: BENCHMARK_FLOW,
+          later: LATER_FLOW,
         },
       });
       browser = await launchChromium(chromiumPath);
@@ -179,6 +191,28 @@ describe.skipIf(chromiumPath === null && !required)(
       expect(await page.locator('article[data-step="code"].failed').textContent()).toContain(
         'boom from the inspector test',
       );
+    });
+
+    it('finds a paused run through the status filter and shows what it waits for', async () => {
+      const answer = await postWebhook(fault.url, 'later', {}, { sync: false });
+      expect(answer.status).toBe(202);
+      const runId = String(answer.runId);
+      await waitUntil(async () => (await fault.getRun(runId)).status === 'PAUSED', 30_000, 'the run PAUSED');
+
+      await page.goto(`${fault.url}/inspector/#/runs`);
+      await page.locator('select[name=status]').selectOption('PAUSED');
+      await page.waitForURL(/status=PAUSED/);
+      const row = page.locator(`tr[data-run-id="${runId}"]`);
+      await row.waitFor();
+      await row.locator('a').first().click();
+
+      const waits = page.locator('[data-testid=run-waits]');
+      await waits.waitFor();
+      expect(await waits.locator('li[data-path="later"]').textContent()).toMatch(/later delay: resumes at/);
+      expect(
+        await page.locator('article[data-step="later"] [data-testid=waiting-for]').textContent(),
+      ).toMatch(/^waiting for /);
+      expect(await page.locator('.heading .badge').first().textContent()).toBe('PAUSED');
     });
 
     it('re-runs a failed run from its page and goes to the new run, linked both ways', async () => {

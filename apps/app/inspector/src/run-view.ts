@@ -96,6 +96,7 @@ function runPage(run: RunView, rerun: HTMLElement | null): Node[] {
     h('div', { class: 'heading' }, h('h1', { class: 'mono' }, run.id), statusBadge(run.status), rerun),
     facts(run),
     run.error === null ? null : errorBox('Error', run.error),
+    waitsSection(run),
     h(
       'section',
       {},
@@ -136,6 +137,8 @@ function facts(run: RunView): HTMLElement {
     ['finished', time(run.finishedAt)],
     ['total', ms(run.timings?.totalMs)],
     ['attempts', String(run.attempts)],
+    ...(run.resumes > 0 ? [['resumes', String(run.resumes)] as [string, string]] : []),
+    ...(run.pausedAt === null ? [] : [['paused', time(run.pausedAt)] as [string, string]]),
     ['worker', run.workerId ?? '–'],
     [
       'engine',
@@ -159,6 +162,38 @@ function facts(run: RunView): HTMLElement {
     'dl',
     { class: 'facts' },
     ...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
+}
+
+/** A paused run: where it waits, and when or on what it resumes. */
+function waitsSection(run: RunView): HTMLElement | null {
+  if (run.waits.length === 0) return null;
+  return h(
+    'section',
+    { 'data-testid': 'run-waits' },
+    h('h2', {}, 'Waiting for'),
+    h(
+      'ul',
+      {},
+      ...run.waits.map((wait) =>
+        h(
+          'li',
+          { 'data-path': wait.path },
+          h('strong', { class: 'mono' }, wait.path),
+          ` ${wait.kind}: `,
+          wait.answered
+            ? 'answered, resuming'
+            : wait.resumeAt !== null
+              ? `resumes at ${time(wait.resumeAt)}`
+              : wait.timeoutAt !== null
+                ? `a request until ${time(wait.timeoutAt)}`
+                : 'a request',
+          wait.childRunId === null
+            ? null
+            : h('span', {}, ' (run ', runLink(wait.childRunId, 'child-run'), ')'),
+        ),
+      ),
+    ),
   );
 }
 
@@ -198,6 +233,9 @@ function stepCard(step: StepView): HTMLElement {
       step.skipReason === undefined
         ? null
         : h('span', { class: 'muted', 'data-testid': 'skip-reason' }, step.skipReason),
+      step.waitingFor === undefined
+        ? null
+        : h('span', { class: 'muted', 'data-testid': 'waiting-for' }, `waiting for ${step.waitingFor}`),
       h('span', { class: 'num' }, ms(step.durationMs)),
     ),
     step.error === undefined ? null : errorBox('Step error', step.error),

@@ -19,6 +19,7 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { SyncResponseHub } from '../sync/sync-response-hub.ts';
 import type { EndedRuns } from './ended-runs.ts';
 import type { RunProgressStore } from './run-progress-store.ts';
+import { acceptPause } from './run-resumer.ts';
 import type {
   ErrorRun,
   FinishResult,
@@ -189,25 +190,16 @@ export class RunLifecycle {
   async conclude(run: RunAttempt, given: RunConclusion): Promise<ConcludeResult> {
     let conclusion: RunConclusion & { outcome: { status: FinalRunStatus } };
     if (given.outcome.status === 'PAUSED') {
-      const { pause } = given.outcome;
-      if (pause !== undefined && this.#pauses !== undefined) {
+      const accepted = acceptPause(run.runId, given.outcome.pause, this.#pauses);
+      if (!('name' in accepted)) {
         // The next attempt (a resume) reports its own progress.
         await this.#progress.forget(run.runId).catch((error: unknown) => {
           this.#logger.warn({ err: error, runId: run.runId }, "could not drop a paused run's progress");
         });
-        return (await this.#pauses.pause(run.runId, given.outcome.steps, pause)) ? 'paused' : 'already-final';
+        const paused = await accepted.pauses.pause(run.runId, given.outcome.steps, accepted.pause);
+        return paused ? 'paused' : 'already-final';
       }
-      conclusion = {
-        ...given,
-        outcome: failedOutcome({
-          name: 'PauseUnsupported',
-          code: 'INTERNAL',
-          message:
-            pause === undefined
-              ? 'the run paused without saying where it waits'
-              : 'the run paused, and this app cannot resume runs',
-        }),
-      };
+      conclusion = { ...given, outcome: failedOutcome(accepted) };
     } else {
       conclusion = given as RunConclusion & { outcome: { status: FinalRunStatus } };
     }

@@ -1,7 +1,8 @@
 import type { Logger } from '@flowbox/node-kit';
-import type { RunJobData, RunPause, StepResult } from '@flowbox/protocol';
+import type { RunJobData, RunPause, SerializedError, StepResult } from '@flowbox/protocol';
 import type { Pool } from '../db/pool.ts';
 import type { AppMetrics, ResumeCause } from '../metrics/app-metrics.ts';
+import type { RunPauses } from './run-lifecycle.ts';
 import { pauseRun, resumeRunRow } from './run-waits.ts';
 
 /** Where a resume's job goes (RunQueue): its id is `resume:<runId>:<n>` (runJobId). */
@@ -98,4 +99,23 @@ export class RunResumer {
     }
     return true;
   }
+}
+
+/**
+ * Whether a PAUSED outcome can be recorded: it says where it waits, names a checkpoint of its own
+ * run (a resume presigns a GET of that key), and this app records pauses. Else why not, as the
+ * error the run ends with.
+ */
+export function acceptPause(
+  runId: string,
+  pause: RunPause | undefined,
+  pauses: RunPauses | undefined,
+): { pause: RunPause; pauses: RunPauses } | SerializedError {
+  const refused = (message: string): SerializedError => ({ name: 'PauseRefused', code: 'INTERNAL', message });
+  if (pause === undefined) return refused('the run paused without saying where it waits');
+  if (!pause.checkpointKey.startsWith(`checkpoints/${runId}/`)) {
+    return refused(`the run paused naming a checkpoint that is not its own (${pause.checkpointKey})`);
+  }
+  if (pauses === undefined) return refused('the run paused, and this app cannot resume runs');
+  return { pause, pauses };
 }

@@ -68,6 +68,13 @@ async function waitForStatus(fault: FaultStack, runId: string, status: string, d
   );
 }
 
+/** The `later` delay step's output: `{ scheduledFor, resumedAt, lateMs }`. */
+function delayOutput(run: { steps: Array<{ name: string; output?: unknown }> }) {
+  const output = run.steps.find((step) => step.name === 'later')?.output;
+  if (output === undefined) throw new Error('the delay step has no output');
+  return output as { scheduledFor: string; resumedAt: string; lateMs: number };
+}
+
 const stepNames = (run: { steps: Array<{ name: string; status: string }> }) =>
   run.steps.filter((step) => step.status === 'SUCCEEDED').map((step) => step.name);
 
@@ -124,11 +131,7 @@ describe('a delayed run with one worker', () => {
     const done = await waitForFinal(fault, runId);
     expect(done).toMatchObject({ status: 'SUCCEEDED', resumes: 1, error: null, pausedAt: null, waits: [] });
     expect(stepNames(done)).toEqual(['trigger', 'before', 'later', 'after', 'respond']);
-    const later = done.steps.find((step) => step.name === 'later')?.output as {
-      scheduledFor: string;
-      resumedAt: string;
-      lateMs: number;
-    };
+    const later = delayOutput(done);
     expect(later).toMatchObject({ scheduledFor: expect.any(String), lateMs: expect.any(Number) });
     // The quick run ended before the first one resumed: the worker ran it during the pause (one
     // worker held by the paused run could only have run it after).
@@ -162,13 +165,35 @@ describe('a delayed run with one worker', () => {
     );
     const done = await waitForFinal(fault, runId);
     // Published while the run was paused, and the resume ran the version the run had.
-    const resumedAt = (done.steps.find((step) => step.name === 'later')?.output as { resumedAt: string })
-      .resumedAt;
-    expect(publishedAt).toBeLessThan(Date.parse(resumedAt));
+    expect(publishedAt).toBeLessThan(Date.parse(delayOutput(done).resumedAt));
     expect(done).toMatchObject({ status: 'SUCCEEDED', flowVersionId: before.flowVersionId });
     expect(done.steps.find((step) => step.name === 'after')?.output).toEqual({ n: 2, tag: 'v1' });
     const next = await postWebhook(fault.url, 'delayed', { n: 1, wait: '1s' }, { sync: true });
     expect(next.body).toEqual({ n: 2, tag: 'v2' });
+  }, 60_000);
+});
+
+describe('a delayed run on a SANDBOXED worker', () => {
+  let fault: FaultStack;
+
+  beforeAll(async () => {
+    fault = await startFaultStack({
+      workers: 1,
+      flows: { delayed: delayedFlow('v1') },
+      appEnv: PAUSE_ENV,
+      workerEnv: { EXECUTION_MODE: 'SANDBOXED' },
+    });
+  });
+  afterAll(async () => {
+    await fault?.close();
+  });
+
+  it('writes and reads its checkpoint through the relay, and resumes to the end', async () => {
+    const answer = await postWebhook(fault.url, 'delayed', { n: 6, wait: '1s' }, { sync: true });
+    expect(answer).toMatchObject({ status: 200, body: { n: 7, tag: 'v1' } });
+    const run = await waitForFinal(fault, answer.runId ?? '');
+    expect(run).toMatchObject({ status: 'SUCCEEDED', resumes: 1 });
+    expect(run.steps.find((step) => step.name === 'before')).toMatchObject({ replayed: true });
   }, 60_000);
 });
 
@@ -286,11 +311,7 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
       pausedAtKill: pausedAtKill.length,
       resumedByReconciler: resumedIds.length,
       allFinalAfterKillS: seconds(performance.now() - killedAt),
-      lateMsMax: Math.max(
-        ...[...runs.values()].map(
-          (run) => (run.steps.find((step) => step.name === 'later')?.output as { lateMs: number }).lateMs,
-        ),
-      ),
+      lateMsMax: Math.max(...[...runs.values()].map((run) => delayOutput(run).lateMs)),
     });
   }, 240_000);
 });
