@@ -76,7 +76,7 @@ describe('the durable runs section', () => {
     const r = repeat(0, 100, { engine: 0.3, worker: 0.1, app: 0.2 }, load({ 200: 100 }, 50));
     expect(resumeCpuMsPerRun(r, null, false)).toBeCloseTo(6);
     // 0.01 cores of app idle over the 10 s window: 0.1 s less.
-    expect(resumeCpuMsPerRun(r, result('nodelay-1a1w-c40-r20', [], 0.01).idle, true)).toBeCloseTo(5);
+    expect(resumeCpuMsPerRun(r, result('nodelay-1a1w-c64-r20', [], 0.01).idle, true)).toBeCloseTo(5);
   });
 
   it('gives a pause burst its answers by status and says whether all were 200 within 10 s', () => {
@@ -97,15 +97,15 @@ describe('the durable runs section', () => {
   it('pairs delay with its nodelay twin and gives the ratio against the 1.6× target', () => {
     const lines = durableSection({
       scenarios: [
-        result('delay-1a1w-c40-r20', [
+        result('delay-1a1w-c64-r20', [
           repeat(0, 200, { engine: 0.8, worker: 0.4, app: 0.8 }, load({ 200: 200 }, 1200)),
         ]),
-        result('nodelay-1a1w-c40-r20', [
+        result('nodelay-1a1w-c64-r20', [
           repeat(0, 200, { engine: 0.6, worker: 0.2, app: 0.6 }, load({ 200: 200 }, 20)),
         ]),
       ],
     }).join('\n');
-    expect(lines).toContain('| delay-1a1w-c40-r20 / nodelay-1a1w-c40-r20 | 10.00 | 7.00 | 1.43× |');
+    expect(lines).toContain('| delay-1a1w-c64-r20 / nodelay-1a1w-c64-r20 | 10.00 | 7.00 | 1.43× |');
     expect(lines).toMatch(/1\.43× \| yes \|$/m);
   });
 

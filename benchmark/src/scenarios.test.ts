@@ -117,12 +117,12 @@ describe('durable-run scenarios', () => {
   });
 
   it('runs the delay pair on warm workers against their own flows, in the standard suite', () => {
-    expect(parseScenarioName('delay-1a1w-c40-r20')).toMatchObject({
+    expect(parseScenarioName('delay-1a1w-c64-r20')).toMatchObject({
       mode: 'delay',
-      connections: 40,
+      connections: 64,
       rate: 20,
     });
-    expect(parseScenarioName('nodelay-1a1w-c40-r20').name).toBe('nodelay-1a1w-c40-r20');
+    expect(parseScenarioName('nodelay-1a1w-c64-r20').name).toBe('nodelay-1a1w-c64-r20');
     for (const mode of ['pause', 'delay', 'nodelay'] as const)
       expect(workerEnvFor(mode)).toEqual(workerEnvFor('warm'));
     expect([flowIdFor('pause'), flowIdFor('delay'), flowIdFor('nodelay')]).toEqual([
@@ -131,7 +131,7 @@ describe('durable-run scenarios', () => {
       BENCHMARK_NODELAY_FLOW_ID,
     ]);
     expect(standardSuite().map((s) => s.name)).toEqual(
-      expect.arrayContaining(['pause500-1a1w', 'delay-1a1w-c40-r20', 'nodelay-1a1w-c40-r20']),
+      expect.arrayContaining(['pause500-1a1w', 'delay-1a1w-c64-r20', 'nodelay-1a1w-c64-r20']),
     );
   });
 });

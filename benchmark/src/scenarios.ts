@@ -34,7 +34,7 @@ import {
  *   measures when each is answered, e.g. `pause500-1a1w`. `delay` and `nodelay` run warm workers
  *   against BENCHMARK_DELAY_FLOW (a 1.1 s delay between two code steps: one pause and one resume
  *   per run) and the same flow without the delay; compare them at the same fixed rate,
- *   `delay-1a1w-c40-r20` against `nodelay-1a1w-c40-r20`: the report gives the CPU a resume adds.
+ *   `delay-1a1w-c64-r20` against `nodelay-1a1w-c64-r20`: the report gives the CPU a resume adds.
  * - network run: `-net` at the end of a name (`warm-1a1w-c1-net`) reaches Postgres, Redis and S3
  *   through proxies that add `--latency`'s delays (default s3=20,pg=1,redis=0.5 ms one way);
  *   the same scenario without `-net` in the same run is its loopback twin.
@@ -248,11 +248,12 @@ export function standardSuite(): Scenario[] {
 export const PAUSE_REQUESTS = 500;
 /**
  * The resume-cost pair's fixed rate and connections: the same runs per second on both sides,
- * so the background (BullMQ's polls, periodic checks) falls alike on each run; 40 connections
- * hold the ~22 requests a 1.1 s delay keeps in flight at 20 per second.
+ * so the background (BullMQ's polls, periodic checks) falls alike on each run. At 20 per second a
+ * 1.1 s delay keeps about 22 requests in flight, more when resumes run late on a busy machine;
+ * a request due while every connection is busy is an error (paced-load.ts), hence 64.
  */
 export const RESUME_RATE = 20;
-export const RESUME_CONNECTIONS = 40;
+export const RESUME_CONNECTIONS = 64;
 
 /** The open-loop scenarios' rate: one that cold engines with prewarm can sustain on 2 cores. */
 export const FIXED_RATE = 5;
