@@ -33,6 +33,8 @@ export interface PausedIdleReport {
   createS: number | null;
   /** Unanswered waits of the paused runs and the earliest due time among them (ISO). */
   waits: { count: number; earliestDue: string | null } | null;
+  /** Timer jobs in Redis's delayed set while the runs are paused (null: none found). */
+  timersDelayed: number | null;
   /** [none paused, the runs paused]; fewer when stopped early. */
   windows: IdleWindow[];
   aborted: boolean;
@@ -68,7 +70,7 @@ export function renderPausedIdleReport(report: PausedIdleReport): string {
     `- Started ${report.startedAt}, finished ${report.finishedAt}${report.aborted ? ' (**stopped early**)' : ''}`,
     `- Machine: ${report.machine.cpuModel}, ${report.machine.cores} cores, ${report.machine.memoryGb} GB; load average at start ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}; Node ${report.machine.node}; flowbox ${report.machine.versions.flowbox ?? 'unknown'}`,
     `- Stack: ${options.apps} app(s), ${options.workers} warm worker(s); ${report.services.postgres}, ${report.services.redis}, ${report.services.s3}.`,
-    `- The runs: async webhooks to \`benchmark-pause1h\` (code, a 1 h delay, code, response), ${options.concurrency} in flight; all PAUSED after ${report.createS === null ? '–' : `${fmt(report.createS, 1)} s`}.${report.waits === null ? '' : ` Unanswered waits: ${fmt(report.waits.count, 0)}, the earliest due ${report.waits.earliestDue ?? '–'}.`}`,
+    `- The runs: async webhooks to \`benchmark-pause1h\` (code, a 1 h delay, code, response), ${options.concurrency} in flight; all PAUSED after ${report.createS === null ? '–' : `${fmt(report.createS, 1)} s`}.${report.waits === null ? '' : ` Unanswered waits: ${fmt(report.waits.count, 0)}, the earliest due ${report.waits.earliestDue ?? '–'}.`}${report.timersDelayed === null ? '' : ` Timer jobs delayed in Redis: ${fmt(report.timersDelayed, 0)}.`}`,
     `- Each window: a VACUUM ANALYZE of the database, ${options.settleS} s left alone, then ${options.idleS} s measured in ${options.parts} parts (medians of the parts, (min–max)); nothing is sent to the stack meanwhile. CPU from /proc (utime+stime, reaped children included) in % of one core.`,
     '',
   ];

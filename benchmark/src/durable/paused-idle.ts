@@ -62,6 +62,7 @@ async function main(): Promise<number> {
   const windows: IdleWindow[] = [];
   let createS: number | null = null;
   let waits: PausedIdleReport['waits'] = null;
+  let timersDelayed: number | null = null;
   try {
     await memory.connect();
     const appUrl = local.stack.appUrls[0] ?? '';
@@ -83,6 +84,7 @@ async function main(): Promise<number> {
     const statuses = await runStatuses(local.db, BENCHMARK_PAUSE_HOUR_FLOW_ID);
     say(`runs by status: ${JSON.stringify(statuses)}`);
     waits = await unansweredWaits(local);
+    timersDelayed = await delayedTimers(memory);
     windows.push(await idleWindow(local, memory, options, statuses.PAUSED ?? 0, say, signal));
   } catch (error) {
     if (!signal.aborted) throw error;
@@ -109,6 +111,7 @@ async function main(): Promise<number> {
     },
     createS,
     waits,
+    timersDelayed,
     windows,
     aborted: signal.aborted,
   };
@@ -180,6 +183,15 @@ async function unansweredWaits(local: LocalStack): Promise<PausedIdleReport['wai
     // No run_waits table: a tree without durable runs.
     return null;
   }
+}
+
+/** Timer jobs waiting in Redis (BullMQ's delayed set of the apps' `timers` queue), read outside the windows. */
+async function delayedTimers(redis: Redis): Promise<number | null> {
+  const keys = await redis.keys('*timers*:delayed');
+  if (keys.length === 0) return null;
+  let total = 0;
+  for (const key of keys) total += await redis.zcard(key);
+  return total;
 }
 
 main().then(
