@@ -3,11 +3,11 @@
  * measures --target), loads it with autocannon and writes <out>/<date>-<host>.{json,md,svg}.
  * See benchmark/README.md.
  */
-import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type BenchOptions, parseBenchArgs, USAGE } from './args.ts';
 import { type BaselineCheckout, prepareBaseline, treeIdentity } from './baseline-checkout.ts';
+import { buildFlowbox, REPO_ROOT } from './build-step.ts';
 import { killProcessTrees } from './force-stop.ts';
 import { textTable } from './format.ts';
 import { collectMachineInfo } from './machine-info.ts';
@@ -26,8 +26,6 @@ import {
   withConnections,
 } from './scenarios.ts';
 import { runLocalSuite, runTargetSuite, type SuiteOutcome, targetWorkerCount } from './suite-runner.ts';
-
-const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 
 async function main(): Promise<number> {
   let options: BenchOptions;
@@ -171,24 +169,7 @@ async function main(): Promise<number> {
 /** `pnpm build` (engine bundle and piece archives), as the issue asks: the benchmark measures the built program. */
 async function build(progress: Progress, signal: AbortSignal): Promise<void> {
   progress.phase({ scenario: 'build', phase: 'pnpm build' });
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'build.ts')], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    signal,
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const code = await new Promise<number | null>((done) => {
-    child.once('error', () => done(null));
-    child.once('close', done);
-  });
-  signal.throwIfAborted();
-  if (code !== 0) throw new Error(`pnpm build failed (exit ${code}):\n${output.slice(-4000)}`);
+  await buildFlowbox(signal);
 }
 
 /** The command as typed, for the report (`pnpm bench` runs `node benchmark/src/main.ts`). */

@@ -113,7 +113,8 @@ export async function openPostgresProbe(options: {
       ownTransactions++;
       const { rows } = await app.query<{ pending: number; total: number }>(
         // A run that started gets its timings with its worker's result; one that ended without
-        // starting (its caller left, CALLER_GONE) never will, and is settled as it is.
+        // starting (its caller left, CALLER_GONE) never will, and is settled as it is. A PAUSED
+        // run has a resume to come.
         `SELECT count(*) FILTER (WHERE status IN ('QUEUED', 'RUNNING', 'PAUSED') OR (timings IS NULL AND started_at IS NOT NULL))::int AS pending,
                 count(*)::int AS total
            FROM runs WHERE created_at >= $1`,

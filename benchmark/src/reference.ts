@@ -106,6 +106,9 @@ function effectiveMode(r: ScenarioResult): 'warm' | 'cold' | null {
       return null;
     case 'loop100':
     case 'router':
+    case 'pause':
+    case 'delay':
+    case 'nodelay':
       // Another flow than the reference's: compare it with warm-1a1w-c1 of the same run.
       return null;
   }

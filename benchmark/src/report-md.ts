@@ -3,6 +3,7 @@ import { fmt, fmtMedian, mdTable } from './format.ts';
 import { logLinesSection } from './log-tally.ts';
 import { PROCESS_KINDS } from './proc-stats.ts';
 import { compareWithReference, fmtAdvantage } from './reference.ts';
+import { durableSection } from './report-durable.ts';
 import { fleetSection } from './report-fleet.ts';
 import { hopsSection } from './report-hops.ts';
 import {
@@ -53,6 +54,7 @@ export function renderMarkdown(report: BenchReport, svgFileName: string): string
     '',
     ...baselineSection(report),
     ...fleetSection(report),
+    ...durableSection(report),
     ...hopsSection(report),
     '## Cost per request',
     '',

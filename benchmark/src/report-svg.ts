@@ -19,6 +19,9 @@ const MODE_COLORS: Record<Mode, string> = {
   sim: '#b279a2',
   loop100: '#ff9da6',
   router: '#79706e',
+  pause: '#f58518',
+  delay: '#8cd17d',
+  nodelay: '#b6992d',
 };
 const SEGMENT_COLORS: Record<(typeof SEGMENT_NAMES)[number], string> = {
   queue: '#bab0ac',

@@ -85,8 +85,12 @@ export async function runScenario(
     ctx.onProgress('warm-up', 0, '');
     const load = await runLoad({
       urls,
-      // One request per worker at a time; fewer when the scenario has fewer connections.
-      connections: Math.min(scenario.workers, scenario.connections),
+      // One request per worker at a time; fewer when the scenario has fewer connections. A run
+      // that pauses frees its worker: its requests are sent together, or the warm-up would wait
+      // out every delay one after the other.
+      connections: pauses(scenario)
+        ? Math.min(warmupRequests, scenario.connections)
+        : Math.min(scenario.workers, scenario.connections),
       amount: warmupRequests,
       timeoutS: REQUEST_TIMEOUT_S,
       signal: ctx.signal,
@@ -131,17 +135,19 @@ async function measureRepeat(
   // Local stacks only: a deployment's /metrics may be private, and other scrapers reset it too.
   if (ctx.roots !== null) await readEventLoopDelay(ctx.appUrls, ctx.signal);
   const started = performance.now();
+  // A pause scenario's load is its burst: `connections` requests over one second.
+  const durationS = scenario.mode === 'pause' ? 1 : settings.durationS;
   const shared = {
     urls,
     connections: scenario.connections,
-    durationS: settings.durationS,
+    durationS,
     timeoutS: REQUEST_TIMEOUT_S,
     signal: ctx.signal,
     onProgress: (responses: number, elapsedS: number) =>
       ctx.onProgress(
         label,
-        elapsedS / settings.durationS,
-        `${elapsedS.toFixed(1)}/${settings.durationS} s  ${responses} req  ${(responses / Math.max(elapsedS, 0.001)).toFixed(0)} req/s`,
+        Math.min(1, elapsedS / durationS),
+        `${elapsedS.toFixed(1)}/${durationS} s  ${responses} req  ${(responses / Math.max(elapsedS, 0.001)).toFixed(0)} req/s`,
       ),
   };
   // A fixed-rate scenario paces its requests itself (paced-load.ts); others load back to back.
@@ -317,6 +323,11 @@ async function waitForQuiet(ctx: MeasureContext): Promise<void> {
     redisPrev = redisNow;
     postgresPrev = postgresNow;
   }
+}
+
+/** Scenarios whose runs pause (the durable-run flows with a delay). */
+function pauses(scenario: Scenario): boolean {
+  return scenario.mode === 'pause' || scenario.mode === 'delay';
 }
 
 function describe(load: LoadResult): string {

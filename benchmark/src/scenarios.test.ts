@@ -1,4 +1,11 @@
-import { BENCHMARK_FLOW_ID, BENCHMARK_LOOP_FLOW_ID, BENCHMARK_ROUTER_FLOW_ID } from '@flowbox/protocol';
+import {
+  BENCHMARK_DELAY_FLOW_ID,
+  BENCHMARK_FLOW_ID,
+  BENCHMARK_LOOP_FLOW_ID,
+  BENCHMARK_NODELAY_FLOW_ID,
+  BENCHMARK_PAUSE_FLOW_ID,
+  BENCHMARK_ROUTER_FLOW_ID,
+} from '@flowbox/protocol';
 import { describe, expect, it } from 'vitest';
 import {
   flowIdFor,
@@ -89,6 +96,43 @@ describe('scenarios', () => {
       connections: 1,
     });
     expect(workerEnvFor('target')).toEqual({});
+  });
+});
+
+describe('durable-run scenarios', () => {
+  it('reads pause<n>-<apps>a<workers>w as n requests, one per connection, within one second', () => {
+    expect(parseScenarioName('pause500-1a1w')).toEqual({
+      name: 'pause500-1a1w',
+      mode: 'pause',
+      apps: 1,
+      workers: 1,
+      connections: 500,
+      rate: 500,
+    });
+    expect(() => parseScenarioName('pause5000-1a1w')).toThrow(/requests must be between 1 and/);
+    expect(() => parseScenarioName('pause500-1a0w')).toThrow(/between 1/);
+    expect(withConnections([parseScenarioName('pause500-1a1w')], 50)).toEqual([
+      parseScenarioName('pause50-1a1w'),
+    ]);
+  });
+
+  it('runs the delay pair on warm workers against their own flows, in the standard suite', () => {
+    expect(parseScenarioName('delay-1a1w-c64-r20')).toMatchObject({
+      mode: 'delay',
+      connections: 64,
+      rate: 20,
+    });
+    expect(parseScenarioName('nodelay-1a1w-c64-r20').name).toBe('nodelay-1a1w-c64-r20');
+    for (const mode of ['pause', 'delay', 'nodelay'] as const)
+      expect(workerEnvFor(mode)).toEqual(workerEnvFor('warm'));
+    expect([flowIdFor('pause'), flowIdFor('delay'), flowIdFor('nodelay')]).toEqual([
+      BENCHMARK_PAUSE_FLOW_ID,
+      BENCHMARK_DELAY_FLOW_ID,
+      BENCHMARK_NODELAY_FLOW_ID,
+    ]);
+    expect(standardSuite().map((s) => s.name)).toEqual(
+      expect.arrayContaining(['pause500-1a1w', 'delay-1a1w-c64-r20', 'nodelay-1a1w-c64-r20']),
+    );
   });
 });
 

@@ -1,4 +1,11 @@
-import { BENCHMARK_FLOW_ID, BENCHMARK_LOOP_FLOW_ID, BENCHMARK_ROUTER_FLOW_ID } from '@flowbox/protocol';
+import {
+  BENCHMARK_DELAY_FLOW_ID,
+  BENCHMARK_FLOW_ID,
+  BENCHMARK_LOOP_FLOW_ID,
+  BENCHMARK_NODELAY_FLOW_ID,
+  BENCHMARK_PAUSE_FLOW_ID,
+  BENCHMARK_ROUTER_FLOW_ID,
+} from '@flowbox/protocol';
 
 /**
  * Glossary
@@ -22,6 +29,12 @@ import { BENCHMARK_FLOW_ID, BENCHMARK_LOOP_FLOW_ID, BENCHMARK_ROUTER_FLOW_ID } f
  *   simulated workers (benchmark/src/sim/) that speak the worker protocol but spend a fixed
  *   service time instead of running an engine, e.g. `sim-16a160w-t200`; connections = workers
  *   unless `-c<n>` follows.
+ * - durable runs: `pause<n>-<apps>a<workers>w` sends n sync requests within one second (one per
+ *   connection) to BENCHMARK_PAUSE_FLOW, whose runs pause 5 s between two code steps, and
+ *   measures when each is answered, e.g. `pause500-1a1w`. `delay` and `nodelay` run warm workers
+ *   against BENCHMARK_DELAY_FLOW (a 1.1 s delay between two code steps: one pause and one resume
+ *   per run) and the same flow without the delay; compare them at the same fixed rate,
+ *   `delay-1a1w-c64-r20` against `nodelay-1a1w-c64-r20`: the report gives the CPU a resume adds.
  * - network run: `-net` at the end of a name (`warm-1a1w-c1-net`) reaches Postgres, Redis and S3
  *   through proxies that add `--latency`'s delays (default s3=20,pg=1,redis=0.5 ms one way);
  *   the same scenario without `-net` in the same run is its loopback twin.
@@ -35,6 +48,9 @@ export const MODES = [
   'sim',
   'loop100',
   'router',
+  'pause',
+  'delay',
+  'nodelay',
 ] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -55,7 +71,8 @@ export interface Scenario {
 }
 
 const NAME =
-  /^(warm|cold-prewarm|cold|isolate|target|loop100|router)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?(-net)?$/;
+  /^(warm|cold-prewarm|cold|isolate|target|loop100|router|delay|nodelay)-(\d+)a(\d+)w-c(\d+)(?:-r(\d+))?(-net)?$/;
+const PAUSE_NAME = /^pause(\d+)-(\d+)a(\d+)w$/;
 const SIM_NAME = /^sim-(\d+)a(\d+)w-t(\d+)(?:-c(\d+))?(?:-r(\d+))?(?:-i(\d+))?$/;
 const MAX_IDLE_S = 600;
 const MAX_RATE = 10_000;
@@ -66,6 +83,7 @@ const MAX_SERVICE_MS = 60_000;
 const MAX_CONNECTIONS = 2_048;
 
 export function scenarioName(s: Omit<Scenario, 'name'>): string {
+  if (s.mode === 'pause') return `pause${s.connections}-${s.apps}a${s.workers}w`;
   const rate = s.rate === undefined ? '' : `-r${s.rate}`;
   if (s.mode === 'sim') {
     const connections = s.connections === s.workers ? '' : `-c${s.connections}`;
@@ -97,14 +115,37 @@ export function scenario(
   return { name: scenarioName(shape), ...shape };
 }
 
+/**
+ * `pause<n>-<apps>a<workers>w`: n requests, one per connection, sent evenly over one second
+ * (a fixed rate of n per second for one second, whatever the answers take).
+ */
+export function pauseScenario(requests: number, apps: number, workers: number): Scenario {
+  const shape = { mode: 'pause' as const, apps, workers, connections: requests, rate: requests };
+  return { name: scenarioName(shape), ...shape };
+}
+
 /** Reads a scenario from its name; any shape is allowed, not only the suite's. */
 export function parseScenarioName(name: string): Scenario {
   const sim = SIM_NAME.exec(name);
   if (sim !== null) return parseSimName(name, sim);
+  const pause = PAUSE_NAME.exec(name);
+  if (pause !== null) {
+    const parsed = pauseScenario(Number(pause[1]), Number(pause[2]), Number(pause[3]));
+    if (
+      parsed.apps < 1 ||
+      parsed.workers < 1 ||
+      parsed.apps > MAX_PROCESSES ||
+      parsed.workers > MAX_PROCESSES
+    )
+      throw new Error(`scenario "${name}": apps and workers must be between 1 and ${MAX_PROCESSES}`);
+    if (parsed.connections < 1 || parsed.connections > MAX_CONNECTIONS)
+      throw new Error(`scenario "${name}": requests must be between 1 and ${MAX_CONNECTIONS}`);
+    return parsed;
+  }
   const match = NAME.exec(name);
   if (match === null) {
     throw new Error(
-      `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.filter((m) => m !== 'sim').join(' | ')}, e.g. warm-1a2w-c2, or sim-<apps>a<workers>w-t<ms>, e.g. sim-16a160w-t200`,
+      `unknown scenario "${name}": expected <mode>-<apps>a<workers>w-c<connections> with mode ${MODES.filter((m) => m !== 'sim' && m !== 'pause').join(' | ')}, e.g. warm-1a2w-c2, or sim-<apps>a<workers>w-t<ms>, e.g. sim-16a160w-t200, or pause<requests>-<apps>a<workers>w, e.g. pause500-1a1w`,
     );
   }
   const [, mode, apps, workers, connections, rate, net] = match;
@@ -197,8 +238,22 @@ export function standardSuite(): Scenario[] {
     scenario('isolate', 1, 4, 4 * SATURATION_FACTOR),
     scenario('loop100', 1, 1),
     scenario('router', 1, 1),
+    pauseScenario(PAUSE_REQUESTS, 1, 1),
+    scenario('delay', 1, 1, RESUME_CONNECTIONS, RESUME_RATE),
+    scenario('nodelay', 1, 1, RESUME_CONNECTIONS, RESUME_RATE),
   ];
 }
+
+/** `pause500-1a1w`: 500 sync requests within a second, each run pausing 5 s, on one worker. */
+export const PAUSE_REQUESTS = 500;
+/**
+ * The resume-cost pair's fixed rate and connections: the same runs per second on both sides,
+ * so the background (BullMQ's polls, periodic checks) falls alike on each run. At 20 per second a
+ * 1.1 s delay keeps about 22 requests in flight, more when resumes run late on a busy machine;
+ * a request due while every connection is busy is an error (paced-load.ts), hence 64.
+ */
+export const RESUME_RATE = 20;
+export const RESUME_CONNECTIONS = 64;
 
 /** The open-loop scenarios' rate: one that cold engines with prewarm can sustain on 2 cores. */
 export const FIXED_RATE = 5;
@@ -249,7 +304,8 @@ export function withConnections(list: readonly Scenario[], connections: number |
   if (connections === undefined) return [...list];
   const byName = new Map<string, Scenario>();
   for (const s of list) {
-    const shape = { ...s, connections };
+    // A pause burst sends one request per connection within its second.
+    const shape = s.mode === 'pause' ? { ...s, connections, rate: connections } : { ...s, connections };
     const renamed = { ...shape, name: scenarioName(shape) };
     if (!byName.has(renamed.name)) byName.set(renamed.name, renamed);
   }
@@ -275,6 +331,9 @@ export function workerEnvFor(mode: Mode): Record<string, string> {
     case 'warm':
     case 'loop100':
     case 'router':
+    case 'pause':
+    case 'delay':
+    case 'nodelay':
       return { REUSE_SANDBOX: 'true' };
     case 'cold-prewarm':
       return { REUSE_SANDBOX: 'false', PREWARM: 'true' };
@@ -295,6 +354,12 @@ export function flowIdFor(mode: Mode): string {
       return BENCHMARK_LOOP_FLOW_ID;
     case 'router':
       return BENCHMARK_ROUTER_FLOW_ID;
+    case 'pause':
+      return BENCHMARK_PAUSE_FLOW_ID;
+    case 'delay':
+      return BENCHMARK_DELAY_FLOW_ID;
+    case 'nodelay':
+      return BENCHMARK_NODELAY_FLOW_ID;
     default:
       return BENCHMARK_FLOW_ID;
   }

@@ -56,6 +56,7 @@ export async function startScenarioStack(options: {
     options.tracingEndpoint === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: options.tracingEndpoint };
   const tally = createLogTally();
   const simulated = scenario.mode === 'sim';
+  const durable = scenario.mode === 'pause' || scenario.mode === 'delay' || scenario.mode === 'nodelay';
   // A simulated fleet's tokens are minted here, so the runner knows the stack's secret.
   const tokenSecret = randomBytes(32).toString('base64url');
   const recent: string[] = [];
@@ -82,6 +83,8 @@ export async function startScenarioStack(options: {
       ...(services.database.kind === 'pglite' ? { DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
       ...profiling.app,
       ...tracing,
+      // The durable-run flows' delays (1.1 s, 5 s) must pause, not sleep in place.
+      ...(durable ? { PAUSE_MIN_MS: '1000' } : {}),
     },
     workerEnv: {
       ...workerEnvFor(scenario.mode),

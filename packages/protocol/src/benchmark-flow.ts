@@ -92,6 +92,49 @@ export const BENCHMARK_ROUTER_FLOW: FlowDefinition = {
   ],
 };
 
+/**
+ * The durable-run scenarios' flows: a code step, a delay, a code step and a response. The
+ * first code step's output crosses the pause (the second reads it), so a resume must replay it.
+ */
+function delayedFlow(delay: string | null): FlowDefinition {
+  return {
+    trigger: BENCHMARK_FLOW.trigger,
+    steps: [
+      { type: 'code', name: 'before', code: 'return { n: 5 };', input: {} },
+      ...(delay === null ? [] : [{ type: 'delay' as const, name: 'later', for: delay }]),
+      {
+        type: 'code',
+        name: 'after',
+        code: 'return { result: Number(inputs.n) + 1 };',
+        input: { n: '{{before.n}}' },
+      },
+      {
+        type: 'piece',
+        name: 'respond',
+        piece: 'webhook',
+        action: 'return_response',
+        input: { status: 200, headers: {}, body: '{{after}}' },
+      },
+    ],
+  };
+}
+
+/** `pause<n>` scenarios: each sync request pauses 5 s in the middle of its run (PAUSE_MIN_MS below it). */
+export const BENCHMARK_PAUSE_FLOW_ID = 'benchmark-pause5s';
+export const BENCHMARK_PAUSE_FLOW: FlowDefinition = delayedFlow('5s');
+
+/** `delay` scenarios: one pause and one resume per run (1.1 s, over the default PAUSE_MIN_MS of 1 s). */
+export const BENCHMARK_DELAY_FLOW_ID = 'benchmark-delay1100ms';
+export const BENCHMARK_DELAY_FLOW: FlowDefinition = delayedFlow('1100ms');
+
+/** `nodelay` scenarios: the `delay` flow without its delay, what a resume is compared with. */
+export const BENCHMARK_NODELAY_FLOW_ID = 'benchmark-nodelay';
+export const BENCHMARK_NODELAY_FLOW: FlowDefinition = delayedFlow(null);
+
+/** The paused-runs idle measurement: runs that pause for an hour and are left paused. */
+export const BENCHMARK_PAUSE_HOUR_FLOW_ID = 'benchmark-pause1h';
+export const BENCHMARK_PAUSE_HOUR_FLOW: FlowDefinition = delayedFlow('1h');
+
 /** Every flow the app seeds (SEED_BENCHMARK_FLOW), by id, with what it is for. */
 export const BENCHMARK_FLOWS: readonly { id: string; name: string; definition: FlowDefinition }[] = [
   {
@@ -108,5 +151,25 @@ export const BENCHMARK_FLOWS: readonly { id: string; name: string; definition: F
     id: BENCHMARK_ROUTER_FLOW_ID,
     name: 'Benchmark: a router of four branches, then the benchmark flow',
     definition: BENCHMARK_ROUTER_FLOW,
+  },
+  {
+    id: BENCHMARK_PAUSE_FLOW_ID,
+    name: 'Benchmark: code step, 5 s delay (the run pauses), code step, response',
+    definition: BENCHMARK_PAUSE_FLOW,
+  },
+  {
+    id: BENCHMARK_DELAY_FLOW_ID,
+    name: 'Benchmark: code step, 1.1 s delay (the run pauses), code step, response',
+    definition: BENCHMARK_DELAY_FLOW,
+  },
+  {
+    id: BENCHMARK_NODELAY_FLOW_ID,
+    name: 'Benchmark: the 1.1 s delay flow without its delay',
+    definition: BENCHMARK_NODELAY_FLOW,
+  },
+  {
+    id: BENCHMARK_PAUSE_HOUR_FLOW_ID,
+    name: 'Benchmark: code step, 1 h delay (the run pauses), code step, response',
+    definition: BENCHMARK_PAUSE_HOUR_FLOW,
   },
 ];

@@ -1,5 +1,9 @@
 import {
+  BENCHMARK_DELAY_FLOW,
   BENCHMARK_LOOP_FLOW,
+  BENCHMARK_NODELAY_FLOW,
+  BENCHMARK_PAUSE_FLOW,
+  BENCHMARK_PAUSE_HOUR_FLOW,
   BENCHMARK_ROUTER_FLOW,
   connectionNamesOf,
   type FlowDefinition,
@@ -55,9 +59,16 @@ function expectInvalid(definition: unknown, message: string | RegExp) {
 }
 
 describe('validateFlowDefinition', () => {
-  it('accepts the benchmark flows, the loop and router ones included', () => {
+  it('accepts the benchmark flows, the loop, router and delay ones included', () => {
     expect(validate(BENCHMARK_FLOW, catalog)).toEqual(BENCHMARK_FLOW);
-    for (const flow of [BENCHMARK_LOOP_FLOW, BENCHMARK_ROUTER_FLOW])
+    for (const flow of [
+      BENCHMARK_LOOP_FLOW,
+      BENCHMARK_ROUTER_FLOW,
+      BENCHMARK_PAUSE_FLOW,
+      BENCHMARK_DELAY_FLOW,
+      BENCHMARK_NODELAY_FLOW,
+      BENCHMARK_PAUSE_HOUR_FLOW,
+    ])
       expect(validate(flow, catalog)).toEqual(flow);
   });
 
