@@ -112,6 +112,29 @@ describe('flow management API', () => {
     expect((await manage(url, 'GET', '/v1/flows/broken')).status).toBe(404);
   });
 
+  it('creates and publishes more flows at once than the database pool holds connections', async () => {
+    // Each create-and-publish holds one pooled connection for its transaction; what publishing
+    // reads from Postgres is read before it, so none waits for a second connection.
+    const small = await startTestApp({ DATABASE_POOL_SIZE: '2' });
+    try {
+      const count = 8;
+      const answers = await Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          manage(small.url, 'POST', '/v1/flows', {
+            id: `burst-${index}`,
+            name: `Burst ${index}`,
+            definition: GREETING,
+            publish: true,
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: count }, () => 201));
+      expect((await postJson(`${small.url}/v1/webhooks/burst-0`, { who: 'x' })).status).toBe(202);
+    } finally {
+      await small.app.close();
+    }
+  });
+
   it('refuses an unknown key anywhere in a definition, naming its path, and stores nothing', async () => {
     const misspelled = structuredClone(GREETING) as unknown as { steps: Record<string, unknown>[] };
     (misspelled.steps[1] as Record<string, unknown>).retries = { attempts: 3 };

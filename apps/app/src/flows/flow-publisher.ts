@@ -8,11 +8,17 @@ import {
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { Connections } from '../connections/connections.ts';
-import type { PieceRegistry } from '../pieces/piece-registry.ts';
+import type { PieceIndex, PieceRegistry } from '../pieces/piece-registry.ts';
 import { checkScheduleTrigger } from '../schedules/schedule-spec.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { checkErrorFlow } from './error-flow-check.ts';
 import type { FlowsRepository, FlowVersionRecord, PublishRecord } from './flows-repository.ts';
+
+/** What a publish reads before its transaction (FlowPublisher.check). */
+export interface PublishChecks {
+  connections: string[];
+  index: PieceIndex;
+}
 
 /**
  * Publishing builds a version's flow bundle (definition plus compiled code steps, pinned to the
@@ -54,15 +60,16 @@ export class FlowPublisher {
   }
 
   /**
-   * Checks a version's connections and builds and stores its bundle, recording nothing: what a
-   * create or add-and-publish calls inside the transaction that inserts the version.
+   * What publishing a definition reads from Postgres, checked: its connections exist, its
+   * `onFailure` names a flow, its schedule is not too frequent; and the piece index its bundle
+   * pins from. A create or add-and-publish reads it before its transaction, so the transaction
+   * holds one pooled connection and never waits for a second (concurrent publishes as many as
+   * the pool would otherwise each hold one and wait for another forever).
    */
-  async prepare(version: FlowVersionRecord): Promise<PublishRecord> {
-    checkScheduleTrigger(version.definition.trigger, {
-      minIntervalSeconds: this.#scheduleMinIntervalSeconds,
-    });
-    await checkErrorFlow(this.#flows, version.flowId, version.definition);
-    const connections = connectionNamesOf(version.definition);
+  async check(flowId: string, definition: FlowVersionRecord['definition']): Promise<PublishChecks> {
+    checkScheduleTrigger(definition.trigger, { minIntervalSeconds: this.#scheduleMinIntervalSeconds });
+    await checkErrorFlow(this.#flows, flowId, definition);
+    const connections = connectionNamesOf(definition);
     const missing = await this.#connections.missing(connections);
     if (missing.length > 0) {
       throw new FlowboxError(
@@ -70,7 +77,17 @@ export class FlowPublisher {
         `the flow references connection${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which do${missing.length > 1 ? '' : 'es'} not exist (POST /v1/connections)`,
       );
     }
-    const bundle = await this.build(version);
+    return { connections, index: await this.#registry.index() };
+  }
+
+  /**
+   * Builds and stores a version's bundle from its checks, recording nothing: what a create or
+   * add-and-publish calls inside the transaction that inserts the version (no Postgres read when
+   * given `checks`).
+   */
+  async prepare(version: FlowVersionRecord, checks?: PublishChecks): Promise<PublishRecord> {
+    const { connections, index } = checks ?? (await this.check(version.flowId, version.definition));
+    const bundle = this.build(version, index);
     const bytes = Buffer.from(JSON.stringify(bundle));
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = objectKeys.flowBundle(version.id, sha256);
@@ -79,9 +96,8 @@ export class FlowPublisher {
   }
 
   /** Pins each piece to the version the definition names, or the latest published now. */
-  async build(version: FlowVersionRecord): Promise<FlowBundle> {
+  build(version: FlowVersionRecord, index: PieceIndex): FlowBundle {
     const { definition } = version;
-    const index = await this.#registry.index();
     const code: Record<string, string> = {};
     const refs = new Map<string, string | undefined>([
       [definition.trigger.piece, definition.trigger.version],

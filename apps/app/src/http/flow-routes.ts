@@ -47,10 +47,11 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
       const id = body.id ?? `flow-${randomBytes(6).toString('hex')}`;
+      const checks = body.publish ? await deps.publisher.check(id, definition) : undefined;
       // Created and published in one transaction: a refused publish leaves no flow behind.
       const version = await deps.flows.createFlow(
         { id, name: body.name, definition },
-        body.publish ? (created) => deps.publisher.prepare(created) : undefined,
+        checks === undefined ? undefined : (created) => deps.publisher.prepare(created, checks),
       );
       if (version === null) throw new FlowboxError('INVALID_REQUEST', `flow ${id} already exists`);
       return reply.status(201).send({
@@ -108,10 +109,11 @@ export function registerFlowRoutes(app: FastifyInstance, deps: FlowRouteDeps): v
       await mustGetFlow(deps.flows, request.params.flowId);
       const definition = validateFlowDefinition(body.definition, await deps.registry.index(), deps.limits);
       checkScheduleTrigger(definition.trigger, { minIntervalSeconds: deps.scheduleMinIntervalSeconds });
+      const checks = body.publish ? await deps.publisher.check(request.params.flowId, definition) : undefined;
       const version = await deps.flows.addVersion(
         request.params.flowId,
         definition,
-        body.publish ? (added) => deps.publisher.prepare(added) : undefined,
+        checks === undefined ? undefined : (added) => deps.publisher.prepare(added, checks),
       );
       return reply
         .status(201)
