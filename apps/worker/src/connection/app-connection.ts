@@ -9,6 +9,8 @@ import {
   type EngineCallbackFrame,
   type JobResult,
   JobResultAckSchema,
+  type LogFailed,
+  LogFailedAckSchema,
   PollReplySchema,
   type PollRequest,
   parseMessage,
@@ -30,8 +32,9 @@ import { ResultLine } from './result-line.ts';
  * The worker's only line to the app: socket.io, authenticated by the worker token. A loop
  * long-polls for a job, runs it, and reports its result; the app answers through acks. When its
  * engine sends a job's last step (the response), the worker polls for the next job while this
- * one's tail (log upload, result, the app's final write) still runs, and delivers that result
- * while the next job runs.
+ * one's tail (result, the app's final write) still runs, and delivers that result while the next
+ * job runs. A run's log upload goes on in its engine after the result; only its failure is told
+ * to the app, behind that result.
  */
 export interface AppConnection {
   start(): void;
@@ -40,6 +43,11 @@ export interface AppConnection {
    * when the socket is down or the app does not answer in time.
    */
   forwardCallback(callback: EngineCallback): Promise<CallbackAnswer>;
+  /**
+   * Tells the app that a run's log upload, which followed its result, failed: sent behind that
+   * result (and any result before it), so the app has recorded the run's end when it arrives.
+   */
+  reportLogFailure(failure: LogFailed): void;
   /** Stops polling, lets the job in progress finish and report, then disconnects. */
   close(): Promise<void>;
 }
@@ -60,6 +68,8 @@ export interface AppConnectionOptions {
   retryDelayMs?: number;
   /** WORKER_POLL_AHEAD: poll for the next job once the flow's last response went (default on). */
   pollAhead?: boolean;
+  /** Before close() disconnects: the log uploads still in flight end (and report a failure). */
+  beforeDisconnect?: () => Promise<void>;
 }
 
 export function createAppConnection(options: AppConnectionOptions): AppConnection {
@@ -179,6 +189,27 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     return undefined;
   };
 
+  // Behind the run's result in the line, like a result: acknowledged (or given up) in turn.
+  const deliverLogFailure = async (failure: LogFailed, onSent: () => void): Promise<void> => {
+    const ids = { runId: failure.runId, jobId: failure.jobId };
+    for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
+      try {
+        await connected(AbortSignal.timeout(resultAckTimeoutMs));
+        const acknowledged = socket.timeout(resultAckTimeoutMs).emitWithAck(SOCKET_EVENTS.logFailed, failure);
+        onSent();
+        const parsed = parseMessage(LogFailedAckSchema, await acknowledged);
+        if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad log-failed ack');
+        else if (parsed.value.type === 'error') {
+          logger.warn({ ...ids, error: parsed.value.error }, "the app refused a run's log failure");
+        }
+        return;
+      } catch (error) {
+        logger.warn({ ...ids, attempt, error: String(error) }, 'log failure not acknowledged');
+      }
+    }
+    logger.error(ids, "gave up telling the app of a run's log failure");
+  };
+
   let state: PollState = WAITING;
   const results = new ResultLine();
   const pollAhead = (runId: string) => {
@@ -263,6 +294,9 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
 
   return {
     forwardCallback,
+    reportLogFailure(failure) {
+      results.behind((onSent) => deliverLogFailure(failure, onSent));
+    },
     start() {
       if (loop !== undefined) return;
       socket.connect();
@@ -271,6 +305,8 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     async close() {
       stop.abort(new Error('closing'));
       await loop;
+      await options.beforeDisconnect?.();
+      await results.acknowledged();
       socket.removeAllListeners();
       socket.disconnect();
     },

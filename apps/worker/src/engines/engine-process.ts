@@ -11,6 +11,7 @@ import {
   EngineToWorkerSchema,
   type ExecuteResult,
   FlowboxError,
+  type LogPersisted,
   type PreloadRequest,
   parseMessage,
   type WorkerToEngine,
@@ -29,12 +30,16 @@ export interface EngineProcess {
   readonly jobsServed: number;
   /**
    * Rejects with ENGINE_CRASHED when the process exits before it answers. The engine's
-   * callbacks go to `forward` while the job runs, and are refused at any other time.
+   * callbacks go to `forward` while the job runs, and are refused at any other time. Resolves
+   * with the result as soon as the steps end; `persisted` then settles with how the run log's
+   * upload, which the engine goes on with, ended.
    */
   execute(
     job: EngineJob,
     forward?: (callback: EngineCallback) => Promise<CallbackAnswer>,
-  ): Promise<ExecuteResult>;
+  ): Promise<EngineExecution>;
+  /** Resolves once no log upload of this engine is in flight (at once when none is, or it exited). */
+  drain(): Promise<void>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
   preload(preload: PreloadRequest): void;
   /**
@@ -45,6 +50,9 @@ export interface EngineProcess {
   /** SIGKILLs the process and resolves once it has exited. */
   kill(): Promise<void>;
 }
+
+/** An execute result; for one with `logPending`, how the upload that follows it ended (never rejects). */
+export type EngineExecution = ExecuteResult & { persisted?: Promise<LogPersisted> };
 
 export interface EngineProcessOptions {
   entry: string;
@@ -99,6 +107,8 @@ export interface EngineSandbox {
   expose(pieces: EngineJob['pieces']): Promise<void>;
   /** The job is over: its traffic is refused (its files stay until the next job is admitted). */
   release(): Promise<void>;
+  /** The run's log upload, which may outlast its job, ended: its relay path is refused. */
+  endUpload(runId: string): void;
   /** The engine has exited: close the relay, remove what the launch made. */
   dispose(): Promise<void>;
 }
@@ -143,10 +153,13 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   let pending:
     | {
         requestId: string;
-        result: Deferred<ExecuteResult>;
+        runId: string;
+        result: Deferred<EngineExecution>;
         forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
       }
     | undefined;
+  /** Log uploads the engine goes on with after their results, by requestId. */
+  const uploads = new Map<string, { runId: string; logKey: string; persisted: Deferred<LogPersisted> }>();
 
   const crash = (reason: string) =>
     new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
@@ -165,13 +178,23 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       case 'log':
         logger[message.level](message.data ?? {}, message.msg);
         return;
-      case 'execute-result':
+      case 'execute-result': {
         if (pending?.requestId !== message.requestId) {
           logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
           return;
         }
-        pending.result.resolve(message);
+        const { logKey } = message.outcome;
+        if (message.logPending === true && logKey !== null) {
+          const persisted = defer<LogPersisted>();
+          uploads.set(message.requestId, { runId: pending.runId, logKey, persisted });
+          pending.result.resolve({ ...message, persisted: persisted.promise });
+        } else pending.result.resolve(message);
         pending = undefined;
+        return;
+      }
+      case 'log-persisted':
+        uploads.get(message.requestId)?.persisted.resolve(message);
+        uploads.delete(message.requestId);
         return;
       case 'callback':
         void answerCallback(message.callId, message.callback);
@@ -219,6 +242,22 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     ready.reject(error);
     pending?.result.reject(error);
     pending = undefined;
+    for (const [requestId, upload] of uploads) {
+      upload.persisted.resolve({
+        version: 1,
+        type: 'log-persisted',
+        requestId,
+        runId: upload.runId,
+        logKey: upload.logKey,
+        logError: {
+          name: 'FlowboxError',
+          code: 'LOG_UPLOAD_FAILED',
+          message: `the engine ended before the run log's upload finished (${error.message})`,
+        },
+        logPersistMs: 0,
+      });
+    }
+    uploads.clear();
     void disposed.then(() => exited.resolve());
   }
 
@@ -278,8 +317,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       }
       jobsServed += 1;
       const requestId = randomUUID();
-      const result = defer<ExecuteResult>();
-      pending = { requestId, result, forward };
+      const result = defer<EngineExecution>();
+      pending = { requestId, runId: job.runId, result, forward };
       const stopWatch = watchMemory(requestId);
       result.promise.then(stopWatch, stopWatch);
       const fail = (error: FlowboxError) => {
@@ -300,7 +339,17 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       sandbox.admit(job).then(send, (error: unknown) => {
         fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
       });
-      return result.promise.finally(() => sandbox.release());
+      return result.promise
+        .then((executed) => {
+          // The log's upload goes on through the relay until it ends.
+          const upload = executed.persisted ?? Promise.resolve();
+          void upload.then(() => sandbox.endUpload(job.runId));
+          return executed;
+        })
+        .finally(() => sandbox.release());
+    },
+    drain() {
+      return Promise.all([...uploads.values()].map((upload) => upload.persisted.promise)).then(() => {});
     },
     preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
       if (!alive) return;
