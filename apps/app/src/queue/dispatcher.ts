@@ -15,6 +15,7 @@ import type { AppConfig } from '../env.ts';
 import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repository.ts';
 import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
 import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '../runs/run-lifecycle.ts';
+import type { LogFailure } from '../runs/runs-repository.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
 import type { TokenService } from '../tokens.ts';
@@ -217,6 +218,11 @@ export class Dispatcher {
       return result;
     });
     return this.#settle(lease, outcome, concluded, options);
+  }
+
+  /** A final run's log upload, which followed its result, failed (RunLifecycle.logFailed). */
+  logFailed(failure: LogFailure): Promise<boolean> {
+    return this.#lifecycle.logFailed(failure);
   }
 
   /** An attempt whose worker disconnected with it in flight (see RunLifecycle.lostWorkerOutcome). */
