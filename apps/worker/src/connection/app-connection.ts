@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@flowbox/node-kit';
+import { defer, type Logger } from '@flowbox/node-kit';
 import {
   type CallbackAnswer,
   CallbackAnswerSchema,
@@ -44,8 +44,8 @@ export interface AppConnection {
    */
   forwardCallback(callback: EngineCallback): Promise<CallbackAnswer>;
   /**
-   * Tells the app that a run's log upload, which followed its result, failed: sent behind that
-   * result (and any result before it), so the app has recorded the run's end when it arrives.
+   * Tells the app that a run's log upload, which followed its result, failed: sent once that
+   * result is acknowledged, so the app has recorded the run's end when it arrives.
    */
   reportLogFailure(failure: LogFailed): void;
   /** Stops polling, lets the job in progress finish and report, then disconnects. */
@@ -189,14 +189,16 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     return undefined;
   };
 
-  // Behind the run's result in the line, like a result: acknowledged (or given up) in turn.
-  const deliverLogFailure = async (failure: LogFailed, onSent: () => void): Promise<void> => {
+  /** Jobs whose results are not yet acknowledged (or given up): a log failure waits for its job's. */
+  const resultsDelivered = new Map<string, Promise<void>>();
+  /** Log failures on their way; close() waits for them. */
+  const failures = new Set<Promise<void>>();
+  const deliverLogFailure = async (failure: LogFailed): Promise<void> => {
     const ids = { runId: failure.runId, jobId: failure.jobId };
     for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
       try {
         await connected(AbortSignal.timeout(resultAckTimeoutMs));
         const acknowledged = socket.timeout(resultAckTimeoutMs).emitWithAck(SOCKET_EVENTS.logFailed, failure);
-        onSent();
         const parsed = parseMessage(LogFailedAckSchema, await acknowledged);
         if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad log-failed ack');
         else if (parsed.value.type === 'error') {
@@ -229,6 +231,13 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   const runHanded = async (handed: Handed): Promise<void> => {
     const { job } = handed;
     state = transition(state, { type: 'started' });
+    // A log failure reported for this job waits for its result's acknowledgement.
+    const delivered = defer<void>();
+    resultsDelivered.set(job.jobId, delivered.promise);
+    const settled = () => {
+      resultsDelivered.delete(job.jobId);
+      delivered.resolve();
+    };
     let result: JobResult | undefined;
     try {
       result = await options.runJob(job);
@@ -237,15 +246,15 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
       logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
     }
     state = transition(state, { type: 'finished' });
-    if (result === undefined) return;
+    if (result === undefined) return settled();
     const finished = result;
     if (state.type === 'ahead') {
       // The next job comes with the poll ahead, so this result asks for none.
-      results.behind((onSent) => deliver({ ...finished, wantsNext: false }, onSent));
+      results.behind((onSent) => deliver({ ...finished, wantsNext: false }, onSent).finally(settled));
       return;
     }
     await results.acknowledged();
-    const next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
+    const next = await deliver({ ...finished, wantsNext: !stop.signal.aborted }).finally(settled);
     state = transition(state, { type: 'answered', handed: next });
   };
 
@@ -295,7 +304,12 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   return {
     forwardCallback,
     reportLogFailure(failure) {
-      results.behind((onSent) => deliverLogFailure(failure, onSent));
+      // After its run's result is acknowledged: the app has written the run's end by then.
+      const sending = (resultsDelivered.get(failure.jobId) ?? Promise.resolve()).then(() =>
+        deliverLogFailure(failure),
+      );
+      failures.add(sending);
+      void sending.finally(() => failures.delete(sending));
     },
     start() {
       if (loop !== undefined) return;
@@ -307,6 +321,7 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
       await loop;
       await options.beforeDisconnect?.();
       await results.acknowledged();
+      await Promise.all(failures);
       socket.removeAllListeners();
       socket.disconnect();
     },
