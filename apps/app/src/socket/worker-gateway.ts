@@ -30,9 +30,8 @@ type Ack<T> = (reply: T) => void;
 
 /**
  * The workers' only door into flowbox: socket.io, authenticated by a worker token. A worker
- * polls; the app leases it a job from BullMQ and later records its result (and, should the log
- * upload that follows it fail, that failure). A worker whose job has only its tail left (the
- * result) may poll once ahead of that result.
+ * polls; the app leases it a job from BullMQ, records its result (and a log upload failed after
+ * it). A worker whose job has only its result left may poll once ahead of that result.
  */
 export class WorkerGateway {
   readonly #io: Server;
@@ -348,15 +347,12 @@ export class WorkerGateway {
     const parsed = parseMessage(LogFailedSchema, frame);
     if (!parsed.ok) {
       logger.warn({ reason: parsed.error }, 'dropped an invalid log failure');
-      return {
-        version: 1,
-        type: 'error',
-        error: { name: 'ProtocolError', code: 'INVALID_REQUEST', message: parsed.error },
-      };
+      const error = { name: 'ProtocolError', code: 'INVALID_REQUEST' as const, message: parsed.error };
+      return { version: 1, type: 'error', error };
     }
-    const { runId, logKey, workerId, logError } = parsed.value;
+    const { runId } = parsed.value;
     try {
-      await this.#dispatcher.logFailed({ runId, logKey, workerId, logError });
+      await this.#dispatcher.logFailed(parsed.value);
       return { version: 1, type: 'ok' };
     } catch (error) {
       logger.error({ err: error, runId }, "could not record a run's log failure");

@@ -118,7 +118,11 @@ describe.each(MODES)('the log upload after the outcome ($name)', ({ name, worker
     uploads += 1;
     stored += 1;
     await gate.stored(stored);
-    expect(await fault.getRun(next.runId ?? '')).toMatchObject({ status: 'SUCCEEDED', logError: null });
+    // Its result may reach the app after its log reached S3: both are on their way at once.
+    expect(await waitForFinal(fault, next.runId ?? '')).toMatchObject({
+      status: 'SUCCEEDED',
+      logError: null,
+    });
   });
 
   it('leaves the run final with its outcome, never run again, when its worker is SIGKILLed before the upload ended', async () => {

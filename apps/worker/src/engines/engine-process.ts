@@ -16,6 +16,7 @@ import {
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { EngineLogUploads } from './engine-log-uploads.ts';
 import { watchEngineMemory } from './engine-memory-watch.ts';
 import { setTreeNiceness } from './engine-priority.ts';
 
@@ -158,8 +159,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
       }
     | undefined;
-  /** Log uploads the engine goes on with after their results, by requestId. */
-  const uploads = new Map<string, { runId: string; logKey: string; persisted: Deferred<LogPersisted> }>();
+  const uploads = new EngineLogUploads();
 
   const crash = (reason: string) =>
     new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
@@ -185,16 +185,14 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         }
         const { logKey } = message.outcome;
         if (message.logPending === true && logKey !== null) {
-          const persisted = defer<LogPersisted>();
-          uploads.set(message.requestId, { runId: pending.runId, logKey, persisted });
-          pending.result.resolve({ ...message, persisted: persisted.promise });
+          const persisted = uploads.track(message.requestId, pending.runId, logKey);
+          pending.result.resolve({ ...message, persisted });
         } else pending.result.resolve(message);
         pending = undefined;
         return;
       }
       case 'log-persisted':
-        uploads.get(message.requestId)?.persisted.resolve(message);
-        uploads.delete(message.requestId);
+        uploads.settle(message);
         return;
       case 'callback':
         void answerCallback(message.callId, message.callback);
@@ -242,22 +240,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     ready.reject(error);
     pending?.result.reject(error);
     pending = undefined;
-    for (const [requestId, upload] of uploads) {
-      upload.persisted.resolve({
-        version: 1,
-        type: 'log-persisted',
-        requestId,
-        runId: upload.runId,
-        logKey: upload.logKey,
-        logError: {
-          name: 'FlowboxError',
-          code: 'LOG_UPLOAD_FAILED',
-          message: `the engine ended before the run log's upload finished (${error.message})`,
-        },
-        logPersistMs: 0,
-      });
-    }
-    uploads.clear();
+    uploads.failAll(error.message);
     void disposed.then(() => exited.resolve());
   }
 
@@ -348,9 +331,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         })
         .finally(() => sandbox.release());
     },
-    drain() {
-      return Promise.all([...uploads.values()].map((upload) => upload.persisted.promise)).then(() => {});
-    },
+    drain: () => uploads.drain(),
     preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
       if (!alive) return;
       const message: WorkerToEngine = {
