@@ -197,7 +197,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
     // A piece the registry did not see as needing Node (its module's form) and the isolate
     // refused before any step ran: nothing reached the app, so the job runs again, once, in a
-    // fresh engine process.
+    // fresh engine process. Its log goes to the same key: the refused run's upload ends first.
+    await first.execution.persisted;
     options.logger.info(
       { runId: job.runId, reason: first.execution.outcome.error?.message },
       "the run's isolate refused a piece; running the job in a fresh engine process",
