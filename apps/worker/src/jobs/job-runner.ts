@@ -8,6 +8,7 @@ import {
   FlowboxError,
   failedOutcome,
   forUsers,
+  isRetryable,
   type JobProvisioning,
   type JobResult,
   type JobTimings,
@@ -286,7 +287,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       trace.end(outcome);
     }
     if (execution.persisted !== undefined) {
-      const ended = execution.persisted.then((persisted) => logPersisted(job, persisted, trace));
+      const ended = execution.persisted.then((persisted) => logPersisted(job, outcome, persisted, trace));
       uploads.add(ended);
       void ended.finally(() => uploads.delete(ended));
     }
@@ -307,7 +308,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   };
 
   /** The end of a log upload that followed the job's result: one line, and the app told of a failure. */
-  const logPersisted = (job: DispatchedJob, ended: LogPersisted, trace: JobTrace | null): void => {
+  const logPersisted = (
+    job: DispatchedJob,
+    outcome: RunOutcome,
+    ended: LogPersisted,
+    trace: JobTrace | null,
+  ): void => {
     const { runId, jobId } = job;
     // The upload's span hangs from the engine.run exported with the result.
     trace?.engineSpans(ended.spans, ended.spans?.[0]?.parentSpanId);
@@ -317,6 +323,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       return;
     }
     options.logger.warn({ runId, jobId, logPersistMs, logError }, 'run log upload failed');
+    // A retryable outcome's run is likely run again, its next attempt writing this key anew: a
+    // late failure must not clear that attempt's log. Should none follow, the key names no log.
+    if (outcome.error !== undefined && isRetryable(outcome.error.code)) return;
     options.reportLogFailure?.({
       version: 1,
       type: 'log-failed',
