@@ -196,6 +196,48 @@ describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s
   );
 });
 
+describe.each(['bundle', 'snapshot'] as const)('a durable run over IPC (%s)', (entry) => {
+  it('starts a sub-flow through the worker, pauses at a delay and uploads its checkpoint, not its log', async () => {
+    const flow = flowOf(
+      { type: 'flow', name: 'child', flowId: 'flow-2', input: { n: 1 }, wait: false },
+      { type: 'delay', name: 'later', for: '1h' },
+    );
+    const artifacts = await prepareEngineArtifacts(dir, flow);
+    const engine = start(entry, (callback) =>
+      callback.report.type === 'subflow-start'
+        ? { version: 1, type: 'subflow-started', runId: 'child-9' }
+        : { version: 1, type: 'ok' },
+    );
+    await engine.nextMessage('ready');
+    const key = `checkpoints/${entry}/0.json`;
+    const job = makeEngineJob(app.url, app.logUploadUrl(`runs/${entry}.json`), {
+      ...artifacts,
+      checkpointUpload: { url: app.logUploadUrl(key), fields: { key }, key, maxBytes: 100_000 },
+    });
+    engine.child.send({ version: 1, type: 'execute', requestId: 'req-3', job });
+    expect(await engine.nextMessage('execute-result')).toMatchObject({
+      outcome: {
+        status: 'PAUSED',
+        logKey: null,
+        pause: { checkpointKey: key, waits: [{ path: 'later', kind: 'delay' }] },
+      },
+    });
+    expect(engine.callbacks.map((callback) => callback.report)).toContainEqual({
+      version: 1,
+      type: 'subflow-start',
+      path: 'child',
+      flowId: 'flow-2',
+      input: { n: 1 },
+      wait: false,
+    });
+    const uploads = app.requests.filter((request) => isUpload(request) && request.url.includes(entry));
+    expect(uploads.map((upload) => upload.form?.key)).toEqual([key]);
+    expect(uploads[0]?.json).toMatchObject({
+      steps: { child: { status: 'SUCCEEDED', output: { runId: 'child-9' } }, later: { status: 'WAITING' } },
+    });
+  });
+});
+
 describe('engine callbacks over IPC (bundle)', () => {
   const refusing =
     (code: 'INVALID_RESPONSE' | 'RUN_ALREADY_FINISHED'): AnswerCallback =>

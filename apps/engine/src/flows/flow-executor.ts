@@ -7,6 +7,7 @@ import {
 } from '@flowbox/egress';
 import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
 import {
+  type Checkpoint,
   CONNECTIONS_ROOT,
   DEFAULT_LOOP_MAX_ITERATIONS,
   type EgressPolicy,
@@ -23,6 +24,7 @@ import {
   type SerializedError,
   type StepResult,
   serializeError,
+  type WaitPoint,
   wrapCodeStep,
 } from '@flowbox/protocol';
 import type { CodeRunners } from '../code-steps/code-runner.ts';
@@ -33,10 +35,11 @@ import type { EngineLog } from '../host/ipc-channel.ts';
 import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
 import type { PieceLoader } from '../pieces/piece-loader.ts';
 import { createRunPieces } from '../pieces/run-pieces.ts';
+import { durableDeps, pausedRun, readCheckpoint, storeCheckpoint } from './durable-run.ts';
 import type { FlowBundleLoader } from './flow-bundle-loader.ts';
 import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
 import { interpretFlow } from './interpreter/interpreter.ts';
-import type { StepSink } from './interpreter/interpreter-context.ts';
+import type { Clock, StepSink } from './interpreter/interpreter-context.ts';
 import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
@@ -67,6 +70,8 @@ export interface FlowExecutorDeps {
    * forked engine (engine-runtime.ts); by default over HTTP to the job's `appUrl`.
    */
   appClient?: (options: AppClientOptions) => AppClient;
+  /** The time delays, waits and retries read (tests move it); the system clock by default. */
+  clock?: Clock;
 }
 
 /**
@@ -135,11 +140,16 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
       let error: SerializedError | undefined;
       let isolated: IsolatedRun | undefined;
       let leaves: LeafExecutor | undefined;
+      let paused: { waits: WaitPoint[]; checkpoint: Checkpoint } | undefined;
 
       // Until the bundle names the signature header, only the connections and credential headers.
       let redactor = createRedactor({ connections: job.connections, trigger: job.trigger });
       try {
-        const run = await prepareRun(deps, job, inputs);
+        const [run, resumed] = await Promise.all([
+          prepareRun(deps, job, inputs),
+          job.resume === undefined ? undefined : readCheckpoint(deps.http, job, timeoutMs),
+        ]);
+        const durable = durableDeps(deps.clock, job, app, resumed);
         const signatureHeader = run.bundle.definition.trigger.verify?.header;
         if (signatureHeader !== undefined) {
           redactor = createRedactor({ connections: job.connections, trigger: job.trigger, signatureHeader });
@@ -180,8 +190,11 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
             codeStepTimeoutMs: job.limits.codeStepTimeoutMs,
             loopMaxIterations: job.limits.loopMaxIterations ?? DEFAULT_LOOP_MAX_ITERATIONS,
           },
+          durable,
         });
-        if (ending.kind !== 'done' && ending.error !== undefined) {
+        if (ending.kind === 'paused') {
+          paused = pausedRun(job, ending.waits, durable, resumed);
+        } else if (ending.kind !== 'done' && ending.error !== undefined) {
           error = redactor === null ? ending.error : redactor.value(ending.error);
           // A system error inside a step (a failed response callback) is not the flow's fault.
           status = runStatusOf(error.code);
@@ -194,10 +207,37 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         deps.log('warn', 'the run failed outside its steps', { runId: job.runId, error: serialized });
         error = forUsers(serialized);
         status = runStatusOf(error.code);
+        paused = undefined;
       } finally {
         // The run's context, its timers and whatever it left pending end with the run.
         leaves?.close?.();
         isolated?.close();
+      }
+
+      if (paused !== undefined) {
+        const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
+        const stored = await storeCheckpoint(
+          deps.http,
+          job,
+          paused.checkpoint,
+          Math.max(1, Math.min(timeoutMs, left)),
+        );
+        if (stored.error === undefined) {
+          // No log at a pause: the run's end writes it, with every step (replayed ones flagged).
+          const outcome: RunOutcome = {
+            status: 'PAUSED',
+            steps: results,
+            logKey: null,
+            pause: { waits: paused.waits, checkpointKey: stored.key },
+          };
+          const runMs = Math.max(0, performance.now() - started - stored.ms);
+          const execution: FlowExecution = { outcome, timings: { runMs, logPersistMs: stored.ms } };
+          if (trace !== null) execution.spans = trace.finish(undefined);
+          return execution;
+        }
+        deps.log('error', 'the run could not pause', { runId: job.runId, error: stored.error });
+        error = stored.error;
+        status = runStatusOf(error.code);
       }
 
       const runLog = buildRunLog(job, {

@@ -7,12 +7,16 @@ export interface HttpRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Read the whole response body, up to this many bytes (more rejects): a checkpoint's download. */
+  maxBodyBytes?: number;
 }
 
 export interface HttpResponse {
   status: number;
   /** The start of the response body, for error messages. */
   bodyExcerpt: string;
+  /** The whole body, when the request set `maxBodyBytes`. */
+  body?: string;
 }
 
 /** Outgoing HTTP with keep-alive: the engine calls the same app for every step of every run. */
@@ -68,18 +72,25 @@ export function createHttpClient(options: { socketPath?: string | undefined } = 
         req.on('error', reject);
         req.on('response', (res) => {
           const chunks: Buffer[] = [];
+          const keep = request.maxBodyBytes ?? EXCERPT_BYTES;
           let kept = 0;
           res.on('data', (chunk: Buffer) => {
             // Drain everything so the socket can be reused, but keep only an excerpt.
-            if (kept < EXCERPT_BYTES) {
+            if (kept < keep) {
               chunks.push(chunk);
               kept += chunk.byteLength;
+            } else if (request.maxBodyBytes !== undefined) {
+              req.destroy(new Error(`the response is over ${request.maxBodyBytes} bytes`));
             }
           });
           res.on('error', reject);
           res.on('end', () => {
-            const bodyExcerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, bodyExcerpt });
+            const whole = Buffer.concat(chunks);
+            const bodyExcerpt = whole.subarray(0, EXCERPT_BYTES).toString('utf8');
+            if (request.maxBodyBytes === undefined) resolve({ status: res.statusCode ?? 0, bodyExcerpt });
+            else if (whole.byteLength > request.maxBodyBytes) {
+              reject(new Error(`the response is over ${request.maxBodyBytes} bytes`));
+            } else resolve({ status: res.statusCode ?? 0, bodyExcerpt, body: whole.toString('utf8') });
           });
         });
         req.end(body);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { FlowboxError, type LogUpload, type RunLog } from '@flowbox/protocol';
+import { type ErrorCode, FlowboxError, type LogUpload, type RunLog } from '@flowbox/protocol';
 import type { HttpClient } from './http-client.ts';
 
 /**
@@ -7,19 +7,31 @@ import type { HttpClient } from './http-client.ts';
  * A log over `maxBytes` is refused here, and would be by the S3 server too (the signed policy
  * bounds the size), so a hostile engine cannot store more than a log's worth either.
  */
-export async function uploadRunLog(
+export function uploadRunLog(
   http: HttpClient,
   target: LogUpload,
   log: RunLog,
   timeoutMs: number,
 ): Promise<void> {
-  const json = JSON.stringify(log);
+  return uploadJson(http, target, log, timeoutMs, { what: 'run log', code: 'LOG_UPLOAD_FAILED' });
+}
+
+/**
+ * Stores `value` as JSON through a presigned POST form (a run log, a checkpoint); any failure is
+ * `failure.code`, its message naming `failure.what`.
+ */
+export async function uploadJson(
+  http: HttpClient,
+  target: LogUpload,
+  value: unknown,
+  timeoutMs: number,
+  failure: { what: string; code: ErrorCode },
+): Promise<void> {
+  const { what, code } = failure;
+  const json = JSON.stringify(value);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > target.maxBytes) {
-    throw new FlowboxError(
-      'LOG_UPLOAD_FAILED',
-      `run log is ${bytes} bytes, over the ${target.maxBytes} limit`,
-    );
+    throw new FlowboxError(code, `${what} is ${bytes} bytes, over the ${target.maxBytes} limit`);
   }
   const boundary = `flowbox-${randomUUID()}`;
   let status: number;
@@ -36,13 +48,10 @@ export async function uploadRunLog(
     excerpt = response.bodyExcerpt;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new FlowboxError('LOG_UPLOAD_FAILED', `run log upload failed: ${message}`, { cause: error });
+    throw new FlowboxError(code, `${what} upload failed: ${message}`, { cause: error });
   }
   if (status < 200 || status > 299) {
-    throw new FlowboxError(
-      'LOG_UPLOAD_FAILED',
-      `run log upload answered ${status}: ${excerpt.slice(0, 500)}`,
-    );
+    throw new FlowboxError(code, `${what} upload answered ${status}: ${excerpt.slice(0, 500)}`);
   }
 }
 

@@ -23,7 +23,9 @@ export interface RecordedRequest {
 /** A request to the stand-in S3 (a log upload). */
 export const isUpload = (request: RecordedRequest): boolean => request.url.startsWith('/s3/');
 
-export type Responder = (request: RecordedRequest) => number | Promise<number>;
+/** A status (an error status gets a fake error body), or a status with the body to answer. */
+export type Answer = number | { status: number; body: string };
+export type Responder = (request: RecordedRequest) => Answer | Promise<Answer>;
 
 export interface FakeAppServer {
   /** Base URL, e.g. http://127.0.0.1:43210 */
@@ -67,9 +69,15 @@ export async function startFakeAppServer(): Promise<FakeAppServer> {
         waiter.resolve(recorded);
       }
       Promise.resolve(responder(recorded)).then(
-        (status) => {
-          res.statusCode = status;
-          res.end(status >= 400 ? JSON.stringify({ error: { message: 'fake failure' } }) : undefined);
+        (answer) => {
+          if (typeof answer !== 'number') {
+            res.statusCode = answer.status;
+            res.setHeader('content-type', 'application/json');
+            res.end(answer.body);
+            return;
+          }
+          res.statusCode = answer;
+          res.end(answer >= 400 ? JSON.stringify({ error: { message: 'fake failure' } }) : undefined);
         },
         () => res.destroy(),
       );

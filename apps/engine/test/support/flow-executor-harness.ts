@@ -14,6 +14,7 @@ import { createIsolatedVmRunner } from '../../src/code-steps/isolated-vm-runner.
 import { createNodeVmRunner } from '../../src/code-steps/node-vm-runner.ts';
 import { createFlowBundleLoader } from '../../src/flows/flow-bundle-loader.ts';
 import { createFlowExecutor, type FlowExecutor } from '../../src/flows/flow-executor.ts';
+import type { Clock } from '../../src/flows/interpreter/interpreter-context.ts';
 import { createHttpClient, type HttpClient } from '../../src/host/http-client.ts';
 import { createRunIsolation, type RunIsolation } from '../../src/isolate/run-isolation.ts';
 import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
@@ -31,7 +32,7 @@ import {
  * The flow executor's tests' setup: a temp folder for what a worker would provision, and per
  * test a fake app, an HTTP client, both code runners and an executor, all closed after it.
  */
-export function useExecutorHarness(options: { progressIntervalMs?: number } = {}) {
+export function useExecutorHarness(options: { progressIntervalMs?: number; clock?: Clock } = {}) {
   let dir: string;
   let app: FakeAppServer;
   let http: HttpClient;

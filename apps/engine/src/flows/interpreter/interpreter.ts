@@ -1,5 +1,4 @@
 import {
-  FlowboxError,
   type FlowDefinition,
   forUsers,
   type SerializedError,
@@ -7,14 +6,19 @@ import {
   type StepResult,
   serializeError,
   stepPath,
+  WAITS_ROOT,
 } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
+import { runDelay } from './delay-step.ts';
 import type { Ending, InterpreterDeps, RunContext } from './interpreter-context.ts';
 import { runLeaf } from './leaf-step.ts';
 import { runLoop } from './loop-step.ts';
 import { runRouter } from './router-step.ts';
 import type { ScopeFrame } from './run-scope.ts';
 import { runStop } from './stop-step.ts';
+import { runSubflow } from './subflow-step.ts';
+import { runWait } from './wait-step.ts';
+import { holdsWaits, waitUrlsIn } from './wait-urls.ts';
 
 /**
  * The flow language's one implementation: walks a flow's tree (the trigger, then its steps,
@@ -22,6 +26,8 @@ import { runStop } from './stop-step.ts';
  * resolving each step's templates over the scope here and handing only leaves (a piece's
  * action or trigger, a code step) to the mode's leaf executor. Records every step through the
  * sink with its path. `frame` is the run's scope (the connections); the steps' outputs go in it.
+ * A step that blocks at a waiting point stops its body; bodies running beside it go on; when
+ * nothing can go on and nothing failed or stopped, the run ends `paused` with its waiting points.
  */
 export async function interpretFlow(
   definition: Pick<FlowDefinition, 'trigger' | 'steps'>,
@@ -31,17 +37,27 @@ export async function interpretFlow(
   const context: RunContext = {
     ...deps,
     ending: undefined,
+    waits: [],
     fail(path, error) {
       context.ending ??= { ending: { kind: 'failed', error }, path };
     },
+    block(point, state) {
+      context.waits.push(point);
+      deps.durable.record?.set(point.path, state);
+    },
     async runBody(steps, bodyFrame, prefix) {
       for (const step of steps) {
-        if (context.ending !== undefined) return;
+        if (context.ending !== undefined) return false;
         deps.sink.beforeStep();
-        await runStep(context, step, bodyFrame, prefix);
+        if (await runStep(context, step, bodyFrame, prefix)) return true;
       }
+      return false;
     },
   };
+  const { waitUrls } = deps.durable;
+  if (waitUrls !== undefined && holdsWaits(definition.steps)) {
+    frame[WAITS_ROOT] = waitUrlsIn(definition.steps, '', waitUrls);
+  }
   deps.sink.beforeStep();
   deps.sink.position(definition.steps.length);
   await runTrigger(context, definition.trigger, frame);
@@ -50,17 +66,19 @@ export async function interpretFlow(
     deps.sink.beforeStep();
     const leafLike = step.type === 'piece' || step.type === 'code';
     deps.sink.position(step.type === 'stop' ? 0 : leafLike ? definition.steps.length - 1 - index : Infinity);
-    await runStep(context, step, frame, '');
+    if (await runStep(context, step, frame, '')) break;
   }
-  return context.ending?.ending ?? { kind: 'done' };
+  if (context.ending !== undefined) return context.ending.ending;
+  return context.waits.length > 0 ? { kind: 'paused', waits: context.waits } : { kind: 'done' };
 }
 
+/** Runs one step; resolves true when it blocked at a waiting point. */
 function runStep(
   context: RunContext,
   step: StepDefinition,
   frame: ScopeFrame,
   prefix: string,
-): Promise<void> {
+): Promise<boolean> {
   switch (step.type) {
     case 'piece':
     case 'code':
@@ -72,10 +90,11 @@ function runStep(
     case 'stop':
       return runStop(context, step, frame, prefix);
     case 'delay':
+      return runDelay(context, step, frame, prefix);
     case 'wait':
+      return runWait(context, step, frame, prefix);
     case 'flow':
-      // The app publishes none of these until this engine runs them.
-      throw new FlowboxError('INTERNAL', `this engine cannot run ${step.type} steps`);
+      return runSubflow(context, step, frame, prefix);
   }
 }
 

@@ -7,35 +7,81 @@ import {
   stepPath,
 } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
+import { finishedBefore, finishedEntry, replayStep, waitingBefore } from './checkpoint.ts';
 import type { RunContext } from './interpreter-context.ts';
 import type { LeafOutcome, LeafRun } from './leaf-executor.ts';
+import { attemptWithRetry, type FailedAttempt } from './retry.ts';
 import type { ScopeFrame } from './run-scope.ts';
 
 /**
  * A piece or code step: its input resolved over `frame`, run by the mode's leaf executor within
  * its `timeoutMs`, recorded. With `continueOnFailure` a failure is recorded FAILED with
  * `continued: true` and its output `{ error: { code, message } }`, which later steps read; the
- * run goes on. Without it, the failure ends the run.
+ * run goes on. Without it, the failure ends the run. With `retry`, failed attempts are made again
+ * (retry.ts); a backoff of PAUSE_MIN_MS or more blocks the step (WAITING). A resumed run's leaf
+ * that finished before is replayed from the checkpoint, not run.
  */
 export async function runLeaf(
   context: RunContext,
   step: LeafStepDefinition,
   frame: ScopeFrame,
   prefix: string,
-): Promise<void> {
+): Promise<boolean> {
   const path = stepPath(prefix, step.name);
   const record = context.sink.begin(step.name, path, true);
+  const kind = step.type === 'code' ? 'code' : `${step.piece}/${step.action}`;
+  const done = finishedBefore(context, path);
+  if (done !== undefined) {
+    record(
+      replayStep(context, frame, done, { name: step.name, path, kind, input: replayedInput(step, frame) }),
+    );
+    return false;
+  }
   const startedAt = new Date().toISOString();
   const started = performance.now();
   let input: unknown = step.input;
   let outcome: LeafOutcome;
+  let attempts: FailedAttempt[] | undefined;
   try {
     input = resolveTemplates(step.input, frame, step.name);
-    outcome = await withTimeout(context, step, path, (run) => context.leaves.leaf(step, input, run));
+    const execute = (run: LeafRun) => context.leaves.leaf(step, input, run);
+    if (step.retry === undefined) {
+      outcome = await withTimeout(context, step, path, execute);
+    } else {
+      const attempt = () => withTimeout(context, step, path, execute);
+      const { clock, pauseMinMs } = context.durable;
+      const retried = await attemptWithRetry(
+        step.retry,
+        waitingBefore(context, path),
+        { clock, pauseMinMs },
+        attempt,
+      );
+      attempts = retried.attempts;
+      if (retried.kind === 'blocked') {
+        const until = new Date(retried.until).toISOString();
+        context.block(
+          { path, step: step.name, kind: 'retry', resumeAt: until },
+          { status: 'WAITING', until, attempts },
+        );
+        const next = attempts.length + 1;
+        record({
+          name: step.name,
+          path,
+          kind,
+          status: 'WAITING',
+          input,
+          attempts,
+          waitingFor: `attempt ${next} of ${step.retry.maxAttempts} at ${until}`,
+          startedAt,
+          durationMs: performance.now() - started,
+        });
+        return true;
+      }
+      outcome = retried.outcome;
+    }
   } catch (error) {
     outcome = { error: forUsers(serializeError(error, 'STEP_FAILED')) };
   }
-  const kind = step.type === 'code' ? 'code' : `${step.piece}/${step.action}`;
   const result: StepResult = {
     name: step.name,
     path,
@@ -61,8 +107,22 @@ export async function runLeaf(
     }
   }
   if (outcome.logs !== undefined && outcome.logs.length > 0) result.logs = outcome.logs;
+  if (attempts !== undefined && attempts.length > 0) result.attempts = attempts;
+  if (context.durable.record !== undefined && (result.status === 'SUCCEEDED' || result.continued === true)) {
+    context.durable.record.set(path, finishedEntry(result, result.output));
+  }
   result.durationMs = performance.now() - started;
   record(result);
+  return false;
+}
+
+/** A replayed leaf's input as the log shows it: resolved again over the replayed outputs when it can be. */
+function replayedInput(step: LeafStepDefinition, frame: ScopeFrame): unknown {
+  try {
+    return resolveTemplates(step.input, frame, step.name);
+  } catch {
+    return step.input;
+  }
 }
 
 /**

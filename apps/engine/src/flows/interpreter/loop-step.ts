@@ -1,8 +1,8 @@
-import { FlowboxError, type LoopStepDefinition, stepPath, walkSteps } from '@flowbox/protocol';
-import pLimit from 'p-limit';
+import { FlowboxError, type LoopStepDefinition, stepPath, WAITS_ROOT, walkSteps } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
 import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
 import { childFrame, outputsIn, type ScopeFrame } from './run-scope.ts';
+import { holdsWaits, iterationWaits } from './wait-urls.ts';
 
 /**
  * A loop: its body once per item of `items`, `concurrency` iterations at a time, each in a frame
@@ -10,14 +10,17 @@ import { childFrame, outputsIn, type ScopeFrame } from './run-scope.ts';
  * output is `{ iterations: [ {<step>: output, ...}, ... ] }` in item order whatever the
  * concurrency. A failure in an iteration ends the run: no further iteration starts, and those
  * running stop before their next step. Items that are not an array, or more than
- * LOOP_MAX_ITERATIONS, fail the loop before any iteration.
+ * LOOP_MAX_ITERATIONS, fail the loop before any iteration. An iteration that blocks at a waiting
+ * point keeps its place among the `concurrency` (no iteration starts in its stead); the others go
+ * on. A loop with a blocked iteration is not recorded: it runs again when the run resumes, its
+ * finished iterations' steps replayed.
  */
 export async function runLoop(
   context: RunContext,
   step: LoopStepDefinition,
   frame: ScopeFrame,
   prefix: string,
-): Promise<void> {
+): Promise<boolean> {
   const path = stepPath(prefix, step.name);
   const record = context.sink.begin(step.name, path, false);
   const startedAt = new Date().toISOString();
@@ -32,29 +35,42 @@ export async function runLoop(
     result.error = stepError(error, step.name);
     context.fail(path, result.error);
     record(result);
-    return;
+    return false;
   }
   const list = items as unknown[];
   const names = walkSteps({ steps: step.steps }).map((visit) => visit.step.name);
   const iterations: (Record<string, unknown> | null)[] = list.map(() => null);
-  const limit = pLimit(step.concurrency);
+  const waitUrls = context.durable.waitUrls;
+  const withWaits = waitUrls !== undefined && holdsWaits(step.steps);
   let thrown: { error: unknown } | undefined;
-  await Promise.all(
-    list.map((item, index) =>
-      limit(async () => {
-        if (context.ending !== undefined || thrown !== undefined) return;
-        const iteration = childFrame(frame, { [step.name]: { item, index } });
-        try {
-          await context.runBody(step.steps, iteration, `${path}[${index}]`);
-        } catch (error) {
-          // A system failure (a refused report): the run ends once the running iterations did.
-          thrown ??= { error };
-        }
-        iterations[index] = outputsIn(iteration, names);
-      }),
-    ),
-  );
+  let blocked = false;
+  let next = 0;
+  // `concurrency` runners, each taking the next item; one whose iteration blocked takes no more.
+  const runner = async (): Promise<void> => {
+    while (next < list.length) {
+      if (context.ending !== undefined || thrown !== undefined) return;
+      const index = next++;
+      const prefix = `${path}[${index}]`;
+      const extra: Record<string, unknown> = { [step.name]: { item: list[index], index } };
+      if (withWaits) extra[WAITS_ROOT] = iterationWaits(frame, step.steps, prefix, waitUrls);
+      const iteration = childFrame(frame, extra);
+      let stopped = false;
+      try {
+        stopped = await context.runBody(step.steps, iteration, prefix);
+      } catch (error) {
+        // A system failure (a refused report): the run ends once the running iterations did.
+        thrown ??= { error };
+      }
+      iterations[index] = outputsIn(iteration, names);
+      if (stopped) {
+        blocked = true;
+        return;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(step.concurrency, list.length) }, runner));
   if (thrown !== undefined) throw thrown.error;
+  if (blocked && context.ending === undefined) return true;
   const output = { iterations };
   const result = containerResult(step.name, path, 'loop', startedAt, started, {
     items: list.length,
@@ -72,6 +88,7 @@ export async function runLoop(
   }
   frame[step.name] = output;
   record(result);
+  return blocked;
 }
 
 function checkItems(step: LoopStepDefinition, items: unknown, max: number): void {

@@ -23,13 +23,16 @@ interface Taken {
  * Each branch not taken is recorded once, SKIPPED with why. Its output, after its branches ran:
  * `{ branch }` (`first`, null when nothing ran) or `{ branches }` (`all`). A branch's steps write
  * their outputs in the router's frame (a parallel branch in a frame of its own, merged after).
+ * A branch that blocks at a waiting point stops the branches after it (parallel ones go on); the
+ * router is then not recorded: it runs again, its conditions over the replayed outputs, when
+ * the run resumes.
  */
 export async function runRouter(
   context: RunContext,
   step: RouterStepDefinition,
   frame: ScopeFrame,
   prefix: string,
-): Promise<void> {
+): Promise<boolean> {
   const path = stepPath(prefix, step.name);
   const record = context.sink.begin(step.name, path, false);
   const startedAt = new Date().toISOString();
@@ -52,7 +55,7 @@ export async function runRouter(
     result.durationMs = performance.now() - started;
     context.fail(path, result.error);
     record(result);
-    return;
+    return false;
   }
   const taken: Taken[] = step.branches
     .filter((branch) => held.includes(branch.name))
@@ -64,11 +67,16 @@ export async function runRouter(
   for (const [name, why] of skips)
     context.sink.begin(name, `${path}/${name}`, false)(skipped(name, `${path}/${name}`, why));
 
+  let blocked = false;
   if (step.mode === 'all' && step.parallel === true && taken.length > 1) {
-    await runParallel(context, taken, frame, path);
+    blocked = await runParallel(context, taken, frame, path);
   } else {
-    for (const branch of taken) await context.runBody(branch.steps, frame, `${path}/${branch.name}`);
+    for (const branch of taken) {
+      blocked = await context.runBody(branch.steps, frame, `${path}/${branch.name}`);
+      if (blocked) break;
+    }
   }
+  if (blocked && context.ending === undefined) return true;
   const names = taken.map((branch) => branch.name);
   const output = step.mode === 'first' ? { branch: names[0] ?? null } : { branches: names };
   result.input = { mode: step.mode, held };
@@ -85,6 +93,7 @@ export async function runRouter(
   frame[step.name] = output;
   result.durationMs = performance.now() - started;
   record(result);
+  return blocked;
 }
 
 /**
@@ -105,13 +114,16 @@ function branchHolds(
   }
 }
 
-/** Branches at once, each in a frame of its own; their outputs land in `frame` in branch order. */
+/**
+ * Branches at once, each in a frame of its own; their outputs land in `frame` in branch order.
+ * Resolves true when any branch blocked.
+ */
 async function runParallel(
   context: RunContext,
   taken: Taken[],
   frame: ScopeFrame,
   path: string,
-): Promise<void> {
+): Promise<boolean> {
   const frames = taken.map(() => childFrame(frame));
   const settled = await Promise.allSettled(
     taken.map((branch, index) =>
@@ -122,7 +134,12 @@ async function runParallel(
     const names = walkSteps({ steps: [...branch.steps] }).map((visit) => visit.step.name);
     Object.assign(frame, outputsIn(frames[index] ?? {}, names));
   });
-  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+  let blocked = false;
+  for (const outcome of settled) {
+    if (outcome.status === 'rejected') throw outcome.reason;
+    blocked ||= outcome.value;
+  }
+  return blocked;
 }
 
 function skipped(name: string, path: string, skipReason: string): StepResult {

@@ -19,7 +19,7 @@ export async function runStop(
   step: StopStepDefinition,
   frame: ScopeFrame,
   prefix: string,
-): Promise<void> {
+): Promise<boolean> {
   const path = stepPath(prefix, step.name);
   const record = context.sink.begin(step.name, path, false);
   const startedAt = new Date().toISOString();
@@ -36,7 +36,7 @@ export async function runStop(
     context.fail(path, result.error);
     result.durationMs = performance.now() - started;
     record(result);
-    return;
+    return false;
   }
   result.output = { status: step.status };
   const message = typeof result.input === 'object' ? (result.input as typeof written).message : undefined;
@@ -57,6 +57,7 @@ export async function runStop(
   };
   result.durationMs = performance.now() - started;
   record(result);
+  return false;
 }
 
 function responseOf(response: NonNullable<StopStepDefinition['response']>): FlowResponse {
