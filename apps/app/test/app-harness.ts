@@ -158,3 +158,18 @@ export async function waitForFinalRun(
     await delay(50);
   }
 }
+
+/**
+ * A final run's log from its `logUrl`, once stored: the engine uploads it after the run's
+ * outcome, so it may arrive a moment after the run is final. Throws past `deadlineMs`.
+ */
+export async function fetchRunLog(logUrl: string | null, deadlineMs = 10_000): Promise<Response> {
+  if (logUrl === null) throw new Error('the run has no log URL');
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const response = await fetch(logUrl);
+    if (response.status !== 404 || Date.now() > deadline) return response;
+    await response.body?.cancel();
+    await delay(50);
+  }
+}

@@ -320,6 +320,35 @@ describe.each([
     expect(run?.finishedAt).toBeInstanceOf(Date);
   });
 
+  it("records a log upload that failed after the run's result only on that final run, its worker and key", async () => {
+    const runs = createRunsRepository(pool);
+    const id = randomUUID();
+    await runs.create({
+      id,
+      flowId: 'bench',
+      flowVersionId: 'bench-v2',
+      sync: false,
+      trigger: TRIGGER,
+      syncInstanceId: null,
+    });
+    await runs.markRunning(id, 'worker-1');
+    const logKey = `runs/${id}/log.json`;
+    const logError = { name: 'FlowboxError', code: 'LOG_UPLOAD_FAILED' as const, message: 'S3 answered 503' };
+    const failure = { runId: id, logKey, workerId: 'worker-1', logError };
+    // Not final yet (its result has not been recorded): nothing changes.
+    expect(await runs.recordLogFailure(failure)).toBe(false);
+    await runs.finish(id, { outcome: { status: 'SUCCEEDED', steps: [], logKey } });
+    // Another worker's, or another key's: nothing changes.
+    expect(await runs.recordLogFailure({ ...failure, workerId: 'worker-2' })).toBe(false);
+    expect(await runs.recordLogFailure({ ...failure, logKey: 'runs/other/log.json' })).toBe(false);
+    expect(await runs.get(id)).toMatchObject({ status: 'SUCCEEDED', logKey, logError: null });
+
+    expect(await runs.recordLogFailure(failure)).toBe(true);
+    expect(await runs.get(id)).toMatchObject({ status: 'SUCCEEDED', logKey: null, logError });
+    // Once: the key is gone.
+    expect(await runs.recordLogFailure(failure)).toBe(false);
+  });
+
   it("adds a late result's timings to a run something else finalised first", async () => {
     const runs = createRunsRepository(pool);
     const id = randomUUID();

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manage } from '../../app/test/app-harness.ts';
+import { fetchRunLog, manage } from '../../app/test/app-harness.ts';
 import { type FaultStack, startFaultStack, waitForFinal } from './faults/fault-harness.ts';
 import { RedisWire } from './faults/redis-wire.ts';
 
@@ -241,7 +241,7 @@ describe('connections through a real stack', () => {
     );
 
     expect(run.logUrl).not.toBeNull();
-    const log = await (await fetch(run.logUrl ?? '')).text();
+    const log = await (await fetchRunLog(run.logUrl)).text();
     expect(log).toContain('[connection:service]');
 
     const redis = await RedisWire.open(fault.redis?.url ?? '');
@@ -290,7 +290,7 @@ describe('connections through a real stack', () => {
 
     const runJson = JSON.stringify(run);
     expect(runJson).toContain('[connection:spaced]');
-    const log = await (await fetch(run.logUrl ?? '')).text();
+    const log = await (await fetchRunLog(run.logUrl)).text();
     const logs = fault.lines.map(({ line }) => line.raw).join('\n');
     for (const [where, text] of Object.entries({ runJson, log, logs })) {
       for (const [name, spelling] of Object.entries({ raw: SPACED_SECRET, ...spellings })) {

@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestBucket, createTestDatabase, testNamespace } from '../../../test/fixtures.ts';
 import { ANSWERS_THEN_WORKS } from '../../../test/flows.ts';
 import { RUN_ID_HEADER } from '../../app/src/http/webhook-routes.ts';
-import { getRun, manage, postJson, type RunView, waitForFinalRun } from '../../app/test/app-harness.ts';
+import {
+  fetchRunLog,
+  getRun,
+  manage,
+  postJson,
+  type RunView,
+  waitForFinalRun,
+} from '../../app/test/app-harness.ts';
 import { type RunningStack, startStack } from '../src/stack.ts';
 
 /** Waits for a run to reach a final state, reading it the way a user would. */
@@ -179,7 +186,7 @@ describe.each<{ name: string; env: Record<string, string> }>([
     expect((t.queueMs ?? 0) + (t.workerBusyMs ?? 0)).toBeLessThanOrEqual((t.totalMs ?? 0) + 1);
     expect(run.provisioning).toMatchObject({ bundle: expect.stringMatching(/^(hit|miss)$/) });
 
-    const log = (await (await fetch(String(run.logUrl))).json()) as RunLog;
+    const log = (await (await fetchRunLog(run.logUrl)).json()) as RunLog;
     expect(log).toMatchObject({ runId, status: 'SUCCEEDED', flowId: 'benchmark' });
     expect(log.steps.map((s) => s.name)).toEqual(['trigger', 'step_1', 'step_2', 'step_3']);
     for (const step of log.steps) {
@@ -296,7 +303,7 @@ describe.each<{ name: string; env: Record<string, string> }>([
     expect(run.status).toBe('FAILED');
     expect(run.error).toMatchObject({ code: 'CODE_STEP_FAILED', step: 'step_1' });
     expect(run.steps.at(-1)).toMatchObject({ name: 'step_1', status: 'FAILED' });
-    const log = (await (await fetch(String(run.logUrl))).json()) as RunLog;
+    const log = (await (await fetchRunLog(run.logUrl)).json()) as RunLog;
     expect(log.status).toBe('FAILED');
     expect(log.steps.at(-1)?.error?.message).toContain('boom: alice');
   });

@@ -4,7 +4,7 @@ import type { FlowDefinition } from '@flowbox/protocol';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BENCHMARK_FLOW } from '../../app/src/flows/seed.ts';
-import { manage } from '../../app/test/app-harness.ts';
+import { fetchRunLog, manage } from '../../app/test/app-harness.ts';
 import { type Browser, CHROMIUM_MISSING, findChromium, launchChromium } from './browser/chromium.ts';
 import {
   codeFlow,
@@ -160,7 +160,7 @@ describe.skipIf(chromiumPath === null && !required)(
       // The link to its log is the presigned URL the API gave, and it opens the run's log.
       const logUrl = (await page.locator('[data-testid=log-link]').getAttribute('href')) ?? '';
       expect(logUrl).toContain(`runs/${runId}/log.json`);
-      const log = (await (await fetch(logUrl)).json()) as { runId: string; steps: unknown[] };
+      const log = (await (await fetchRunLog(logUrl)).json()) as { runId: string; steps: unknown[] };
       expect(log.runId).toBe(runId);
       expect(log.steps).toHaveLength(4);
       await page.screenshot({ path: join(SCREENSHOTS, 'inspector-run.png'), fullPage: true });

@@ -6,14 +6,14 @@ import {
   serializeError,
   type WorkerToEngine,
 } from '@flowbox/protocol';
-import type { FlowExecutor } from './flows/flow-executor.ts';
+import type { FlowExecution, FlowExecutor } from './flows/flow-executor.ts';
 import type { EngineIpcChannel } from './host/ipc-channel.ts';
 import type { PollExecutor } from './pieces/poll-executor.ts';
 
 export interface Engine {
   /** Listens for jobs (main.ts tells the worker it is ready once the runtime is warm). */
   start(): void;
-  /** Resolves when the job in progress (if any) has answered. */
+  /** Resolves when the job in progress (if any) has answered and every log upload has ended. */
   close(): Promise<void>;
 }
 
@@ -26,18 +26,41 @@ export interface EngineDeps {
   afterJob?: () => void;
 }
 
-/** Serves `execute` requests from the worker one at a time. */
+/**
+ * Serves `execute` requests from the worker one at a time. A run's log is uploaded after its
+ * result is sent, while the next job may already run; its `log-persisted` says how that ended.
+ */
 export function createEngine(deps: EngineDeps): Engine {
   const { channel, executor } = deps;
   // The worker sends one job at a time; chaining keeps that true even if it did not.
   let queue: Promise<void> = Promise.resolve();
+  const uploads = new Set<Promise<void>>();
+
+  const persistLog = async (
+    requestId: string,
+    runId: string,
+    persist: NonNullable<FlowExecution['persistLog']>,
+  ): Promise<void> => {
+    const report = await persist();
+    if (report.logError !== undefined) {
+      channel.log('error', 'run log upload failed', { runId, error: report.logError });
+    }
+    await channel.send({ version: 1, type: 'log-persisted', requestId, runId, ...report }).catch(() => {
+      // The worker is gone: the engine is about to exit, and the run is final already.
+    });
+  };
 
   const handle = async (message: Extract<WorkerToEngine, { type: 'execute' }>): Promise<void> => {
     const { requestId, job } = message;
     let result: ExecuteResult;
+    let persist: FlowExecution['persistLog'];
     try {
-      const execution = await executor.execute(job);
+      const { persistLog: upload, ...execution } = await executor.execute(job);
       result = { version: 1, type: 'execute-result', requestId, ...execution };
+      if (upload !== undefined) {
+        result.logPending = true;
+        persist = upload;
+      }
     } catch (error) {
       // The executor turns flow failures into outcomes; reaching here is a bug in the engine.
       const serialized = serializeError(error);
@@ -51,12 +74,19 @@ export function createEngine(deps: EngineDeps): Engine {
         timings: { runMs: 0, logPersistMs: 0 },
       };
     }
-    await channel.sendResult(result).catch((error: unknown) => {
+    const sent = channel.send(result).catch((error: unknown) => {
       channel.log('error', 'could not send the execute result', {
         runId: job.runId,
         error: serializeError(error),
       });
     });
+    if (persist !== undefined) {
+      // Not chained to the queue: the next job does not wait for S3.
+      const upload = persistLog(requestId, job.runId, persist);
+      uploads.add(upload);
+      void upload.finally(() => uploads.delete(upload));
+    }
+    await sent;
     deps.afterJob?.();
   };
 
@@ -69,14 +99,12 @@ export function createEngine(deps: EngineDeps): Engine {
             error: { name: 'FlowboxError', code: 'INTERNAL', message: 'this engine runs no polls' },
           }
         : await deps.polls.poll(job);
-    await channel
-      .sendResult({ version: 1, type: 'poll-result', requestId, outcome })
-      .catch((error: unknown) => {
-        channel.log('error', 'could not send the poll result', {
-          flowId: job.flowId,
-          error: serializeError(error),
-        });
+    await channel.send({ version: 1, type: 'poll-result', requestId, outcome }).catch((error: unknown) => {
+      channel.log('error', 'could not send the poll result', {
+        flowId: job.flowId,
+        error: serializeError(error),
       });
+    });
     deps.afterJob?.();
   };
 
@@ -92,6 +120,9 @@ export function createEngine(deps: EngineDeps): Engine {
         } else queue = queue.then(() => handle(message));
       });
     },
-    close: () => queue,
+    close: async () => {
+      await queue;
+      await Promise.all(uploads);
+    },
   };
 }

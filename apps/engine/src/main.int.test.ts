@@ -167,12 +167,22 @@ describe.each(Object.keys(ENTRIES) as (keyof typeof ENTRIES)[])('engine main (%s
         ...artifacts,
         executionMode,
       });
+      // Both listened for before the job goes: they may arrive in one read.
+      const [result, logPersisted] = [
+        engine.nextMessage('execute-result'),
+        engine.nextMessage('log-persisted'),
+      ];
       engine.child.send({ version: 1, type: 'execute', requestId: 'req-1', job });
-      expect(await engine.nextMessage('execute-result')).toMatchObject({
+      expect(await result).toMatchObject({
         type: 'execute-result',
         requestId: 'req-1',
         outcome: { status: 'SUCCEEDED', logKey: 'runs/run-1.json' },
+        logPending: true,
       });
+      // The log's upload follows the result.
+      const persisted = await logPersisted;
+      expect(persisted).toMatchObject({ requestId: 'req-1', runId: job.runId, logKey: 'runs/run-1.json' });
+      expect(persisted).not.toHaveProperty('logError');
       // The response went to the worker over IPC, with the run's token, and not over HTTP.
       expect(engine.callbacks).toMatchObject([
         {
@@ -259,8 +269,11 @@ describe('engines started from one startup snapshot', () => {
     for (const requestId of ['first', 'second']) {
       const engine = start('snapshot');
       await engine.nextMessage('ready');
+      // Both listened for before the job goes: they may arrive in one read.
+      const [result, persisted] = [engine.nextMessage('execute-result'), engine.nextMessage('log-persisted')];
       engine.child.send({ version: 1, type: 'execute', requestId, job });
-      expect(await engine.nextMessage('execute-result')).toMatchObject({ outcome: { status: 'SUCCEEDED' } });
+      expect(await result).toMatchObject({ outcome: { status: 'SUCCEEDED' } });
+      expect(await persisted).toMatchObject({ requestId });
       const exited = once(engine.child, 'exit');
       engine.child.disconnect();
       await exited;

@@ -4,7 +4,7 @@ import { runWarmUpFlow } from './snapshot-warm-up-run.ts';
 describe('the startup snapshot warm-up run', () => {
   // The snapshot build fails on a warm-up that stopped short; this says where, sooner.
   it('preloads as a spare, runs every step of the benchmark flow, calls the app back over IPC and uploads the log', async () => {
-    const { requests, callbacks, result } = await runWarmUpFlow();
+    const { requests, callbacks, result, persisted } = await runWarmUpFlow();
     expect(result.outcome).toMatchObject({
       status: 'SUCCEEDED',
       logKey: 'warm-up',
@@ -19,7 +19,11 @@ describe('the startup snapshot warm-up run', () => {
     // log upload are HTTP.
     expect(callbacks).toContain('flow-response');
     expect(requests).toEqual(['GET /health/live', 'POST /log']);
-    expect(result.spans?.map((span) => span.name)).toContain('log.upload');
+    // The outcome went before the upload, which followed it.
+    expect(result.logPending).toBe(true);
+    expect(persisted).toMatchObject({ type: 'log-persisted', requestId: 'warm-up', logKey: 'warm-up' });
+    expect(persisted.logError).toBeUndefined();
+    expect(persisted.spans?.map((span) => span.name)).toEqual(['log.upload']);
   });
 
   it('leaves no timer, socket or handle behind for the snapshot to hold', async () => {

@@ -4,6 +4,7 @@ import {
   type EngineToWorker,
   type ExecuteResult,
   FlowBundleSchema,
+  type LogPersisted,
   type WorkerToEngine,
 } from '@flowbox/protocol';
 import type { CodeRunner } from './code-steps/code-runner.ts';
@@ -32,14 +33,15 @@ import { warmUpSchemaSamples } from './snapshot-warm-up.ts';
  * and fakes are garbage once it resolves, and the engine's real ones are built per process
  * after the snapshot starts (engine-runtime.ts).
  *
- * Resolves with what the warm-up's HTTP client was asked, the callbacks it sent and the result
- * the engine sent, so a test (and the snapshot build, which fails on it) sees that the run went
- * through every step.
+ * Resolves with what the warm-up's HTTP client was asked, the callbacks it sent, the result
+ * the engine sent and how the log upload after it ended, so a test (and the snapshot build,
+ * which fails on it) sees that the run went through every step.
  */
 export async function runWarmUpFlow(): Promise<{
   requests: string[];
   callbacks: string[];
   result: ExecuteResult;
+  persisted: LogPersisted;
 }> {
   const samples = warmUpSchemaSamples();
   if (samples.execute.type !== 'execute') throw new Error('the warm-up sample is not an execute frame');
@@ -99,9 +101,14 @@ export async function runWarmUpFlow(): Promise<{
       appUrl: job.appUrl,
     });
   });
-  const result = await port.deliver({ version: 1, type: 'execute', requestId: 'warm-up', job });
+  const { result, persisted } = await port.deliver({
+    version: 1,
+    type: 'execute',
+    requestId: 'warm-up',
+    job,
+  });
   codeRunner.close();
-  return { requests, callbacks: port.callbacks, result };
+  return { requests, callbacks: port.callbacks, result, persisted };
 }
 
 const WARM_UP_TRACEPARENT = '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01';
@@ -174,22 +181,25 @@ function warmUpCodeRunner(): CodeRunner {
 }
 
 /**
- * An IPC port that hands the engine one frame and resolves with the result it sends back; it
- * accepts every callback, as the worker relays the app's answer, and keeps their report types.
+ * An IPC port that hands the engine one frame and resolves with the result it sends back and
+ * the log upload's end after it; it accepts every callback, as the worker relays the app's
+ * answer, and keeps their report types.
  */
 function fakePort(): {
   port: IpcPort;
   callbacks: string[];
   push(frame: WorkerToEngine): void;
-  deliver(frame: WorkerToEngine): Promise<ExecuteResult>;
+  deliver(frame: WorkerToEngine): Promise<{ result: ExecuteResult; persisted: LogPersisted }>;
 } {
   let listener: ((frame: unknown) => void) | undefined;
-  let answer: ((result: ExecuteResult) => void) | undefined;
+  let answer: ((ended: { result: ExecuteResult; persisted: LogPersisted }) => void) | undefined;
+  let result: ExecuteResult | undefined;
   const callbacks: string[] = [];
   const port: IpcPort = {
     connected: true,
     send(message: EngineToWorker, callback) {
-      if (message.type === 'execute-result') answer?.(message);
+      if (message.type === 'execute-result') result = message;
+      if (message.type === 'log-persisted' && result !== undefined) answer?.({ result, persisted: message });
       if (message.type === 'callback') {
         callbacks.push(message.callback.report.type);
         const { callId } = message;

@@ -83,7 +83,7 @@ export const WorkerEnvSchema = z.object({
   WORKER_POLL_AHEAD: envFields
     .boolean(true)
     .describe(
-      "Once the engine sent the flow's last response, the worker polls for its next job while the run's tail (log upload, result) still runs; `false`: it polls only after the result is acknowledged (one engine tail more on each job's path).",
+      "Once the engine sent the flow's last response, the worker polls for its next job while the run's result is still on its way; `false`: it polls only after the result is acknowledged (one round trip more on each job's path). The run log's upload holds neither: the engine goes on with it after the result.",
     ),
   ENGINE_MAX_JOBS: envFields
     .positiveInt(10_000)

@@ -166,6 +166,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     tracer,
     // The connection is made below; a callback comes only once it runs a job.
     forwardCallback: (callback) => connection.forwardCallback(callback),
+    reportLogFailure: (failure) => connection.reportLogFailure(failure),
   });
   const polls = createPollRunner({
     workerId: config.workerId,
@@ -181,6 +182,7 @@ export function createWorker(config: WorkerConfig, logger: Logger, tracer: Trace
     workerId: config.workerId,
     logger,
     pollAhead: config.pollAhead,
+    beforeDisconnect: () => runner.logsSettled(),
     runJob: async (job) => {
       const result = await runner.run(job);
       metrics.jobFinished(result);

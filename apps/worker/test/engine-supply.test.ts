@@ -94,8 +94,9 @@ describe('warm engines for runs in their own isolate (RUN_ISOLATION=isolate)', (
 
 describe('cold engines (REUSE_SANDBOX=false)', () => {
   it('run every job in a new engine process, killed after it', async () => {
-    harness = await startWorkerHarness({ sandbox: { reuse: false, prewarm: false } });
-    const results = await runJobs(harness, 3);
+    const started = await startWorkerHarness({ sandbox: { reuse: false, prewarm: false } });
+    harness = started;
+    const results = await runJobs(started, 3);
 
     expect(results.map((r) => r.outcome.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     const pids = enginePids(results);
@@ -103,11 +104,12 @@ describe('cold engines (REUSE_SANDBOX=false)', () => {
     expect(served(results)).toEqual([1, 1, 1]);
     expect(results.map((r) => r.provisioning?.engine.preBooted)).toEqual([false, false, false]);
     for (const result of results) expect(result.timings.bootMs).toBeGreaterThan(0);
-    // Killed (SIGKILL sent) as its job ended; the worker does not wait for the exit, and the
-    // harness's close() checks that every process is gone.
-    for (const engine of harness.booted) expect(engine.alive).toBe(false);
+    // Killed (SIGKILL sent) once its log upload, which follows the job's result, ended; the
+    // worker does not wait for the exit, and the harness's close() checks that every process is gone.
+    await started.runner.logsSettled();
+    await expect.poll(() => started.booted.every((engine) => !engine.alive)).toBe(true);
     // Without prewarm nothing boots ahead.
-    expect(harness.booted).toHaveLength(3);
+    expect(started.booted).toHaveLength(3);
   });
 
   it('with prewarm, boot the next engine while idle: the job waits for no boot', async () => {

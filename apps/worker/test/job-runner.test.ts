@@ -71,6 +71,8 @@ describe('job runner', () => {
       headers: {},
       body: { result: 6 },
     });
+    // The log's upload follows the result, in the engine.
+    await harness.runner.logsSettled();
     expect(harness.app.requests.some((r) => r.method === 'POST' && r.url.includes('runs/run-1.json'))).toBe(
       true,
     );

@@ -48,6 +48,8 @@ describe.each<ExecutionMode>(['SANDBOX_CODE_ONLY', 'SANDBOXED'])(
       const jobContext = parseTraceparent(result.traceparent ?? '');
       expect(jobContext).toMatchObject({ traceId: TRACE_ID, sampled: true });
 
+      // The log upload's span comes once the upload that follows the result ended.
+      await harness.runner.logsSettled();
       // Exported on close at the latest (a flush); waited for on arrival either way.
       void tracer.close();
       const spans = await receiver.waitFor(

@@ -25,11 +25,16 @@ export function startSimulatedFleet(options: SimulatedFleetOptions): { close(): 
     if (appUrl === undefined) throw new Error('a simulated fleet needs at least one app URL');
     const workerId = `sim-${index}`;
     let served = 0;
+    // Log uploads that follow their results: the worker disconnects once they ended.
+    const uploads = new Set<Promise<void>>();
     const connection: AppConnection = createAppConnection({
       appUrl,
       token,
       workerId,
       logger: options.logger.child({ workerId }),
+      beforeDisconnect: async () => {
+        await Promise.all(uploads);
+      },
       runJob: (job) =>
         runSimulatedJob(job, {
           workerId,
@@ -37,6 +42,11 @@ export function startSimulatedFleet(options: SimulatedFleetOptions): { close(): 
           http,
           callbacks: { call: (callback) => connection.forwardCallback(callback) },
           jobsServed: () => ++served,
+          afterResult(upload) {
+            uploads.add(upload);
+            void upload.finally(() => uploads.delete(upload));
+          },
+          reportLogFailure: (failure) => connection.reportLogFailure(failure),
         }),
     });
     return connection;

@@ -10,6 +10,7 @@ import {
   type DispatchedJob,
   type FlowResponse,
   type JobResult,
+  type LogFailed,
   type RunOutcome,
   runStatusOf,
   type StepResult,
@@ -27,6 +28,12 @@ export interface SimulatedJobOptions {
   /** Jobs this simulated engine has served, this one included (for the provisioning record). */
   jobsServed: () => number;
   callbackTimeoutMs?: number;
+  /**
+   * The run log's upload, which follows the result as a real engine's does: it is handed here
+   * (to be awaited before the worker disconnects), and a failure goes to `reportLogFailure`.
+   */
+  afterResult(upload: Promise<void>): void;
+  reportLogFailure(failure: LogFailed): void;
 }
 
 const RESPONSE: FlowResponse = {
@@ -38,8 +45,8 @@ const RESPONSE: FlowResponse = {
 /**
  * Runs one dispatched job the way an engine would be seen from outside, without one: waits the
  * service time, sends the response callback with the job's engine token over the worker's
- * socket (as a real engine's worker forwards it), uploads the run log
- * through its presigned POST, and returns the job result the worker would send.
+ * socket (as a real engine's worker forwards it), returns the job result the worker would send
+ * and then uploads the run log through its presigned POST, as an engine does after its result.
  */
 export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobOptions): Promise<JobResult> {
   const received = performance.now();
@@ -62,7 +69,22 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
   }
   const runMs = performance.now() - received;
   const log = buildRunLog(job, { status, startedAt, steps, error });
-  const { logKey, logError, logPersistMs } = await persistRunLog(options.http, job.logUpload, log, timeoutMs);
+  const logKey = job.logUpload.key;
+  options.afterResult(
+    persistRunLog(options.http, job.logUpload, log, timeoutMs).then(({ logError }) => {
+      if (logError === undefined) return;
+      const { jobId, runId } = job;
+      options.reportLogFailure({
+        version: 1,
+        type: 'log-failed',
+        workerId: options.workerId,
+        jobId,
+        runId,
+        logKey,
+        logError,
+      });
+    }),
+  );
   return {
     version: 1,
     type: 'job-result',
@@ -74,14 +96,13 @@ export async function runSimulatedJob(job: DispatchedJob, options: SimulatedJobO
       ...(error === undefined ? {} : { error }),
       steps,
       logKey,
-      ...(logError === undefined ? {} : { logError }),
     },
     timings: {
       queueMs: Math.max(0, Date.now() - job.acceptedAt - (performance.now() - received)),
       provisionMs: 0,
       bootMs: 0,
       runMs,
-      logPersistMs,
+      logPersistMs: 0,
       workerBusyMs: performance.now() - received,
     },
     provisioning: {

@@ -4,6 +4,7 @@ import { CallbackAnswerSchema, EngineCallbackSchema } from './callbacks.ts';
 import { ResolvedConnectionsSchema } from './connections.ts';
 import { RunResumeSchema, WaitUrlsSchema } from './durable.ts';
 import { EgressPolicySchema, FetchLimitsSchema } from './egress.ts';
+import { SerializedErrorSchema } from './errors.ts';
 import { RunLimitsSchema, TriggerPayloadSchema } from './flow.ts';
 import { EnginePollJobSchema, PollOutcomeSchema } from './poll.ts';
 import { RunOutcomeSchema } from './run.ts';
@@ -20,7 +21,9 @@ import { MAX_ENGINE_SPANS, SpanRecordSchema, TraceparentSchema } from './trace.t
  *   engine ── 'callback' ───────▶ worker   progress or the response, for the job in progress: the
  *                                          worker forwards it on its socket to the app (callbacks.ts)
  *   worker ── 'callback-answer' ▶ engine   the app's answer to it (callId correlates)
- *   engine ── 'execute-result' ─▶ worker   once per execute
+ *   engine ── 'execute-result' ─▶ worker   once per execute, as soon as the steps end
+ *   engine ── 'log-persisted' ──▶ worker   after an execute-result with `logPending`: how the run
+ *                                          log's upload ended (the next job may run meanwhile)
  *   worker ── 'execute-poll' ───▶ engine   a polling trigger's poll (poll.ts)
  *   engine ── 'poll-result' ────▶ worker   once per execute-poll
  */
@@ -154,8 +157,27 @@ export const ExecuteResultSchema = z.object({
   }),
   /** What the engine recorded of a traced run, for the worker to export; absent when untraced. */
   spans: z.array(SpanRecordSchema).max(MAX_ENGINE_SPANS).optional(),
+  /**
+   * The outcome's `logKey` names where the log is going: the engine uploads it after this result
+   * and says how that ended in a `log-persisted` with the same requestId.
+   */
+  logPending: z.literal(true).optional(),
 });
 export type ExecuteResult = z.infer<typeof ExecuteResultSchema>;
+
+/** How a run log's upload that followed its result ended (`logError` absent: it is stored). */
+export const LogPersistedSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('log-persisted'),
+  requestId: z.string(),
+  runId: z.string(),
+  logKey: z.string(),
+  logError: SerializedErrorSchema.optional(),
+  logPersistMs: z.number().nonnegative(),
+  /** The `log.upload` span of a traced run, a child of its `engine.run`. */
+  spans: z.array(SpanRecordSchema).max(1).optional(),
+});
+export type LogPersisted = z.infer<typeof LogPersistedSchema>;
 
 export const EngineToWorkerSchema = z.discriminatedUnion('type', [
   z.object({ version: z.literal(1), type: z.literal('ready'), pid: z.number().int() }),
@@ -167,6 +189,7 @@ export const EngineToWorkerSchema = z.discriminatedUnion('type', [
     data: z.record(z.string(), z.unknown()).optional(),
   }),
   ExecuteResultSchema,
+  LogPersistedSchema,
   z.object({
     version: z.literal(1),
     type: z.literal('poll-result'),

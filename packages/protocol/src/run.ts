@@ -88,7 +88,11 @@ export const RunOutcomeSchema = z.object({
   error: SerializedErrorSchema.optional(),
   /** The steps that ran, in order; empty when no engine reported (a crash, a timeout). */
   steps: z.array(StepResultSchema),
-  /** Where the run log was stored; null when its upload failed (logError says why) or no engine ran. */
+  /**
+   * Where the run log is stored. The engine uploads it after reporting the outcome (its
+   * execute-result says `logPending`): a failed upload then clears it on the run, with
+   * logError. Null when no engine ran, or its upload failed (logError says why).
+   */
   logKey: z.string().nullable(),
   logError: SerializedErrorSchema.optional(),
   /** Set exactly when status is PAUSED. */

@@ -21,12 +21,15 @@ import { TraceparentSchema } from './trace.ts';
  *   worker ── 'engine-callback' ▶ app ack: CallbackAnswer; its engine's progress or response,
  *                                     checked by the app as the HTTP callback is (callbacks.ts)
  *   worker ── 'poll-result' ───▶ app  ack: PollResultAck; a poll job's outcome (poll.ts)
+ *   worker ── 'log-failed' ───▶ app   ack: LogFailedAck; a run's log upload, which ends after its
+ *                                     result, failed: behind that result on the socket
  */
 export const SOCKET_EVENTS = {
   poll: 'poll',
   jobResult: 'job-result',
   engineCallback: 'engine-callback',
   pollResult: 'poll-result',
+  logFailed: 'log-failed',
 } as const;
 
 /** An engine's callback as its worker forwards it: the engine's `callback` untouched. */
@@ -191,3 +194,24 @@ export const JobResultAckSchema = z.discriminatedUnion('type', [
   z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
 ]);
 export type JobResultAck = z.infer<typeof JobResultAckSchema>;
+
+/**
+ * The log upload of a run whose result named `logKey` (its engine uploads after the result)
+ * failed: the app clears the run's log key and records why. Sent behind that run's result.
+ */
+export const LogFailedSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('log-failed'),
+  workerId: z.string(),
+  jobId: z.string(),
+  runId: z.string(),
+  logKey: z.string(),
+  logError: SerializedErrorSchema,
+});
+export type LogFailed = z.infer<typeof LogFailedSchema>;
+
+export const LogFailedAckSchema = z.discriminatedUnion('type', [
+  z.object({ version: z.literal(1), type: z.literal('ok') }),
+  z.object({ version: z.literal(1), type: z.literal('error'), error: SerializedErrorSchema }),
+]);
+export type LogFailedAck = z.infer<typeof LogFailedAckSchema>;

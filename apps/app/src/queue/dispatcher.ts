@@ -22,6 +22,7 @@ import type { FlowBundleRecord, FlowsRepository } from '../flows/flows-repositor
 import type { PieceRecord, PiecesRepository } from '../pieces/pieces-repository.ts';
 import type { ConcludeResult, RunAttempt, RunConclusion, RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { ResumeState } from '../runs/run-waits.ts';
+import type { LogFailure } from '../runs/runs-repository.ts';
 import type { StepTests } from '../step-tests/step-tests.ts';
 import { type ObjectStorage, objectKeys } from '../storage/object-storage.ts';
 import { PresignedDownloads } from '../storage/presigned-downloads.ts';
@@ -368,6 +369,11 @@ export class Dispatcher {
       return result;
     });
     return this.#settle(lease, outcome, concluded, options);
+  }
+
+  /** A final run's log upload, which followed its result, failed (RunLifecycle.logFailed). */
+  logFailed(failure: LogFailure): Promise<boolean> {
+    return this.#lifecycle.logFailed(failure);
   }
 
   /** An attempt whose worker disconnected with it in flight (see RunLifecycle.lostWorkerOutcome). */

@@ -24,6 +24,7 @@ import type {
   ErrorRun,
   FinishResult,
   IdempotentCreate,
+  LogFailure,
   NewIdempotencyKey,
   NewRun,
   RunsRepository,
@@ -275,6 +276,22 @@ export class RunLifecycle {
     } catch {
       throw refused;
     }
+  }
+
+  /**
+   * A final run's log upload failed after its result (its engine uploads once the outcome went):
+   * the run keeps its outcome; its log key goes and `logError` says why. False when the run is
+   * not final with that key from that worker (the message is stale or not this worker's).
+   */
+  async logFailed(failure: LogFailure): Promise<boolean> {
+    const recorded = await this.#runs.recordLogFailure(failure);
+    if (!recorded) {
+      this.#logger.warn(
+        { runId: failure.runId, logKey: failure.logKey },
+        'ignored a log failure for no final run',
+      );
+    }
+    return recorded;
   }
 
   /**

@@ -57,6 +57,15 @@ export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun } from './run-retention-queries.ts';
 export type { RunWait } from './run-waits.ts';
 
+/** A final run's log upload that failed after its result (RunsRepository.recordLogFailure). */
+export interface LogFailure {
+  runId: string;
+  logKey: string;
+  /** The worker that ran it, as its row names it. */
+  workerId: string;
+  logError: SerializedError;
+}
+
 /** An unfinished run as the reconciler reads it: enough to enqueue its job again. */
 export interface UnfinishedRun {
   id: string;
@@ -141,6 +150,12 @@ export interface RunsRepository {
    * created in the same statement (run-finish.ts).
    */
   finish(runId: string, input: FinishRunInput): Promise<FinishResult>;
+  /**
+   * The log upload that followed a final run's result failed: its `logKey` goes (no log is
+   * behind it) and `logError` says why. Only on the final run whose worker and log key these
+   * are; false otherwise (retried, or another attempt's log).
+   */
+  recordLogFailure(failure: LogFailure): Promise<boolean>;
   get(runId: string): Promise<RunRecord | null>;
   /**
    * Finalises RUNNING runs started more than `deadlineSeconds` ago with `error`, in the status
@@ -262,6 +277,15 @@ export function createRunsRepository(
     },
 
     finish: (runId, input) => finishRun(pool, named, runId, input),
+
+    async recordLogFailure({ runId, logKey, workerId, logError }) {
+      const result = await pool.query(
+        `UPDATE runs SET log_key = NULL, log_error = $4
+         WHERE id = $1 AND log_key = $2 AND worker_id = $3 AND NOT ${UNFINISHED}`,
+        [runId, logKey, workerId, jsonb(logError)],
+      );
+      return result.rowCount === 1;
+    },
 
     async get(runId) {
       const { rows } = await pool.query<Record<string, unknown>>('SELECT * FROM runs WHERE id = $1', [runId]);

@@ -10,6 +10,8 @@ import {
   httpStatusOf,
   type JobResultAck,
   JobResultSchema,
+  type LogFailedAck,
+  LogFailedSchema,
   type PollReply,
   PollRequestSchema,
   type PollResultAck,
@@ -33,8 +35,8 @@ type Ack<T> = (reply: T) => void;
 
 /**
  * The workers' only door into flowbox: socket.io, authenticated by a worker token. A worker
- * polls; the app leases it a job from BullMQ and later records its result. A worker whose job
- * has only its tail left (log upload, result) may poll once ahead of that result.
+ * polls; the app leases it a job from BullMQ, records its result (and a log upload failed after
+ * it). A worker whose job has only its result left may poll once ahead of that result.
  */
 export class WorkerGateway {
   readonly #io: Server;
@@ -151,6 +153,10 @@ export class WorkerGateway {
     socket.on(SOCKET_EVENTS.pollResult, (frame: unknown, ack: Ack<PollResultAck>) => {
       if (typeof ack !== 'function') return;
       void this.#onPollResult(session, frame, ack, logger);
+    });
+    socket.on(SOCKET_EVENTS.logFailed, (frame: unknown, ack: Ack<LogFailedAck>) => {
+      if (typeof ack !== 'function') return;
+      void this.#onLogFailed(frame, logger).then(ack);
     });
     socket.on(SOCKET_EVENTS.engineCallback, (frame: unknown, ack: Ack<CallbackAnswer>) => {
       if (typeof ack !== 'function') return;
@@ -427,6 +433,27 @@ export class WorkerGateway {
     } catch (error) {
       logger.error({ err: error, runId: result.runId }, 'could not record a job result');
       ack({ version: 1, type: 'error', error: serializeError(error) });
+    }
+  }
+
+  /**
+   * A run's log upload failed after its result (the worker sends this behind that result, so the
+   * run's end is recorded): the run keeps its outcome and records why it has no log.
+   */
+  async #onLogFailed(frame: unknown, logger: Logger): Promise<LogFailedAck> {
+    const parsed = parseMessage(LogFailedSchema, frame);
+    if (!parsed.ok) {
+      logger.warn({ reason: parsed.error }, 'dropped an invalid log failure');
+      const error = { name: 'ProtocolError', code: 'INVALID_REQUEST' as const, message: parsed.error };
+      return { version: 1, type: 'error', error };
+    }
+    const { runId } = parsed.value;
+    try {
+      await this.#dispatcher.logFailed(parsed.value);
+      return { version: 1, type: 'ok' };
+    } catch (error) {
+      logger.error({ err: error, runId }, "could not record a run's log failure");
+      return { version: 1, type: 'error', error: serializeError(error) };
     }
   }
 

@@ -26,6 +26,7 @@ import { getRun, manage, type RunView, waitForFinalRun } from '../../../app/test
 import { type RunningStack, type SupervisionOptions, startStack } from '../../src/stack.ts';
 import { type Beacon, startBeacon } from './beacon.ts';
 import { killQuietly, processesUnder } from './processes.ts';
+import { type S3Gate, startS3Gate } from './s3-gate.ts';
 
 const FIXTURE_PIECE_DIR = join(import.meta.dirname, 'fixtures', 'piece-faults');
 
@@ -44,6 +45,8 @@ export interface FaultStackOptions {
   redisAppendOnly?: boolean;
   /** `private`: a versitygw of this stack alone, which the test may stop, start and freeze. */
   s3?: 'shared' | 'private';
+  /** Put a gate the test opens and closes for log uploads in front of S3 (s3-gate.ts). */
+  s3Gate?: boolean;
   /** Flows to create and publish once the stack is up, by id. */
   flows?: Record<string, FlowDefinition>;
   /** Restart processes that die, as `pnpm dev` does (a restarted app comes back on its port). */
@@ -65,6 +68,8 @@ export interface FaultStack {
   redisCluster: RedisCluster | undefined;
   /** Set with `s3: 'private'`. */
   s3: VersitygwServer | undefined;
+  /** Set with `s3Gate`: every process of the stack reaches S3 through it. */
+  s3Gate: S3Gate | undefined;
   /** Where the faults piece reports its checkpoints. */
   beacon: Beacon;
   /** Holds the worker caches: every engine of this stack runs a file under it. */
@@ -115,6 +120,14 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       await createBucket(s3, s3.bucket);
     } else {
       s3.bucket = await createTestBucket();
+    }
+
+    let s3Gate: S3Gate | undefined;
+    if (options.s3Gate === true) {
+      const gate = await startS3Gate(s3.endpoint);
+      s3Gate = gate;
+      cleanups.push(() => gate.close());
+      s3 = { ...s3, endpoint: gate.url };
     }
 
     const databaseUrl = await createTestDatabase();
@@ -180,6 +193,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       redis,
       redisCluster,
       s3: s3Server,
+      s3Gate,
       beacon,
       dataDir,
       lines,

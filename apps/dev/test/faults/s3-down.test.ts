@@ -11,6 +11,7 @@ import {
   seconds,
   startFaultStack,
   waitForFinal,
+  waitUntil,
 } from './fault-harness.ts';
 
 const FLOW_TIMEOUT_SECONDS = 8;
@@ -44,7 +45,15 @@ describe('S3 down or slow during runs', () => {
       const answer = await postWebhook(fault.url, 'benchmark');
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ result: 6 });
-      const run = await waitForFinal(fault, answer.runId ?? '', FLOW_TIMEOUT_SECONDS * 1000 + SLACK_MS);
+      const runId = answer.runId ?? '';
+      await waitForFinal(fault, runId, FLOW_TIMEOUT_SECONDS * 1000 + SLACK_MS);
+      // The upload follows the outcome: its failure reaches the final run after it.
+      await waitUntil(
+        async () => (await fault.getRun(runId)).logError !== null,
+        FLOW_TIMEOUT_SECONDS * 1000 + SLACK_MS,
+        'the log failure is recorded',
+      );
+      const run = await fault.getRun(runId);
       expect(run).toMatchObject({
         status: 'SUCCEEDED',
         logKey: null,
@@ -75,10 +84,15 @@ describe('S3 down or slow during runs', () => {
       logKey: `runs/${after.runId}/log.json`,
       logError: null,
     });
-    expect((await fetch(String(run.logUrl))).status).toBe(200);
+    // Stored once the upload that follows the outcome ends.
+    await waitUntil(
+      async () => (await fetch(String(run.logUrl))).status === 200,
+      10_000,
+      'the log is stored',
+    );
   });
 
-  it('with S3 frozen: the caller still gets its answer, and the run ends within the flow timeout plus 2 s', async () => {
+  it('with S3 frozen: the caller still gets its answer, and the run ends (its log failure recorded) within the flow timeout plus 2 s', async () => {
     const s3 = fault.s3;
     if (s3 === undefined) throw new Error('the stack has no private S3');
     s3.pause();
@@ -89,7 +103,17 @@ describe('S3 down or slow during runs', () => {
       const started = performance.now();
       answer = await postWebhook(fault.url, 'benchmark');
       expect(answer.status).toBe(200);
-      run = await waitForFinal(fault, answer.runId ?? '', FLOW_TIMEOUT_SECONDS * 1000 + 2 * SLACK_MS);
+      const runId = answer.runId ?? '';
+      run = await waitForFinal(fault, runId, FLOW_TIMEOUT_SECONDS * 1000 + 2 * SLACK_MS);
+      // A SUCCEEDED run's upload, which follows its outcome, fails within the flow timeout too.
+      if (run.status === 'SUCCEEDED') {
+        await waitUntil(
+          async () => (await fault.getRun(runId)).logError !== null,
+          FLOW_TIMEOUT_SECONDS * 1000 + SLACK_MS,
+          'the log failure is recorded',
+        );
+        run = await fault.getRun(runId);
+      }
       finalAfterMs = performance.now() - started;
     } finally {
       s3.resume();

@@ -44,7 +44,7 @@ import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
-import { buildRunLog, persistRunLog } from './run-log.ts';
+import { buildRunLog, type LogPersistReport, persistLogAfterOutcome } from './run-log.ts';
 import { type RunTrace, startRunTrace } from './run-trace.ts';
 import { executeStepTest } from './step-test.ts';
 
@@ -75,8 +75,13 @@ export interface FlowExecutorDeps {
   clock?: Clock;
 }
 
-/** The run's outcome (every step that ran), with what the flow and its log upload took. */
-export type FlowExecution = Pick<ExecuteResult, 'outcome' | 'timings' | 'spans'>;
+/**
+ * The run's outcome (every step that ran) and what the flow took; `persistLog` uploads the run
+ * log the outcome names, once the outcome is on its way.
+ */
+export type FlowExecution = Pick<ExecuteResult, 'outcome' | 'timings' | 'spans'> & {
+  persistLog?: () => Promise<LogPersistReport>;
+};
 
 export interface FlowExecutor {
   execute(job: EngineJob): Promise<FlowExecution>;
@@ -250,27 +255,23 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
         error,
         dropped: budget.dropped(),
       });
-      const uploadSpan = trace?.start('log.upload');
-      // Within what is left of the flow timeout: a slow S3 costs the log, not the run's verdict.
-      const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
-      const { logKey, logError, logPersistMs } = await persistRunLog(
-        deps.http,
-        job.logUpload,
-        runLog,
-        Math.max(1, Math.min(timeoutMs, left)),
-      );
-      if (logError !== undefined) {
-        deps.log('error', 'run log upload failed', { runId: job.runId, error: logError });
-      }
-      uploadSpan?.end(logError);
-
-      // The run's end goes to the worker, whose job result records it: no callback repeats it.
-      const runMs = Math.max(0, performance.now() - started - logPersistMs);
-      const outcome: RunOutcome = { status, steps: results, logKey };
+      // The outcome goes now, naming where its log goes; the upload follows it (engine.ts), so
+      // the worker's next job does not wait for S3. Within what is left of the flow timeout.
+      const runMs = Math.max(0, performance.now() - started);
+      const outcome: RunOutcome = { status, steps: results, logKey: job.logUpload.key };
       if (error !== undefined) outcome.error = error;
-      if (logError !== undefined) outcome.logError = logError;
-      const execution: FlowExecution = { outcome, timings: { runMs, logPersistMs } };
-      if (trace !== null) execution.spans = trace.finish(error);
+      const execution: FlowExecution = { outcome, timings: { runMs, logPersistMs: 0 } };
+      if (trace !== null) execution.spans = trace.finish(error).slice();
+      execution.persistLog = () => {
+        const left = job.limits.flowTimeoutMs - (performance.now() - started) - UPLOAD_DEADLINE_MARGIN_MS;
+        return persistLogAfterOutcome(
+          deps.http,
+          job.logUpload,
+          runLog,
+          Math.max(1, Math.min(timeoutMs, left)),
+          trace,
+        );
+      };
       return execution;
     },
   };

@@ -1,7 +1,15 @@
-import type { FinalRunStatus, LogUpload, RunLog, SerializedError, StepResult } from '@flowbox/protocol';
+import type {
+  FinalRunStatus,
+  LogPersisted,
+  LogUpload,
+  RunLog,
+  SerializedError,
+  StepResult,
+} from '@flowbox/protocol';
 import { serializeError } from '@flowbox/protocol';
 import type { HttpClient } from '../host/http-client.ts';
 import { uploadRunLog } from '../host/log-uploader.ts';
+import type { RunTrace } from './run-trace.ts';
 
 /** What a run's log says of its end. */
 export interface RunEnd {
@@ -58,4 +66,31 @@ export async function persistRunLog(
       logPersistMs: performance.now() - started,
     };
   }
+}
+
+/** How the upload that follows a run's outcome ended: the body of its `log-persisted`. */
+export type LogPersistReport = Pick<LogPersisted, 'logKey' | 'logError' | 'logPersistMs' | 'spans'>;
+
+/**
+ * The upload after the run's outcome went to the worker (engine.ts sends the report), within
+ * `timeoutMs`. A traced run gets its `log.upload` span, a child of its `engine.run`.
+ */
+export async function persistLogAfterOutcome(
+  http: HttpClient,
+  upload: LogUpload,
+  log: RunLog,
+  timeoutMs: number,
+  trace: RunTrace | null,
+): Promise<LogPersistReport> {
+  const span = trace?.start('log.upload');
+  const { logError, logPersistMs } = await persistRunLog(http, upload, log, timeoutMs);
+  const report: LogPersistReport = { logKey: upload.key, logPersistMs };
+  if (logError !== undefined) report.logError = logError;
+  if (trace !== null && span !== undefined) {
+    span.end(logError);
+    // finish() again ends nothing more and returns every record, this span last.
+    const spans = trace.finish().filter((record) => record.name === 'log.upload');
+    if (spans.length > 0) report.spans = spans;
+  }
+  return report;
 }

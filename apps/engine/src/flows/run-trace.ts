@@ -11,9 +11,9 @@ import {
  * The spans of one traced run as plain records: the engine loads no OpenTelemetry SDK and may
  * have no way to a collector (sandboxed). The worker exports them (`execute-result.spans`).
  *
- *   engine.run            the whole execution, from the job to the uploaded log
+ *   engine.run            the whole execution, from the job to the outcome
  *   ├── step <name>       each step, the trigger included
- *   └── log.upload        the run log's upload
+ *   └── log.upload        the run log's upload, after the outcome (sent with `log-persisted`)
  *
  * Leaves that run at once (a loop's iterations) each have a child open; a callback carries the
  * latest one opened and still open as its `traceparent()`.

@@ -5,6 +5,7 @@ import {
   type EngineToWorker,
   type ExecuteResult,
   FlowboxError,
+  type LogPersisted,
   parseMessage,
   type WorkerToEngine,
   WorkerToEngineSchema,
@@ -19,7 +20,10 @@ export type WorkerRequest = Exclude<WorkerToEngine, { type: 'callback-answer' }>
 
 /** The engine's typed side of the IPC channel (main.ts sends `ready` on the raw port). */
 export interface EngineIpcChannel {
-  sendResult(result: ExecuteResult | Extract<EngineToWorker, { type: 'poll-result' }>): Promise<void>;
+  /** An execute result, a poll's result, or how a log upload that followed an execute result ended. */
+  send(
+    message: ExecuteResult | LogPersisted | Extract<EngineToWorker, { type: 'poll-result' }>,
+  ): Promise<void>;
   log: EngineLog;
   /**
    * Sends a callback for the worker to forward to the app, and resolves with the app's answer.
@@ -52,7 +56,7 @@ export function createIpcChannel(port: IpcPort): EngineIpcChannel {
   });
 
   return {
-    sendResult: (result) => send(result),
+    send: (message) => send(message),
     log,
     call(callback, timeoutMs) {
       const callId = nextCallId++;

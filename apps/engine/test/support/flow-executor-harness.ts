@@ -18,6 +18,7 @@ import type { Clock } from '../../src/flows/interpreter/interpreter-context.ts';
 import { createHttpClient, type HttpClient } from '../../src/host/http-client.ts';
 import { createRunIsolation, type RunIsolation } from '../../src/isolate/run-isolation.ts';
 import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
+import { persistingExecutor } from './execute-then-persist.ts';
 import {
   type FakeAppServer,
   makeEngineJob,
@@ -82,8 +83,9 @@ export function useExecutorHarness(options: { progressIntervalMs?: number; clock
     get app() {
       return app;
     },
+    /** Each execution resolves once its log upload ended too (executeThenPersist). */
     get executor() {
-      return executor;
+      return persistingExecutor(executor);
     },
     /** RUN_ISOLATION=isolate's isolates; the engine calls `prepareNext` after each job. */
     get runIsolation() {

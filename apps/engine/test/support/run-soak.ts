@@ -15,6 +15,7 @@ import { createHttpClient } from '../../src/host/http-client.ts';
 import { createRunIsolation, DEFAULT_ISOLATE_MAX_RUNS } from '../../src/isolate/run-isolation.ts';
 import { createPieceLoader } from '../../src/pieces/piece-loader.ts';
 import { prepareEngineArtifacts } from './artifacts.ts';
+import { executeThenPersist } from './execute-then-persist.ts';
 import { makeEngineJob, SEEDED_FLOW } from './fixtures.ts';
 
 /** What many runs of the seeded flow in one in-process engine cost and left behind. */
@@ -107,7 +108,7 @@ export async function soakRuns(options: {
     const samples: MemorySample[] = [];
     const runOnce = async () => {
       const started = performance.now();
-      const { outcome } = await executor.execute(job);
+      const { outcome } = await executeThenPersist(executor, job);
       walls.push(performance.now() - started);
       if (outcome.status !== 'SUCCEEDED') failed += 1;
       // As the engine does once the result is sent (engine-runtime.ts).

@@ -33,6 +33,10 @@ interface FakeBroker {
   pollResult: Promise<unknown>;
   /** Set: results are acknowledged only when the test calls the acks kept here. */
   heldResultAcks: Array<() => void> | null;
+  /** What reached it, in order: `result <runId>`, `ack <runId>`, `log-failed <runId>`. */
+  order: string[];
+  /** Resolves with the next log failure it receives (acknowledged `ok`). */
+  nextLogFailure(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -47,6 +51,9 @@ async function startFakeBroker(): Promise<FakeBroker> {
   const pollResult = defer<unknown>();
   let polled = 0;
   let reported = 0;
+  const order: string[] = [];
+  const logFailures: Deferred<unknown>[] = [defer()];
+  let failed = 0;
   io.use((socket, next) => {
     const auth: unknown = socket.handshake.auth;
     tokens.push((auth as { token?: unknown }).token);
@@ -58,9 +65,21 @@ async function startFakeBroker(): Promise<FakeBroker> {
       polled += 1;
       polls.push(defer());
     });
+    socket.on(SOCKET_EVENTS.logFailed, (frame: unknown, ack: (answer: unknown) => void) => {
+      order.push(`log-failed ${(frame as { runId?: string }).runId}`);
+      ack({ version: 1, type: 'ok' });
+      logFailures[failed]?.resolve(frame);
+      failed += 1;
+      logFailures.push(defer());
+    });
     socket.on(SOCKET_EVENTS.jobResult, (result: unknown, ack: (answer: unknown) => void) => {
       results.push(result);
-      const acknowledge = () => ack({ version: 1, type: 'ok' });
+      const { runId } = result as { runId?: string };
+      order.push(`result ${runId}`);
+      const acknowledge = () => {
+        order.push(`ack ${runId}`);
+        ack({ version: 1, type: 'ok' });
+      };
       if (fake.heldResultAcks === null) acknowledge();
       else fake.heldResultAcks.push(acknowledge);
       resultWaiters[reported]?.resolve(result);
@@ -81,6 +100,7 @@ async function startFakeBroker(): Promise<FakeBroker> {
   const { port } = httpServer.address() as AddressInfo;
   let pollsTaken = 0;
   let resultsTaken = 0;
+  let failuresTaken = 0;
   const fake: FakeBroker = {
     url: `http://127.0.0.1:${port}`,
     tokens,
@@ -88,6 +108,13 @@ async function startFakeBroker(): Promise<FakeBroker> {
     callbacks,
     pollResult: pollResult.promise,
     heldResultAcks: null,
+    order,
+    nextLogFailure: () => {
+      const next = logFailures[failuresTaken];
+      failuresTaken += 1;
+      if (next === undefined) throw new Error('log failures out of order');
+      return next.promise;
+    },
     nextPoll: () => {
       const next = polls[pollsTaken];
       pollsTaken += 1;
@@ -222,6 +249,29 @@ describe('app connection', () => {
     expect(ran.map((j) => j.runId)).toEqual(['run-1']);
     // It polls again after reporting.
     await broker.nextPoll();
+  });
+
+  it("sends a log failure reported while its job still runs only once that job's result is acknowledged", async () => {
+    const heldAcks: Array<() => void> = [];
+    broker.heldResultAcks = heldAcks;
+    // The upload failed at once: the runner reports it before the job's result is even out.
+    duringRun = async (job) => {
+      connection.reportLogFailure({
+        version: 1,
+        type: 'log-failed',
+        workerId: 'worker-1',
+        jobId: job.jobId,
+        runId: job.runId,
+        logKey: `runs/${job.runId}/log.json`,
+        logError: { name: 'FlowboxError', code: 'LOG_UPLOAD_FAILED', message: 'refused' },
+      });
+    };
+    (await broker.nextPoll()).reply(jobReply(makeDispatchedJob('run-1')));
+    await broker.nextResult();
+    expect(broker.order).toEqual(['result run-1']);
+    for (const ack of heldAcks) ack();
+    expect(await broker.nextLogFailure()).toMatchObject({ type: 'log-failed', runId: 'run-1' });
+    expect(broker.order).toEqual(['result run-1', 'ack run-1', 'log-failed run-1']);
   });
 
   it('drops a bad poll reply and keeps polling', async () => {

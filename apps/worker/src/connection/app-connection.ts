@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@flowbox/node-kit';
+import { defer, type Logger } from '@flowbox/node-kit';
 import {
   type CallbackAnswer,
   CallbackAnswerSchema,
@@ -10,6 +10,8 @@ import {
   type EngineCallbackFrame,
   type JobResult,
   JobResultAckSchema,
+  type LogFailed,
+  LogFailedAckSchema,
   PollReplySchema,
   type PollRequest,
   type PollResult,
@@ -33,8 +35,9 @@ import { ResultLine } from './result-line.ts';
  * The worker's only line to the app: socket.io, authenticated by the worker token. A loop
  * long-polls for a job, runs it, and reports its result; the app answers through acks. When its
  * engine sends a job's last step (the response), the worker polls for the next job while this
- * one's tail (log upload, result, the app's final write) still runs, and delivers that result
- * while the next job runs.
+ * one's tail (result, the app's final write) still runs, and delivers that result while the next
+ * job runs. A run's log upload goes on in its engine after the result; only its failure is told
+ * to the app, behind that result.
  */
 export interface AppConnection {
   start(): void;
@@ -43,6 +46,11 @@ export interface AppConnection {
    * when the socket is down or the app does not answer in time.
    */
   forwardCallback(callback: EngineCallback): Promise<CallbackAnswer>;
+  /**
+   * Tells the app that a run's log upload, which followed its result, failed: sent once that
+   * result is acknowledged, so the app has recorded the run's end when it arrives.
+   */
+  reportLogFailure(failure: LogFailed): void;
   /** Stops polling, lets the job in progress finish and report, then disconnects. */
   close(): Promise<void>;
 }
@@ -68,6 +76,8 @@ export interface AppConnectionOptions {
   retryDelayMs?: number;
   /** WORKER_POLL_AHEAD: poll for the next job once the flow's last response went (default on). */
   pollAhead?: boolean;
+  /** Before close() disconnects: the log uploads still in flight end (and report a failure). */
+  beforeDisconnect?: () => Promise<void>;
 }
 
 export function createAppConnection(options: AppConnectionOptions): AppConnection {
@@ -232,6 +242,29 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     logger.error(ids, 'gave up delivering the poll result');
   };
 
+  /** Jobs whose results are not yet acknowledged (or given up): a log failure waits for its job's. */
+  const resultsDelivered = new Map<string, Promise<void>>();
+  /** Log failures on their way; close() waits for them. */
+  const failures = new Set<Promise<void>>();
+  const deliverLogFailure = async (failure: LogFailed): Promise<void> => {
+    const ids = { runId: failure.runId, jobId: failure.jobId };
+    for (let attempt = 1; attempt <= resultAttempts; attempt += 1) {
+      try {
+        await connected(AbortSignal.timeout(resultAckTimeoutMs));
+        const acknowledged = socket.timeout(resultAckTimeoutMs).emitWithAck(SOCKET_EVENTS.logFailed, failure);
+        const parsed = parseMessage(LogFailedAckSchema, await acknowledged);
+        if (!parsed.ok) logger.error({ ...ids, error: parsed.error }, 'dropped a bad log-failed ack');
+        else if (parsed.value.type === 'error') {
+          logger.warn({ ...ids, error: parsed.value.error }, "the app refused a run's log failure");
+        }
+        return;
+      } catch (error) {
+        logger.warn({ ...ids, attempt, error: String(error) }, 'log failure not acknowledged');
+      }
+    }
+    logger.error(ids, "gave up telling the app of a run's log failure");
+  };
+
   let state: PollState = WAITING;
   const results = new ResultLine();
   const pollAhead = (runId: string) => {
@@ -251,6 +284,13 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
   const runHanded = async (handed: Handed): Promise<void> => {
     const { job } = handed;
     state = transition(state, { type: 'started' });
+    // A log failure reported for this job waits for its result's acknowledgement.
+    const delivered = defer<void>();
+    resultsDelivered.set(job.jobId, delivered.promise);
+    const settled = () => {
+      resultsDelivered.delete(job.jobId);
+      delivered.resolve();
+    };
     let result: JobResult | undefined;
     try {
       result = await options.runJob(job);
@@ -259,15 +299,15 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
       logger.error({ runId: job.runId, jobId: job.jobId, err: serializeError(error) }, 'job runner failed');
     }
     state = transition(state, { type: 'finished' });
-    if (result === undefined) return;
+    if (result === undefined) return settled();
     const finished = result;
     if (state.type === 'ahead') {
       // The next job comes with the poll ahead, so this result asks for none.
-      results.behind((onSent) => deliver({ ...finished, wantsNext: false }, onSent));
+      results.behind((onSent) => deliver({ ...finished, wantsNext: false }, onSent).finally(settled));
       return;
     }
     await results.acknowledged();
-    const next = await deliver({ ...finished, wantsNext: !stop.signal.aborted });
+    const next = await deliver({ ...finished, wantsNext: !stop.signal.aborted }).finally(settled);
     state = transition(state, { type: 'answered', handed: next });
   };
 
@@ -316,6 +356,14 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
 
   return {
     forwardCallback,
+    reportLogFailure(failure) {
+      // After its run's result is acknowledged: the app has written the run's end by then.
+      const sending = (resultsDelivered.get(failure.jobId) ?? Promise.resolve()).then(() =>
+        deliverLogFailure(failure),
+      );
+      failures.add(sending);
+      void sending.finally(() => failures.delete(sending));
+    },
     start() {
       if (loop !== undefined) return;
       socket.connect();
@@ -324,6 +372,9 @@ export function createAppConnection(options: AppConnectionOptions): AppConnectio
     async close() {
       stop.abort(new Error('closing'));
       await loop;
+      await options.beforeDisconnect?.();
+      await results.acknowledged();
+      await Promise.all(failures);
       socket.removeAllListeners();
       socket.disconnect();
     },

@@ -39,6 +39,11 @@ class FakeEngine implements EngineProcess {
   async kill(): Promise<void> {
     this.alive = false;
   }
+  /** A log upload that goes on after the job's result: drain() waits for it. */
+  upload: Deferred<void> | undefined;
+  drain(): Promise<void> {
+    return this.upload?.promise ?? Promise.resolve();
+  }
 }
 
 /** Boot n resolves when the test finishes it, whether or not the supply has asked for it yet. */
@@ -82,6 +87,23 @@ describe('cold engine supply', () => {
     await supply.release(engine, { reusable: true });
     expect(engine.alive).toBe(false);
     expect(starts.count).toBe(1);
+  });
+
+  it('kills a released engine only once its log upload ended, without holding the release or the next acquire', async () => {
+    const starts = fakeStarts();
+    const supply = createColdEngineSupply({ start: starts.start, logger: silentLogger(), prewarm: false });
+    const acquiring = supply.acquire();
+    const engine = starts.finish(0);
+    await acquiring;
+    engine.upload = defer();
+    await supply.release(engine, { reusable: true });
+    const next = supply.acquire();
+    const second = starts.finish(1);
+    expect((await next).engine).toBe(second);
+    expect(engine.alive).toBe(true);
+    engine.upload.resolve();
+    await supply.close();
+    expect(engine.alive).toBe(false);
   });
 
   it('with prewarm, boots at start and while each job runs, and hands out ready spares with bootMs 0', async () => {

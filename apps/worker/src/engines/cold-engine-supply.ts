@@ -108,9 +108,10 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
     },
     async release(engine) {
       if (current === engine) current = undefined;
-      // kill() sends SIGKILL before it returns: the engine can run nothing more. Waiting for it
-      // to exit and be reaped (~5-10 ms) is not the job's business, nor the next one's.
-      const ended = engine.kill();
+      // Once its log upload ended (the engine goes on with it after the result), kill() sends
+      // SIGKILL: the engine can run nothing more. Waiting for the upload, or for the engine to
+      // exit and be reaped (~5-10 ms), is not the job's business, nor the next one's.
+      const ended = engine.drain().then(() => engine.kill());
       ending.add(ended);
       void ended.finally(() => ending.delete(ended));
       // In case the spare booted during the job failed or died: boot another while idle.
@@ -126,7 +127,11 @@ export function createColdEngineSupply(options: ColdEngineSupplyOptions): Engine
       const booting = spare?.booting.catch(() => undefined);
       current = undefined;
       spare = undefined;
-      await Promise.all([held?.kill(), booting?.then((engine) => engine?.kill()), ...ending]);
+      await Promise.all([
+        held?.drain().then(() => held.kill()),
+        booting?.then((engine) => engine?.kill()),
+        ...ending,
+      ]);
     },
   };
 }

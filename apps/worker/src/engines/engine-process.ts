@@ -13,10 +13,12 @@ import {
   EngineToWorkerSchema,
   type ExecuteResult,
   FlowboxError,
+  type LogPersisted,
   type PreloadRequest,
   parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { EngineLogUploads } from './engine-log-uploads.ts';
 import { watchEngineMemory } from './engine-memory-watch.ts';
 import { setTreeNiceness } from './engine-priority.ts';
 
@@ -33,12 +35,16 @@ export interface EngineProcess {
   readonly jobsServed: number;
   /**
    * Rejects with ENGINE_CRASHED when the process exits before it answers. The engine's
-   * callbacks go to `forward` while the job runs, and are refused at any other time.
+   * callbacks go to `forward` while the job runs, and are refused at any other time. Resolves
+   * with the result as soon as the steps end; `persisted` then settles with how the run log's
+   * upload, which the engine goes on with, ended.
    */
   execute(
     job: EngineJob,
     forward?: (callback: EngineCallback) => Promise<CallbackAnswer>,
-  ): Promise<ExecuteResult>;
+  ): Promise<EngineExecution>;
+  /** Resolves once no log upload of this engine is in flight (at once when none is, or it exited). */
+  drain(): Promise<void>;
   /** A polling trigger's poll; rejects with ENGINE_CRASHED when the process exits first. */
   poll(job: EnginePollJob): Promise<PollResultMessage>;
   /** Asks an idle engine to import these pieces now; a job sent later waits for it. */
@@ -51,6 +57,9 @@ export interface EngineProcess {
   /** SIGKILLs the process and resolves once it has exited. */
   kill(): Promise<void>;
 }
+
+/** An execute result; for one with `logPending`, how the upload that follows it ended (never rejects). */
+export type EngineExecution = ExecuteResult & { persisted?: Promise<LogPersisted> };
 
 export interface EngineProcessOptions {
   entry: string;
@@ -107,6 +116,8 @@ export interface EngineSandbox {
   expose(pieces: EngineJob['pieces']): Promise<void>;
   /** The job is over: its traffic is refused (its files stay until the next job is admitted). */
   release(): Promise<void>;
+  /** The run's log upload, which may outlast its job, ended: its relay path is refused. */
+  endUpload(runId: string): void;
   /** The engine has exited: close the relay, remove what the launch made. */
   dispose(): Promise<void>;
 }
@@ -151,10 +162,13 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   let pending:
     | {
         requestId: string;
-        result: Deferred<ExecuteResult | PollResultMessage>;
+        /** The run's id; undefined for a poll. */
+        runId: string | undefined;
+        result: Deferred<EngineExecution | PollResultMessage>;
         forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
       }
     | undefined;
+  const uploads = new EngineLogUploads();
 
   const crash = (reason: string) =>
     new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
@@ -173,14 +187,29 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       case 'log':
         logger[message.level](message.data ?? {}, message.msg);
         return;
-      case 'execute-result':
       case 'poll-result':
         if (pending?.requestId !== message.requestId) {
-          logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
+          logger.warn({ requestId: message.requestId }, 'dropped a poll result nobody waits for');
           return;
         }
         pending.result.resolve(message);
         pending = undefined;
+        return;
+      case 'execute-result': {
+        if (pending?.requestId !== message.requestId) {
+          logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
+          return;
+        }
+        const { logKey } = message.outcome;
+        if (message.logPending === true && logKey !== null && pending.runId !== undefined) {
+          const persisted = uploads.track(message.requestId, pending.runId, logKey);
+          pending.result.resolve({ ...message, persisted });
+        } else pending.result.resolve(message);
+        pending = undefined;
+        return;
+      }
+      case 'log-persisted':
+        uploads.settle(message);
         return;
       case 'callback':
         void answerCallback(message.callId, message.callback);
@@ -228,6 +257,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     ready.reject(error);
     pending?.result.reject(error);
     pending = undefined;
+    uploads.failAll(error.message);
     void disposed.then(() => exited.resolve());
   }
 
@@ -287,8 +317,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       }
       jobsServed += 1;
       const requestId = randomUUID();
-      const result = defer<ExecuteResult | PollResultMessage>();
-      pending = { requestId, result, forward };
+      const result = defer<EngineExecution | PollResultMessage>();
+      pending = { requestId, runId: job.runId, result, forward };
       const stopWatch = watchMemory(requestId);
       result.promise.then(stopWatch, stopWatch);
       const fail = (error: FlowboxError) => {
@@ -313,7 +343,14 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       sandbox.admit(job).then(send, (error: unknown) => {
         fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
       });
-      return executed.finally(() => sandbox.release());
+      return executed
+        .then((execution) => {
+          // The log's upload goes on through the relay until it ends.
+          const upload = execution.persisted ?? Promise.resolve();
+          void upload.then(() => sandbox.endUpload(job.runId));
+          return execution;
+        })
+        .finally(() => sandbox.release());
     },
     poll(job) {
       if (!alive) return Promise.reject(crash('is not running'));
@@ -322,8 +359,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       }
       jobsServed += 1;
       const requestId = randomUUID();
-      const result = defer<ExecuteResult | PollResultMessage>();
-      pending = { requestId, result, forward: undefined };
+      const result = defer<EngineExecution | PollResultMessage>();
+      pending = { requestId, runId: undefined, result, forward: undefined };
       const fail = (error: FlowboxError) => {
         if (pending?.requestId !== requestId) return;
         pending.result.reject(error);
@@ -348,6 +385,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       });
       return polled.finally(() => sandbox.release());
     },
+    drain: () => uploads.drain(),
     preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
       if (!alive) return;
       const message: WorkerToEngine = {

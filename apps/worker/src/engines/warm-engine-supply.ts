@@ -31,6 +31,8 @@ export function createWarmEngineSupply(options: WarmEngineSupplyOptions): Engine
   /** The last job's pieces and limits: what the replacement preloads. */
   let lastJob: PreloadRequest | undefined;
   let closed = false;
+  /** Recycled engines finishing their log upload before they are killed; close() waits for them. */
+  const ending = new Set<Promise<void>>();
 
   const bootNext = (): void => {
     if (closed || next !== undefined) return;
@@ -64,7 +66,10 @@ export function createWarmEngineSupply(options: WarmEngineSupplyOptions): Engine
       { enginePid: engine.pid, jobsServed: engine.jobsServed, reason, ...data },
       'recycling engine',
     );
-    await engine.kill();
+    // A log upload that follows the last result ends first; the next job need not wait for it.
+    const ended = engine.drain().then(() => engine.kill());
+    ending.add(ended);
+    void ended.finally(() => ending.delete(ended));
     bootNext();
   };
 
@@ -115,7 +120,11 @@ export function createWarmEngineSupply(options: WarmEngineSupplyOptions): Engine
       const booting = next?.booting;
       current = undefined;
       next = undefined;
-      await Promise.all([engine?.kill(), booting?.then((spare) => spare?.kill())]);
+      await Promise.all([
+        engine?.drain().then(() => engine.kill()),
+        booting?.then((spare) => spare?.kill()),
+        ...ending,
+      ]);
     },
   };
 }

@@ -8,9 +8,12 @@ import {
   FlowboxError,
   failedOutcome,
   forUsers,
+  isRetryable,
   type JobProvisioning,
   type JobResult,
   type JobTimings,
+  type LogFailed,
+  type LogPersisted,
   type RunIsolation,
   type RunOutcome,
   type SerializedError,
@@ -30,6 +33,8 @@ export interface JobRunner {
   run(job: DispatchedJob): Promise<JobResult>;
   /** The engine currently held (for logs and tests). */
   readonly enginePid: number | undefined;
+  /** Resolves once every log upload that followed a result has ended (and reported a failure). */
+  logsSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,6 +63,11 @@ export interface JobRunnerOptions {
   tracer?: Tracer | null;
   /** Where the engine's callbacks go: the app, over the worker's socket (app-connection.ts). */
   forwardCallback: ForwardCallback;
+  /**
+   * A run's log upload, which its engine goes on with after the job's result, failed: the app
+   * is told behind that result (app-connection.ts).
+   */
+  reportLogFailure?: (failure: LogFailed) => void;
 }
 
 /** The run's outcome (steps empty when the engine crashed or timed out before saying), and its cost. */
@@ -69,6 +79,8 @@ interface Execution {
   reusable: boolean;
   /** What the engine recorded of a traced run. */
   spans?: SpanRecord[] | undefined;
+  /** How the log upload that follows the result ended, when the engine goes on with one. */
+  persisted?: Promise<LogPersisted> | undefined;
 }
 
 interface Attempt {
@@ -94,6 +106,8 @@ const notRun = (error: SerializedError): Execution => ({
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { engines, provisioner } = options;
   let busy = false;
+  /** Log uploads still in flight after their jobs' results. */
+  const uploads = new Set<Promise<void>>();
   // The supply of the job in progress (or the last one), for enginePid.
   let holding: EngineSupply = engines;
 
@@ -146,8 +160,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void engine.kill();
     }, flowTimeoutMs);
     try {
-      const { outcome, timings, spans } = await engine.execute(engineJob, forward);
-      return { outcome, ...timings, reusable: !timedOut, spans };
+      const { outcome, timings, spans, persisted } = await engine.execute(engineJob, forward);
+      return { outcome, ...timings, reusable: !timedOut, spans, persisted };
     } catch (error) {
       const runMs = performance.now() - started;
       if (timedOut) {
@@ -188,7 +202,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
     // A piece the registry did not see as needing Node (its module's form) and the isolate
     // refused before any step ran: nothing reached the app, so the job runs again, once, in a
-    // fresh engine process.
+    // fresh engine process. Its log goes to the same key: the refused run's upload ends first.
+    await first.execution.persisted;
     options.logger.info(
       { runId: job.runId, reason: first.execution.outcome.error?.message },
       "the run's isolate refused a piece; running the job in a fresh engine process",
@@ -275,6 +290,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       result.traceparent = trace.traceparent;
       trace.end(outcome);
     }
+    if (execution.persisted !== undefined) {
+      const ended = execution.persisted.then((persisted) => logPersisted(job, outcome, persisted, trace));
+      uploads.add(ended);
+      void ended.finally(() => uploads.delete(ended));
+    }
     // The one line per job: the latency anatomy, for logs and the benchmark.
     options.logger.info(
       {
@@ -291,6 +311,36 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     return result;
   };
 
+  /** The end of a log upload that followed the job's result: one line, and the app told of a failure. */
+  const logPersisted = (
+    job: DispatchedJob,
+    outcome: RunOutcome,
+    ended: LogPersisted,
+    trace: JobTrace | null,
+  ): void => {
+    const { runId, jobId } = job;
+    // The upload's span hangs from the engine.run exported with the result.
+    trace?.engineSpans(ended.spans, ended.spans?.[0]?.parentSpanId);
+    const { logKey, logError, logPersistMs } = ended;
+    if (logError === undefined) {
+      options.logger.debug({ runId, jobId, logPersistMs }, 'run log stored');
+      return;
+    }
+    options.logger.warn({ runId, jobId, logPersistMs, logError }, 'run log upload failed');
+    // A retryable outcome's run is likely run again, its next attempt writing this key anew: a
+    // late failure must not clear that attempt's log. Should none follow, the key names no log.
+    if (outcome.error !== undefined && isRetryable(outcome.error.code)) return;
+    options.reportLogFailure?.({
+      version: 1,
+      type: 'log-failed',
+      workerId: options.workerId,
+      jobId,
+      runId,
+      logKey,
+      logError,
+    });
+  };
+
   return {
     async run(job) {
       if (busy) throw new FlowboxError('INTERNAL', 'the job runner runs one job at a time');
@@ -303,6 +353,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     },
     get enginePid() {
       return holding.currentPid;
+    },
+    async logsSettled() {
+      await Promise.all(uploads);
     },
     async close() {
       await Promise.all([engines.close(), options.freshEngines?.close()]);

@@ -1,5 +1,11 @@
 import type { Logger } from '@flowbox/node-kit';
-import type { DispatchedJob, RunOutcome, SpanRecord } from '@flowbox/protocol';
+import {
+  type DispatchedJob,
+  formatTraceparent,
+  parseTraceparent,
+  type RunOutcome,
+  type SpanRecord,
+} from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES, type Span, type SpanAttributes, type Tracer } from '@flowbox/tracing';
 
 /**
@@ -18,8 +24,11 @@ export interface JobTrace {
   readonly traceparent: string;
   /** Opens a child of the job span. */
   child(name: string, options?: { attributes?: SpanAttributes; startMs?: number }): Span;
-  /** Exports what the engine recorded, under the job span. */
-  engineSpans(records: readonly SpanRecord[] | undefined): void;
+  /**
+   * Exports what the engine recorded, under the job span, or under one of the engine's spans
+   * exported before (`underSpanId`: the log upload's span, which comes after the result).
+   */
+  engineSpans(records: readonly SpanRecord[] | undefined, underSpanId?: string): void;
   /** Ends the job span with the run's outcome. */
   end(outcome: Pick<RunOutcome, 'status' | 'error'>): void;
 }
@@ -46,9 +55,14 @@ export function startJobTrace(
   return {
     traceparent,
     child: (name, options = {}) => tracer.startSpan(name, { ...options, parent: traceparent }),
-    engineSpans(records) {
+    engineSpans(records, underSpanId) {
       if (records === undefined || records.length === 0) return;
-      const dropped = tracer.exportRecorded(traceparent, records, DEFAULT_SERVICE_NAMES.engine);
+      const context = parseTraceparent(traceparent);
+      const parent =
+        underSpanId === undefined || context === null
+          ? traceparent
+          : formatTraceparent({ ...context, spanId: underSpanId });
+      const dropped = tracer.exportRecorded(parent, records, DEFAULT_SERVICE_NAMES.engine);
       if (dropped > 0) {
         logger.warn({ runId: job.runId, dropped }, 'dropped engine spans outside the job span');
       }

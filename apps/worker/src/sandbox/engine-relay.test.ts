@@ -117,6 +117,86 @@ describe('the engine relay holds code steps’ fetch to the run’s budget', () 
   });
 });
 
+/**
+ * A run's log upload follows its result, while the next run may already be admitted: each goes
+ * to its own run's form, through a path only that run's job was given, until its upload ended.
+ */
+describe('the engine relay passes each run’s log upload to that run’s form', () => {
+  let dir: string;
+  let relay: EngineRelay;
+  let server: Server;
+  let port: number;
+  const received: string[] = [];
+
+  beforeEach(async () => {
+    received.length = 0;
+    server = createServer((request, response) => {
+      received.push(request.url ?? '');
+      request.resume();
+      request.on('end', () => response.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+    dir = await mkdtemp(path.join(tmpdir(), 'flowbox-relay-test-'));
+    relay = await startEngineRelay({
+      socketDir: path.join(dir, 'relay'),
+      egressFetch: (policy, budget) => createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget }),
+      logger: silentLogger(),
+    });
+  });
+
+  afterEach(async () => {
+    await relay.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const admit = (runId: string) =>
+    relay.admit({
+      ...makeEngineJob('http://127.0.0.1:9', `http://127.0.0.1:${port}/form-${runId}`, {
+        bundlePath: '/nowhere.json',
+        pieces: [],
+      }),
+      runId,
+    });
+
+  /** POSTs a log to the relay path `url` names; resolves with the status answered. */
+  function upload(url: string): Promise<number> {
+    const { pathname } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(`${RELAY_ORIGIN}${pathname}`, {
+        method: 'POST',
+        socketPath: path.join(relay.socketDir, 'relay.sock'),
+        headers: { 'content-type': 'multipart/form-data; boundary=x' },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      });
+      request.on('error', reject);
+      request.end('--x--\r\n');
+    });
+  }
+
+  it('forwards a released run’s upload after the next run is admitted, and refuses it once ended', async () => {
+    const first = admit('run-a');
+    relay.release();
+    const second = admit('run-b');
+    expect(first.logUpload.url).not.toBe(second.logUpload.url);
+    expect(await upload(first.logUpload.url)).toBe(204);
+    expect(await upload(second.logUpload.url)).toBe(204);
+    expect(received).toEqual(['/form-run-a', '/form-run-b']);
+
+    relay.endUpload('run-a');
+    expect(await upload(first.logUpload.url)).toBe(403);
+    // No path without a run's token reaches a form.
+    expect(await upload(`${RELAY_ORIGIN}${RELAY_PATHS.logUpload}`)).toBe(403);
+    expect(await upload(`${RELAY_ORIGIN}${RELAY_PATHS.logUpload}/run-b`)).toBe(403);
+    expect(received).toHaveLength(2);
+  });
+});
+
 /** A resumed run's engine reads and writes its checkpoint through the relay, as it uploads its log. */
 describe('the engine relay passes a run’s checkpoint on', () => {
   let dir: string;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import {
   createServer,
@@ -25,8 +26,10 @@ import {
 /**
  * The sandboxed engine's only way out besides its IPC channel (which carries its callbacks to
  * the app): an HTTP server on a Unix socket bound into its sandbox. While a run is admitted, it
- * forwards the run's log upload to its presigned form and code steps' fetch under the egress
- * policy; it refuses everything else with 403, and everything at all between runs. A piece that
+ * forwards code steps' fetch under the egress policy. A run's log upload, which follows the run's
+ * result while the next run may already be admitted, goes to a path of its own (an unguessable
+ * token) that forwards to that run's presigned form until `endUpload`. It refuses everything
+ * else with 403, and every fetch between runs. A piece that
  * talks to the socket itself gets no further than the engine would: its fetches too are held to
  * the run's budget (job.fetchLimits) here, before their bodies are read, whatever the engine did.
  */
@@ -36,8 +39,10 @@ export interface EngineRelay {
   admit(job: EngineJob): EngineJob;
   /** Lets a poll's fetches through, under its egress policy and budget (it has no other traffic). */
   admitPoll(job: Pick<EngineJob, 'egress' | 'fetchLimits'>): void;
-  /** The job is over: nothing more passes until the next one is admitted. */
+  /** The job is over: no fetch passes until the next one is admitted (its log upload still may). */
   release(): void;
+  /** The run's log upload ended (or never will): its path is refused from now on. */
+  endUpload(runId: string): void;
   close(): Promise<void>;
 }
 
@@ -51,8 +56,6 @@ export interface EngineRelayOptions {
 }
 
 interface Admitted {
-  /** Null for a poll, which uploads no log. */
-  logUploadUrl: string | null;
   /** The job's checkpoint form (it can pause), and a resumed run's checkpoint to read. */
   checkpointUploadUrl: string | undefined;
   checkpointUrl: string | undefined;
@@ -63,12 +66,16 @@ interface Admitted {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** A run's log upload path: this, then its token. */
+const UPLOAD_PREFIX = `${RELAY_PATHS.logUpload}/`;
 
 export async function startEngineRelay(options: EngineRelayOptions): Promise<EngineRelay> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   await mkdir(options.socketDir, { recursive: true, mode: 0o755 });
   const socketPath = path.join(options.socketDir, 'relay.sock');
   let admitted: Admitted | undefined;
+  /** Log uploads still allowed, by their path's token: the run's presigned form. */
+  const uploads = new Map<string, { runId: string; url: string; aborts: AbortController }>();
   // Every run of this engine calls the same app and S3 endpoint: keep the connections.
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
@@ -83,23 +90,26 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const run = admitted;
     const url = request.url ?? '';
-    if (run === undefined) return refuse(response, `no run is in progress: ${request.method} ${url} refused`);
-    if (request.method === 'GET' && url === RELAY_PATHS.checkpoint && run.checkpointUrl !== undefined) {
-      return forward(run, run.checkpointUrl, request, null, response, []);
+    const upload = url.startsWith(UPLOAD_PREFIX) ? uploads.get(url.slice(UPLOAD_PREFIX.length)) : undefined;
+    if (run === undefined && upload === undefined) {
+      return refuse(response, `no run is in progress: ${request.method} ${url} refused`);
+    }
+    if (request.method === 'GET' && url === RELAY_PATHS.checkpoint && run?.checkpointUrl !== undefined) {
+      return forward(run.aborts.signal, run.checkpointUrl, request, null, response, []);
     }
     if (request.method !== 'POST') return refuse(response, `${request.method} ${url} is not relayed`);
-    if (url === RELAY_PATHS.fetch) return relayFetch(run, request, response);
+    if (url === RELAY_PATHS.fetch && run !== undefined) return relayFetch(run, request, response);
+    // A log upload by its run's token (it may follow the run's release), or the admitted run's checkpoint.
+    const target =
+      upload !== undefined
+        ? { signal: upload.aborts.signal, url: upload.url }
+        : url === RELAY_PATHS.checkpointUpload && run?.checkpointUploadUrl !== undefined
+          ? { signal: run.aborts.signal, url: run.checkpointUploadUrl }
+          : undefined;
+    if (target === undefined) return refuse(response, `POST ${url} is not relayed`);
     const body = await readBody(request, maxBodyBytes);
     if (body === null) return refuse(response, `the request body is over ${maxBodyBytes} bytes`);
-
-    if (url === RELAY_PATHS.logUpload) {
-      if (run.logUploadUrl === null) return refuse(response, `a poll uploads no log: POST ${url} refused`);
-      return forward(run, run.logUploadUrl, request, body, response, ['content-type']);
-    }
-    if (url === RELAY_PATHS.checkpointUpload && run.checkpointUploadUrl !== undefined) {
-      return forward(run, run.checkpointUploadUrl, request, body, response, ['content-type']);
-    }
-    return refuse(response, `POST ${url} is not relayed`);
+    return forward(target.signal, target.url, request, body, response, ['content-type']);
   }
 
   /**
@@ -147,7 +157,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
 
   /** Passes the request on (a POST with `body`, a GET without) with the given headers only, and streams the answer back. */
   function forward(
-    run: Admitted,
+    signal: AbortSignal,
     target: string,
     request: IncomingMessage,
     body: Buffer | null,
@@ -168,7 +178,7 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
         method: body === null ? 'GET' : 'POST',
         headers,
         agent: secure ? agents.https : agents.http,
-        signal: run.aborts.signal,
+        signal,
       });
       upstream.on('error', reject);
       upstream.on('response', (answer) => {
@@ -205,16 +215,17 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     admit(job) {
       admitted?.aborts.abort();
       admitted = {
-        logUploadUrl: job.logUpload.url,
         checkpointUploadUrl: job.checkpointUpload?.url,
         checkpointUrl: job.resume?.checkpoint.url,
         ...budgeted(job),
         aborts: new AbortController(),
       };
+      const token = randomUUID();
+      uploads.set(token, { runId: job.runId, url: job.logUpload.url, aborts: new AbortController() });
       const seen: EngineJob = {
         ...job,
         appUrl: RELAY_ORIGIN,
-        logUpload: { ...job.logUpload, url: `${RELAY_ORIGIN}${RELAY_PATHS.logUpload}` },
+        logUpload: { ...job.logUpload, url: `${RELAY_ORIGIN}${UPLOAD_PREFIX}${token}` },
       };
       if (job.checkpointUpload !== undefined) {
         seen.checkpointUpload = {
@@ -233,7 +244,6 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
     admitPoll(job) {
       admitted?.aborts.abort();
       admitted = {
-        logUploadUrl: null,
         checkpointUploadUrl: undefined,
         checkpointUrl: undefined,
         ...budgeted(job),
@@ -244,9 +254,18 @@ export async function startEngineRelay(options: EngineRelayOptions): Promise<Eng
       admitted?.aborts.abort(new FlowboxError('INTERNAL', 'the run is over'));
       admitted = undefined;
     },
+    endUpload(runId) {
+      for (const [token, upload] of uploads) {
+        if (upload.runId !== runId) continue;
+        upload.aborts.abort(new FlowboxError('INTERNAL', "the run's log upload is over"));
+        uploads.delete(token);
+      }
+    },
     async close() {
       admitted?.aborts.abort();
       admitted = undefined;
+      for (const upload of uploads.values()) upload.aborts.abort();
+      uploads.clear();
       server.closeAllConnections();
       agents.http.destroy();
       agents.https.destroy();

@@ -91,6 +91,9 @@ export async function prepareSandboxedEngine(
     async expose(pieces) {
       await view.show(pieces.map((piece) => piece.dir));
     },
+    endUpload(runId) {
+      relay.endUpload(runId);
+    },
     async release() {
       relay.release();
       // The view keeps the job's entries until the next job is admitted: an idle engine holds
