@@ -2,8 +2,6 @@
  * `pnpm bench:paused-idle`: what paused runs cost while they wait. Measures the idle stack, then
  * leaves --runs runs paused on a one-hour delay and measures it again. See benchmark/README.md.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { BENCHMARK_NODELAY_FLOW_ID, BENCHMARK_PAUSE_HOUR_FLOW_ID } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
 import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
@@ -13,6 +11,7 @@ import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis } from '../redis-stats.ts';
 import { cpuWindow, markCpu } from '../standalone/cpu-window.ts';
 import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
 import { PAUSED_IDLE_USAGE, type PausedIdleOptions, parsePausedIdleArgs } from './paused-idle-args.ts';
 import {
   type IdleWindow,
@@ -26,21 +25,8 @@ import { createPausedRuns, runStatuses, sendSyncRequests } from './paused-runs.t
 const WARMUP_REQUESTS = 50;
 
 async function main(): Promise<number> {
-  let options: PausedIdleOptions;
-  try {
-    options = parsePausedIdleArgs(process.argv.slice(2), {
-      cwd: process.cwd(),
-      defaultOutDir: join(REPO_ROOT, 'benchmark', 'results'),
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${PAUSED_IDLE_USAGE}`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(PAUSED_IDLE_USAGE);
-    return 0;
-  }
-  const say = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const options = readScriptOptions(PAUSED_IDLE_USAGE, parsePausedIdleArgs);
+  if (typeof options === 'number') return options;
   const signal = interruptSignal(say);
   const startedAt = new Date();
   const machine = collectMachineInfo(REPO_ROOT);
@@ -115,12 +101,7 @@ async function main(): Promise<number> {
     windows,
     aborted: signal.aborted,
   };
-  await mkdir(options.outDir, { recursive: true });
-  const base = join(options.outDir, reportBaseName(report));
-  const markdown = renderPausedIdleReport(report);
-  await writeFile(`${base}.md`, markdown);
-  await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${markdown}\nResults:\n  ${base}.md\n  ${base}.json\n`);
+  await writeReport(options.outDir, reportBaseName(report), renderPausedIdleReport(report), report);
   return signal.aborted ? 130 : 0;
 }
 
@@ -194,12 +175,4 @@ async function delayedTimers(redis: Redis): Promise<number | null> {
   return total;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(
-      `paused-idle benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runScript('paused-idle', main);

@@ -3,8 +3,6 @@
  * ticks pass, and reports how late each tick's runs were and what the shared tiers spent
  * between ticks. See benchmark/README.md ("Schedules at scale").
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
 import { collectMachineInfo } from '../machine-info.ts';
 import { diffPostgres, type PostgresSnapshot } from '../postgres-stats.ts';
@@ -12,6 +10,7 @@ import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis, type RedisSnapshot } from '../redis-stats.ts';
 import { type CpuMark, cpuWindow, markCpu } from '../standalone/cpu-window.ts';
 import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
 import { parseScheduleArgs, SCHEDULE_USAGE, type ScheduleLoadOptions } from './schedule-args.ts';
 import {
   renderScheduleReport,
@@ -36,21 +35,8 @@ interface Mark {
 }
 
 async function main(): Promise<number> {
-  let options: ScheduleLoadOptions;
-  try {
-    options = parseScheduleArgs(process.argv.slice(2), {
-      cwd: process.cwd(),
-      defaultOutDir: join(REPO_ROOT, 'benchmark', 'results'),
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${SCHEDULE_USAGE}`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(SCHEDULE_USAGE);
-    return 0;
-  }
-  const say = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const options = readScriptOptions(SCHEDULE_USAGE, parseScheduleArgs);
+  if (typeof options === 'number') return options;
   const signal = interruptSignal(say);
   const startedAt = new Date();
   const machine = collectMachineInfo(REPO_ROOT);
@@ -118,12 +104,7 @@ async function main(): Promise<number> {
     ticks,
     aborted: signal.aborted,
   };
-  await mkdir(options.outDir, { recursive: true });
-  const base = join(options.outDir, reportBaseName(report));
-  const markdown = renderScheduleReport(report);
-  await writeFile(`${base}.md`, markdown);
-  await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${markdown}\nResults:\n  ${base}.md\n  ${base}.json\n`);
+  await writeReport(options.outDir, reportBaseName(report), renderScheduleReport(report), report);
   return signal.aborted ? 130 : 0;
 }
 
@@ -203,12 +184,4 @@ function windowOf(from: Mark, to: Mark, ticksPerSecond: number) {
   };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(
-      `schedule benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runScript('schedule', main);
