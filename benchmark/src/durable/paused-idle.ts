@@ -4,14 +4,13 @@
  */
 import { BENCHMARK_NODELAY_FLOW_ID, BENCHMARK_PAUSE_HOUR_FLOW_ID } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
-import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
-import { collectMachineInfo } from '../machine-info.ts';
 import { diffPostgres } from '../postgres-stats.ts';
 import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis } from '../redis-stats.ts';
 import { cpuWindow, markCpu } from '../standalone/cpu-window.ts';
-import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { type LocalStack, sleep } from '../standalone/local-stack.ts';
 import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
+import { reportHead, startScriptRun } from '../standalone/script-stack.ts';
 import { PAUSED_IDLE_USAGE, type PausedIdleOptions, parsePausedIdleArgs } from './paused-idle-args.ts';
 import {
   type IdleWindow,
@@ -27,22 +26,12 @@ const WARMUP_REQUESTS = 50;
 async function main(): Promise<number> {
   const options = readScriptOptions(PAUSED_IDLE_USAGE, parsePausedIdleArgs);
   if (typeof options === 'number') return options;
-  const signal = interruptSignal(say);
-  const startedAt = new Date();
-  const machine = collectMachineInfo(REPO_ROOT);
-  if (options.build) {
-    say('pnpm build');
-    await buildFlowbox(signal);
-  }
-  say(`starting the stores and ${options.apps} app(s), ${options.workers} worker(s)`);
-  const local = await startLocalStack({
-    apps: options.apps,
-    workers: options.workers,
+  const run = await startScriptRun(options, {
     // The runs are created faster than they pause: no queue bound refuses them.
     env: { PAUSE_MIN_MS: '1000', FLOW_MAX_QUEUED_RUNS: '0', WEBHOOK_MAX_QUEUED_RUNS: '0' },
     name: `paused-idle-${options.runs}`,
-    signal,
   });
+  const { local, signal } = run;
   const memory = new Redis(local.redisUrl, { lazyConnect: true });
   memory.on('error', () => {});
   const windows: IdleWindow[] = [];
@@ -79,12 +68,7 @@ async function main(): Promise<number> {
     await local.close();
   }
   const report: PausedIdleReport = {
-    schema: 1,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    commandLine: ['pnpm bench:paused-idle', ...process.argv.slice(2)].join(' '),
-    machine,
-    services: local.services,
+    ...reportHead('pnpm bench:paused-idle', run),
     options: {
       runs: options.runs,
       idleS: options.idleS,

@@ -3,14 +3,13 @@
  * ticks pass, and reports how late each tick's runs were and what the shared tiers spent
  * between ticks. See benchmark/README.md ("Schedules at scale").
  */
-import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
-import { collectMachineInfo } from '../machine-info.ts';
 import { diffPostgres, type PostgresSnapshot } from '../postgres-stats.ts';
 import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis, type RedisSnapshot } from '../redis-stats.ts';
 import { type CpuMark, cpuWindow, markCpu } from '../standalone/cpu-window.ts';
-import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { type LocalStack, sleep } from '../standalone/local-stack.ts';
 import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
+import { reportHead, startScriptRun } from '../standalone/script-stack.ts';
 import { parseScheduleArgs, SCHEDULE_USAGE, type ScheduleLoadOptions } from './schedule-args.ts';
 import {
   renderScheduleReport,
@@ -37,21 +36,11 @@ interface Mark {
 async function main(): Promise<number> {
   const options = readScriptOptions(SCHEDULE_USAGE, parseScheduleArgs);
   if (typeof options === 'number') return options;
-  const signal = interruptSignal(say);
-  const startedAt = new Date();
-  const machine = collectMachineInfo(REPO_ROOT);
-  if (options.build) {
-    say('pnpm build');
-    await buildFlowbox(signal);
-  }
-  say(`starting the stores and ${options.apps} app(s), ${options.workers} worker(s)`);
-  const local = await startLocalStack({
-    apps: options.apps,
-    workers: options.workers,
+  const run = await startScriptRun(options, {
     env: options.everyS < 60 ? { SCHEDULE_MIN_INTERVAL_SECONDS: String(options.everyS) } : {},
     name: `schedules-${options.flows}x${options.everyS}s`,
-    signal,
   });
+  const { local, signal } = run;
   const ticks: ScheduleTickResult[] = [];
   let seedS = 0;
   try {
@@ -84,12 +73,7 @@ async function main(): Promise<number> {
     }
   }
   const report: ScheduleReport = {
-    schema: 1,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    commandLine: ['pnpm bench:schedule', ...process.argv.slice(2)].join(' '),
-    machine,
-    services: local.services,
+    ...reportHead('pnpm bench:schedule', run),
     options: {
       flows: options.flows,
       everyS: options.everyS,
