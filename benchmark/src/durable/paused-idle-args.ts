@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption as int } from '../standalone/int-option.ts';
+import { SCRIPT_ARG_OPTIONS, type ScriptOptions, scriptOptions } from '../standalone/script-options.ts';
 
 /** What `pnpm bench:paused-idle` measures, from its command line. */
-export interface PausedIdleOptions {
+export interface PausedIdleOptions extends ScriptOptions {
   /** Runs left paused on a one-hour delay. */
   runs: number;
   /** Seconds of each idle window (with none paused, then with them). */
@@ -17,9 +17,6 @@ export interface PausedIdleOptions {
   workers: number;
   /** Async webhooks in flight while creating the runs. */
   concurrency: number;
-  outDir: string;
-  build: boolean;
-  help: boolean;
 }
 
 export const PAUSED_IDLE_USAGE = `Usage: pnpm bench:paused-idle [options]
@@ -54,9 +51,7 @@ export function parsePausedIdleArgs(
       apps: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
-      out: { type: 'string' },
-      'skip-build': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
+      ...SCRIPT_ARG_OPTIONS,
     },
     strict: true,
     allowPositionals: false,
@@ -69,8 +64,6 @@ export function parsePausedIdleArgs(
     apps: int(values.apps, '--apps', 1, 1, 16),
     workers: int(values.workers, '--workers', 2, 1, 32),
     concurrency: int(values.concurrency, '--concurrency', 32, 1, 1_000),
-    outDir: values.out === undefined ? defaults.defaultOutDir : resolve(defaults.cwd, values.out),
-    build: values['skip-build'] !== true,
-    help: values.help === true,
+    ...scriptOptions(values, defaults),
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROCESS_KINDS, type ProcessKind } from '../proc-stats.ts';
 import type { CpuWindow } from '../standalone/cpu-window.ts';
+import { FIXTURE_HEAD } from '../standalone/report-fixture.ts';
 import { parsePausedIdleArgs } from './paused-idle-args.ts';
 import {
   type IdleWindow,
@@ -37,17 +38,7 @@ function report(windows: IdleWindow[]): PausedIdleReport {
     startedAt: '2026-11-29T12:00:00.000Z',
     finishedAt: '2026-11-29T12:10:00.000Z',
     commandLine: 'pnpm bench:paused-idle',
-    machine: {
-      hostname: 'vm',
-      cpuModel: 'cpu',
-      cores: 2,
-      memoryGb: 8,
-      kernel: '6',
-      loadAverageAtStart: [0, 0, 0],
-      node: 'v24',
-      versions: {},
-    },
-    services: { postgres: 'PostgreSQL', redis: 'Redis', s3: 'versitygw' },
+    ...FIXTURE_HEAD,
     options: {
       runs: 10_000,
       idleS: 60,

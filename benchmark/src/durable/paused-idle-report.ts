@@ -1,13 +1,12 @@
 import { fmt, fmtSpread, mdTable } from '../format.ts';
 import type { ProcessKind } from '../proc-stats.ts';
-import type { MachineInfo } from '../result-types.ts';
-import type { CpuWindow } from '../standalone/cpu-window.ts';
+import { type CpuWindow, sharedCores } from '../standalone/cpu-window.ts';
+import { reportFileBase, reportHeadLines, type ScriptReportHead } from '../standalone/script-run.ts';
 import { type Spread, summarize } from '../stats.ts';
 import type { PausedIdleOptions } from './paused-idle-args.ts';
 
 /** The issue's target: idle apps + Redis + Postgres with the paused runs within 10 % of none. */
 export const IDLE_RATIO_TARGET = 1.1;
-const SHARED: readonly ProcessKind[] = ['app', 'redis', 'postgres'];
 const KINDS: readonly ProcessKind[] = ['app', 'worker', 'engine', 'redis', 'postgres', 's3', 'loadgen'];
 
 export interface IdleWindow {
@@ -21,13 +20,7 @@ export interface IdleWindow {
   redisUsedMemoryMb: number;
 }
 
-export interface PausedIdleReport {
-  schema: 1;
-  startedAt: string;
-  finishedAt: string;
-  commandLine: string;
-  machine: MachineInfo;
-  services: { postgres: string; redis: string; s3: string };
+export interface PausedIdleReport extends ScriptReportHead {
   options: Omit<PausedIdleOptions, 'outDir' | 'help'>;
   /** Seconds from the first webhook until every run was PAUSED. */
   createS: number | null;
@@ -37,16 +30,10 @@ export interface PausedIdleReport {
   timersDelayed: number | null;
   /** [none paused, the runs paused]; fewer when stopped early. */
   windows: IdleWindow[];
-  aborted: boolean;
 }
 
 export function reportBaseName(report: Pick<PausedIdleReport, 'startedAt' | 'machine' | 'options'>): string {
-  const host = report.machine.hostname.replaceAll(/[^A-Za-z0-9.-]/g, '_') || 'host';
-  return `${report.startedAt.slice(0, 10)}-${host}-paused-idle-${report.options.runs}`;
-}
-
-export function sharedCores(window: CpuWindow): number {
-  return SHARED.reduce((sum, kind) => sum + window.cores[kind], 0);
+  return reportFileBase(report, `paused-idle-${report.options.runs}`);
 }
 
 const pct = (cores: number | null | undefined) =>
@@ -66,9 +53,7 @@ export function renderPausedIdleReport(report: PausedIdleReport): string {
   const lines = [
     `# Paused runs at rest: ${fmt(options.runs, 0)} runs paused on a one-hour delay`,
     '',
-    `- Command: \`${report.commandLine}\``,
-    `- Started ${report.startedAt}, finished ${report.finishedAt}${report.aborted ? ' (**stopped early**)' : ''}`,
-    `- Machine: ${report.machine.cpuModel}, ${report.machine.cores} cores, ${report.machine.memoryGb} GB; load average at start ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}; Node ${report.machine.node}; flowbox ${report.machine.versions.flowbox ?? 'unknown'}`,
+    ...reportHeadLines(report),
     `- Stack: ${options.apps} app(s), ${options.workers} warm worker(s); ${report.services.postgres}, ${report.services.redis}, ${report.services.s3}.`,
     `- The runs: async webhooks to \`benchmark-pause1h\` (code, a 1 h delay, code, response), ${options.concurrency} in flight; all PAUSED after ${report.createS === null ? '–' : `${fmt(report.createS, 1)} s`}.${report.waits === null ? '' : ` Unanswered waits: ${fmt(report.waits.count, 0)}, the earliest due ${report.waits.earliestDue ?? '–'}.`}${report.timersDelayed === null ? '' : ` Timer jobs delayed in Redis: ${fmt(report.timersDelayed, 0)}.`}`,
     `- Each window: a VACUUM ANALYZE of the database, ${options.settleS} s left alone, then ${options.idleS} s measured in ${options.parts} parts (medians of the parts, (min–max)); nothing is sent to the stack meanwhile. CPU from /proc (utime+stime, reaped children included) in % of one core.`,

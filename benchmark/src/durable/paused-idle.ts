@@ -2,17 +2,15 @@
  * `pnpm bench:paused-idle`: what paused runs cost while they wait. Measures the idle stack, then
  * leaves --runs runs paused on a one-hour delay and measures it again. See benchmark/README.md.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { BENCHMARK_NODELAY_FLOW_ID, BENCHMARK_PAUSE_HOUR_FLOW_ID } from '@flowbox/protocol';
 import { Redis } from 'ioredis';
-import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
-import { collectMachineInfo } from '../machine-info.ts';
 import { diffPostgres } from '../postgres-stats.ts';
 import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis } from '../redis-stats.ts';
 import { cpuWindow, markCpu } from '../standalone/cpu-window.ts';
-import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { type LocalStack, sleep } from '../standalone/local-stack.ts';
+import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
+import { reportHead, startScriptRun } from '../standalone/script-stack.ts';
 import { PAUSED_IDLE_USAGE, type PausedIdleOptions, parsePausedIdleArgs } from './paused-idle-args.ts';
 import {
   type IdleWindow,
@@ -26,37 +24,14 @@ import { createPausedRuns, runStatuses, sendSyncRequests } from './paused-runs.t
 const WARMUP_REQUESTS = 50;
 
 async function main(): Promise<number> {
-  let options: PausedIdleOptions;
-  try {
-    options = parsePausedIdleArgs(process.argv.slice(2), {
-      cwd: process.cwd(),
-      defaultOutDir: join(REPO_ROOT, 'benchmark', 'results'),
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${PAUSED_IDLE_USAGE}`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(PAUSED_IDLE_USAGE);
-    return 0;
-  }
-  const say = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-  const signal = interruptSignal(say);
-  const startedAt = new Date();
-  const machine = collectMachineInfo(REPO_ROOT);
-  if (options.build) {
-    say('pnpm build');
-    await buildFlowbox(signal);
-  }
-  say(`starting the stores and ${options.apps} app(s), ${options.workers} worker(s)`);
-  const local = await startLocalStack({
-    apps: options.apps,
-    workers: options.workers,
+  const options = readScriptOptions(PAUSED_IDLE_USAGE, parsePausedIdleArgs);
+  if (typeof options === 'number') return options;
+  const run = await startScriptRun(options, {
     // The runs are created faster than they pause: no queue bound refuses them.
     env: { PAUSE_MIN_MS: '1000', FLOW_MAX_QUEUED_RUNS: '0', WEBHOOK_MAX_QUEUED_RUNS: '0' },
     name: `paused-idle-${options.runs}`,
-    signal,
   });
+  const { local, signal } = run;
   const memory = new Redis(local.redisUrl, { lazyConnect: true });
   memory.on('error', () => {});
   const windows: IdleWindow[] = [];
@@ -93,12 +68,7 @@ async function main(): Promise<number> {
     await local.close();
   }
   const report: PausedIdleReport = {
-    schema: 1,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    commandLine: ['pnpm bench:paused-idle', ...process.argv.slice(2)].join(' '),
-    machine,
-    services: local.services,
+    ...reportHead('pnpm bench:paused-idle', run),
     options: {
       runs: options.runs,
       idleS: options.idleS,
@@ -115,12 +85,7 @@ async function main(): Promise<number> {
     windows,
     aborted: signal.aborted,
   };
-  await mkdir(options.outDir, { recursive: true });
-  const base = join(options.outDir, reportBaseName(report));
-  const markdown = renderPausedIdleReport(report);
-  await writeFile(`${base}.md`, markdown);
-  await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${markdown}\nResults:\n  ${base}.md\n  ${base}.json\n`);
+  await writeReport(options.outDir, reportBaseName(report), renderPausedIdleReport(report), report);
   return signal.aborted ? 130 : 0;
 }
 
@@ -194,12 +159,4 @@ async function delayedTimers(redis: Redis): Promise<number | null> {
   return total;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(
-      `paused-idle benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runScript('paused-idle', main);

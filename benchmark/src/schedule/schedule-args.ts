@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption as int } from '../standalone/int-option.ts';
+import { SCRIPT_ARG_OPTIONS, type ScriptOptions, scriptOptions } from '../standalone/script-options.ts';
 
 /** What `pnpm bench:schedule` measures, from its command line. */
-export interface ScheduleLoadOptions {
+export interface ScheduleLoadOptions extends ScriptOptions {
   /** Published flows, each with an `every` schedule trigger. */
   flows: number;
   /** Their interval in seconds; under 60 lowers SCHEDULE_MIN_INTERVAL_SECONDS to it (smoke runs). */
@@ -25,9 +25,6 @@ export interface ScheduleLoadOptions {
    * another (the piece index), so as many creates as clients wait on each other for good.
    */
   seedConcurrency: number;
-  outDir: string;
-  build: boolean;
-  help: boolean;
 }
 
 export const SCHEDULE_USAGE = `Usage: pnpm bench:schedule [options]
@@ -65,9 +62,7 @@ export function parseScheduleArgs(
       apps: { type: 'string' },
       workers: { type: 'string' },
       'seed-concurrency': { type: 'string' },
-      out: { type: 'string' },
-      'skip-build': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
+      ...SCRIPT_ARG_OPTIONS,
     },
     strict: true,
     allowPositionals: false,
@@ -80,8 +75,6 @@ export function parseScheduleArgs(
     apps: int(values.apps, '--apps', 1, 1, 16),
     workers: int(values.workers, '--workers', 0, 0, 32),
     seedConcurrency: int(values['seed-concurrency'], '--seed-concurrency', 4, 1, 64),
-    outDir: values.out === undefined ? defaults.defaultOutDir : resolve(defaults.cwd, values.out),
-    build: values['skip-build'] !== true,
-    help: values.help === true,
+    ...scriptOptions(values, defaults),
   };
 }

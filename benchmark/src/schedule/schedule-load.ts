@@ -3,15 +3,13 @@
  * ticks pass, and reports how late each tick's runs were and what the shared tiers spent
  * between ticks. See benchmark/README.md ("Schedules at scale").
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { buildFlowbox, REPO_ROOT } from '../build-step.ts';
-import { collectMachineInfo } from '../machine-info.ts';
 import { diffPostgres, type PostgresSnapshot } from '../postgres-stats.ts';
 import { clockTicksPerSecond } from '../proc-stats.ts';
 import { diffRedis, type RedisSnapshot } from '../redis-stats.ts';
 import { type CpuMark, cpuWindow, markCpu } from '../standalone/cpu-window.ts';
-import { interruptSignal, type LocalStack, sleep, startLocalStack } from '../standalone/local-stack.ts';
+import { type LocalStack, sleep } from '../standalone/local-stack.ts';
+import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
+import { reportHead, startScriptRun } from '../standalone/script-stack.ts';
 import { parseScheduleArgs, SCHEDULE_USAGE, type ScheduleLoadOptions } from './schedule-args.ts';
 import {
   renderScheduleReport,
@@ -36,36 +34,13 @@ interface Mark {
 }
 
 async function main(): Promise<number> {
-  let options: ScheduleLoadOptions;
-  try {
-    options = parseScheduleArgs(process.argv.slice(2), {
-      cwd: process.cwd(),
-      defaultOutDir: join(REPO_ROOT, 'benchmark', 'results'),
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${SCHEDULE_USAGE}`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(SCHEDULE_USAGE);
-    return 0;
-  }
-  const say = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-  const signal = interruptSignal(say);
-  const startedAt = new Date();
-  const machine = collectMachineInfo(REPO_ROOT);
-  if (options.build) {
-    say('pnpm build');
-    await buildFlowbox(signal);
-  }
-  say(`starting the stores and ${options.apps} app(s), ${options.workers} worker(s)`);
-  const local = await startLocalStack({
-    apps: options.apps,
-    workers: options.workers,
+  const options = readScriptOptions(SCHEDULE_USAGE, parseScheduleArgs);
+  if (typeof options === 'number') return options;
+  const run = await startScriptRun(options, {
     env: options.everyS < 60 ? { SCHEDULE_MIN_INTERVAL_SECONDS: String(options.everyS) } : {},
     name: `schedules-${options.flows}x${options.everyS}s`,
-    signal,
   });
+  const { local, signal } = run;
   const ticks: ScheduleTickResult[] = [];
   let seedS = 0;
   try {
@@ -98,12 +73,7 @@ async function main(): Promise<number> {
     }
   }
   const report: ScheduleReport = {
-    schema: 1,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    commandLine: ['pnpm bench:schedule', ...process.argv.slice(2)].join(' '),
-    machine,
-    services: local.services,
+    ...reportHead('pnpm bench:schedule', run),
     options: {
       flows: options.flows,
       everyS: options.everyS,
@@ -118,12 +88,7 @@ async function main(): Promise<number> {
     ticks,
     aborted: signal.aborted,
   };
-  await mkdir(options.outDir, { recursive: true });
-  const base = join(options.outDir, reportBaseName(report));
-  const markdown = renderScheduleReport(report);
-  await writeFile(`${base}.md`, markdown);
-  await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${markdown}\nResults:\n  ${base}.md\n  ${base}.json\n`);
+  await writeReport(options.outDir, reportBaseName(report), renderScheduleReport(report), report);
   return signal.aborted ? 130 : 0;
 }
 
@@ -203,12 +168,4 @@ function windowOf(from: Mark, to: Mark, ticksPerSecond: number) {
   };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(
-      `schedule benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runScript('schedule', main);

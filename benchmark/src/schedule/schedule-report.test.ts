@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { PROCESS_KINDS, type ProcessKind } from '../proc-stats.ts';
-import type { CpuWindow } from '../standalone/cpu-window.ts';
+import { type CpuWindow, sharedCores } from '../standalone/cpu-window.ts';
+import { FIXTURE_HEAD } from '../standalone/report-fixture.ts';
 import { parseScheduleArgs } from './schedule-args.ts';
-import { renderScheduleReport, reportBaseName, type ScheduleReport, sharedCores } from './schedule-report.ts';
+import { renderScheduleReport, reportBaseName, type ScheduleReport } from './schedule-report.ts';
 import { lagSummary } from './tick-stats.ts';
 
 function window(seconds: number, cores: Partial<Record<ProcessKind, number>>): CpuWindow {
@@ -23,17 +24,7 @@ function report(betweenApp: number | null, p99: number): ScheduleReport {
     startedAt: '2026-11-29T12:00:00.000Z',
     finishedAt: '2026-11-29T12:06:00.000Z',
     commandLine: 'pnpm bench:schedule',
-    machine: {
-      hostname: 'vm',
-      cpuModel: 'cpu',
-      cores: 2,
-      memoryGb: 8,
-      kernel: '6',
-      loadAverageAtStart: [0, 0, 0],
-      node: 'v24',
-      versions: { flowbox: 'abc' },
-    },
-    services: { postgres: 'PostgreSQL', redis: 'Redis', s3: 'versitygw' },
+    ...FIXTURE_HEAD,
     options: {
       flows: 10_000,
       everyS: 60,

@@ -1,6 +1,6 @@
 import { fmt, mdTable } from '../format.ts';
-import type { MachineInfo } from '../result-types.ts';
-import type { CpuWindow } from '../standalone/cpu-window.ts';
+import { type CpuWindow, SHARED_KINDS, sharedCores } from '../standalone/cpu-window.ts';
+import { reportFileBase, reportHeadLines, type ScriptReportHead } from '../standalone/script-run.ts';
 import { ascending, percentile } from '../stats.ts';
 import type { ScheduleLoadOptions } from './schedule-args.ts';
 import type { LagSummary, TickRecord } from './tick-stats.ts';
@@ -24,29 +24,15 @@ export interface ScheduleTickResult {
   betweenPostgresStatementsPerS: number | null;
 }
 
-export interface ScheduleReport {
-  schema: 1;
-  startedAt: string;
-  finishedAt: string;
-  commandLine: string;
-  machine: MachineInfo;
-  services: { postgres: string; redis: string; s3: string };
+export interface ScheduleReport extends ScriptReportHead {
   options: Omit<ScheduleLoadOptions, 'outDir' | 'help'>;
   /** Seconds the flows took to create and publish. */
   seedS: number;
   ticks: ScheduleTickResult[];
-  aborted: boolean;
-}
-
-const SHARED_KINDS = ['app', 'redis', 'postgres'] as const;
-
-export function sharedCores(window: CpuWindow): number {
-  return SHARED_KINDS.reduce((sum, kind) => sum + window.cores[kind], 0);
 }
 
 export function reportBaseName(report: Pick<ScheduleReport, 'startedAt' | 'machine' | 'options'>): string {
-  const host = report.machine.hostname.replaceAll(/[^A-Za-z0-9.-]/g, '_') || 'host';
-  return `${report.startedAt.slice(0, 10)}-${host}-schedules-${report.options.flows}x${report.options.everyS}s`;
+  return reportFileBase(report, `schedules-${report.options.flows}x${report.options.everyS}s`);
 }
 
 const pct = (cores: number | undefined) => (cores === undefined ? '–' : `${fmt(cores * 100, 1)} %`);
@@ -70,9 +56,7 @@ export function renderScheduleReport(report: ScheduleReport): string {
   const lines = [
     `# Schedules: ${fmt(options.flows, 0)} flows every ${options.everyS} s`,
     '',
-    `- Command: \`${report.commandLine}\``,
-    `- Started ${report.startedAt}, finished ${report.finishedAt}${report.aborted ? ' (**stopped early**)' : ''}`,
-    `- Machine: ${report.machine.cpuModel}, ${report.machine.cores} cores, ${report.machine.memoryGb} GB; load average at start ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}; Node ${report.machine.node}; flowbox ${report.machine.versions.flowbox ?? 'unknown'}`,
+    ...reportHeadLines(report),
     `- Stack: ${options.apps} app${options.apps > 1 ? 's' : ''} (every app fires every tick; the tick's row lets one create the run), ${workers}. ${report.services.postgres}, ${report.services.redis}, ${report.services.s3}.`,
     `- ${fmt(options.flows, 0)} flows (\`schedule\` piece, \`every\` ${options.everyS} s, one code step) created and published through the API in ${fmt(report.seedS, 1)} s; ${options.warmupTicks} tick${options.warmupTicks === 1 ? '' : 's'} let pass, then ${ticks.length} measured${options.everyS < 60 ? `; SCHEDULE_MIN_INTERVAL_SECONDS=${options.everyS}` : ''}.`,
     `- Runs fired: ${fmt(fired, 0)} of ${fmt(expected, 0)} (flows × ticks).`,

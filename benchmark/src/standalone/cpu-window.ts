@@ -39,3 +39,11 @@ export function cpuWindow(start: CpuMark, end: CpuMark, ticksPerSecond: number):
 export function sumCores(window: CpuWindow, kinds: readonly ProcessKind[]): number {
   return kinds.reduce((total, kind) => total + window.cores[kind], 0);
 }
+
+/** The tiers every run shares, whatever the workers do: the apps, Redis and Postgres. */
+export const SHARED_KINDS = ['app', 'redis', 'postgres'] as const;
+
+/** Cores the shared tiers used over the window, together. */
+export function sharedCores(window: CpuWindow): number {
+  return SHARED_KINDS.reduce((sum, kind) => sum + window.cores[kind], 0);
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { type DispatchedPollJob, serializeError } from '@flowbox/protocol';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { TickLoop } from '../tickers/tick-loop.ts';
 import type { PollJobs } from './poll-jobs.ts';
 import { lastTickAtOrBefore, type PollSpec, parsePollSpec } from './poll-spec.ts';
 import type { PollsRepository, PublishedPoll } from './polls-repository.ts';
@@ -15,9 +16,6 @@ export type DispatchPoll = (poll: {
   state: unknown;
 }) => Promise<DispatchedPollJob>;
 
-/** Flows whose due polls are taken at once. */
-const CONCURRENCY = 16;
-
 interface Entry {
   poll: PublishedPoll;
   spec: PollSpec;
@@ -28,7 +26,7 @@ interface Entry {
 /**
  * Takes the ticks of every published polling trigger, the way the schedule ticker fires
  * schedules (schedules/schedule-ticker.ts): every app reads the polled flows from Postgres every
- * `refreshMs`, every app tries each tick (multiples of `intervalSeconds` since the epoch, the
+ * `refreshMs` (tickers/tick-loop.ts), every app tries each tick (multiples of `intervalSeconds` since the epoch, the
  * first one at once), and one statement lets exactly one app take it (PollsRepository.claimTick).
  * That app queues the poll for its idle workers (PollJobs). A poll still in flight holds a lease,
  * and the ticks meanwhile are passed over: one poll covers whatever the source added since.
@@ -39,16 +37,11 @@ export class PollTicker {
   readonly #dispatch: DispatchPoll;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
-  readonly #refreshMs: number;
   /** A poll's lease: its wait for a worker, and the flow timeout for the poll itself. */
   readonly #leaseMs: number;
   readonly #waitMs: number;
   readonly #hasWorkers: () => boolean;
-  readonly #entries = new Map<string, Entry>();
-  #loadedAt = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #passing: Promise<void> = Promise.resolve();
-  #closed = false;
+  readonly #loop: TickLoop<Entry, PublishedPoll>;
 
   constructor(deps: {
     polls: PollsRepository;
@@ -70,59 +63,38 @@ export class PollTicker {
     this.#dispatch = deps.dispatch;
     this.#metrics = deps.metrics;
     this.#logger = deps.logger;
-    this.#refreshMs = deps.refreshMs;
     this.#waitMs = deps.waitMs;
     this.#leaseMs = deps.waitMs + deps.pollTimeoutMs;
+    this.#loop = new TickLoop({
+      logger: deps.logger,
+      refreshMs: deps.refreshMs,
+      failedMessage: 'poll pass failed; trying again',
+      list: () => this.#repo.listPublished(),
+      apply: (rows) => this.#apply(rows),
+      takeDue: (entry, now) => this.#takeDue(entry, now),
+      nextAt: (entry) => entry.from.getTime() + entry.spec.intervalSeconds * 1000,
+    });
   }
 
   start(): void {
-    this.#wake(0);
+    this.#loop.start();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#timer);
-    await this.#passing;
+    await this.#loop.close();
   }
 
   /** One pass: reload the polled flows when due, take every tick that is due. */
   async tick(now = new Date()): Promise<void> {
-    if (now.getTime() - this.#loadedAt >= this.#refreshMs) await this.#load(now);
-    const entries = [...this.#entries.values()];
-    for (let i = 0; i < entries.length; i += CONCURRENCY) {
-      await Promise.all(entries.slice(i, i + CONCURRENCY).map((entry) => this.#takeDue(entry, now)));
-    }
+    await this.#loop.tick(now);
   }
 
-  #wake(delayMs: number): void {
-    if (this.#closed) return;
-    this.#timer = setTimeout(() => {
-      this.#passing = this.tick().then(
-        () => this.#wake(this.#delayToNext()),
-        (error: unknown) => {
-          this.#logger.warn({ err: error, retryInMs: this.#refreshMs }, 'poll pass failed; trying again');
-          this.#wake(this.#refreshMs);
-        },
-      );
-    }, delayMs);
-    this.#timer.unref();
-  }
-
-  #delayToNext(): number {
-    let soonest = this.#loadedAt + this.#refreshMs;
-    for (const entry of this.#entries.values()) {
-      soonest = Math.min(soonest, entry.from.getTime() + entry.spec.intervalSeconds * 1000);
-    }
-    return Math.max(0, Math.min(this.#refreshMs, soonest - Date.now()));
-  }
-
-  async #load(now: Date): Promise<void> {
-    const rows = await this.#repo.listPublished();
-    this.#loadedAt = now.getTime();
+  #apply(rows: PublishedPoll[]): void {
+    const entries = this.#loop.entries;
     const seen = new Set<string>();
     for (const row of rows) {
       seen.add(row.flowVersionId);
-      const known = this.#entries.get(row.flowVersionId);
+      const known = entries.get(row.flowVersionId);
       const recorded = row.lastTick ?? new Date(0);
       if (known !== undefined) {
         if (recorded > known.from) known.from = recorded;
@@ -139,9 +111,9 @@ export class PollTicker {
         );
         continue;
       }
-      this.#entries.set(row.flowVersionId, { poll: row, spec, from: recorded });
+      entries.set(row.flowVersionId, { poll: row, spec, from: recorded });
     }
-    for (const id of this.#entries.keys()) if (!seen.has(id)) this.#entries.delete(id);
+    for (const id of entries.keys()) if (!seen.has(id)) entries.delete(id);
   }
 
   async #takeDue(entry: Entry, now: Date): Promise<void> {
@@ -152,8 +124,8 @@ export class PollTicker {
     const { flowId, flowVersionId, piece } = entry.poll;
     const claim = await this.#repo.claimTick({ flowId, flowVersionId, at, leaseId, leaseMs: this.#leaseMs });
     if (claim.outcome === 'stale') {
-      this.#entries.delete(flowVersionId);
-      this.#loadedAt = 0;
+      this.#loop.entries.delete(flowVersionId);
+      this.#loop.reloadNext();
       return;
     }
     if (claim.outcome === 'taken') return;

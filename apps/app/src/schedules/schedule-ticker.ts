@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import type { RunJobData, TriggerPayload } from '@flowbox/protocol';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
+import { TickLoop } from '../tickers/tick-loop.ts';
 import { parseScheduleSpec, type ScheduleSpec } from './schedule-spec.ts';
 import type { PublishedSchedule, SchedulesRepository, TickResult } from './schedules-repository.ts';
 
@@ -10,8 +11,6 @@ export type SubmitRun = (job: RunJobData, rank: number) => Promise<unknown>;
 
 /** Ticks walked per flow and pass at most: bounds a pass after a long outage (the next goes on). */
 const MAX_WALK = 100_000;
-/** Flows whose due ticks are fired at once. */
-const CONCURRENCY = 16;
 /** A tick fired this much after its time counts as late. */
 const LATE_MS = 1_000;
 
@@ -29,7 +28,7 @@ interface Entry {
  * Fires the ticks of every published schedule. Every app runs one, and every app fires every
  * tick: the tick's row in Postgres (schedules-repository.ts) lets exactly one of them create the
  * run, so an app that dies costs no tick and needs no failover. The schedules are read from
- * Postgres every `refreshMs` (and at once when a tick finds its version no longer published),
+ * Postgres every `refreshMs` (tickers/tick-loop.ts; and at once when a tick finds its version no longer published),
  * so nothing about them lives in Redis: a Redis restarted empty loses no tick, and a run whose
  * job could not be queued stays QUEUED for the reconciler to enqueue. A tick not fired within
  * `lateLimitMs` of its time (every app was down) is missed, and its trigger's `catchUp` decides.
@@ -39,15 +38,10 @@ export class ScheduleTicker {
   readonly #submit: SubmitRun;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
-  readonly #refreshMs: number;
   readonly #lateLimitMs: number;
-  readonly #entries = new Map<string, Entry>();
-  #loadedAt = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #passing: Promise<void> = Promise.resolve();
+  readonly #loop: TickLoop<Entry, PublishedSchedule>;
   /** Runs being handed over or queued: not awaited by a pass, so a slow Redis delays no tick. */
   readonly #submitting = new Set<Promise<void>>();
-  #closed = false;
 
   constructor(deps: {
     schedules: SchedulesRepository;
@@ -61,60 +55,38 @@ export class ScheduleTicker {
     this.#submit = deps.submit;
     this.#metrics = deps.metrics;
     this.#logger = deps.logger;
-    this.#refreshMs = deps.refreshMs;
     this.#lateLimitMs = deps.lateLimitMs;
+    this.#loop = new TickLoop({
+      logger: deps.logger,
+      refreshMs: deps.refreshMs,
+      failedMessage: 'schedule pass failed; trying again',
+      list: () => this.#repo.listPublished(),
+      apply: (rows) => this.#apply(rows),
+      takeDue: (entry, now) => this.#fireDue(entry, now),
+      nextAt: (entry) => entry.next?.getTime() ?? null,
+    });
   }
 
   start(): void {
-    this.#wake(0);
+    this.#loop.start();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#timer);
-    await this.#passing;
+    await this.#loop.close();
     await Promise.all(this.#submitting);
   }
 
   /** One pass: reload the schedules when due, fire every tick that is due. */
   async tick(now = new Date()): Promise<void> {
-    if (now.getTime() - this.#loadedAt >= this.#refreshMs) await this.#load(now);
-    const entries = [...this.#entries.values()];
-    for (let i = 0; i < entries.length; i += CONCURRENCY) {
-      await Promise.all(entries.slice(i, i + CONCURRENCY).map((entry) => this.#fireDue(entry, now)));
-    }
+    await this.#loop.tick(now);
   }
 
-  #wake(delayMs: number): void {
-    if (this.#closed) return;
-    this.#timer = setTimeout(() => {
-      this.#passing = this.tick().then(
-        () => this.#wake(this.#delayToNext()),
-        (error: unknown) => {
-          // Postgres down or a tick refused: the due ticks wait for the next try, not a hot loop.
-          this.#logger.warn({ err: error, retryInMs: this.#refreshMs }, 'schedule pass failed; trying again');
-          this.#wake(this.#refreshMs);
-        },
-      );
-    }, delayMs);
-    this.#timer.unref();
-  }
-
-  #delayToNext(): number {
-    let soonest = this.#loadedAt + this.#refreshMs;
-    for (const entry of this.#entries.values()) {
-      if (entry.next !== null) soonest = Math.min(soonest, entry.next.getTime());
-    }
-    return Math.max(0, Math.min(this.#refreshMs, soonest - Date.now()));
-  }
-
-  async #load(now: Date): Promise<void> {
-    const rows = await this.#repo.listPublished();
-    this.#loadedAt = now.getTime();
+  #apply(rows: PublishedSchedule[]): void {
+    const entries = this.#loop.entries;
     const seen = new Set<string>();
     for (const row of rows) {
       seen.add(row.flowId);
-      const known = this.#entries.get(row.flowId);
+      const known = entries.get(row.flowId);
       const from = latest(
         row.since,
         row.lastTick,
@@ -127,7 +99,7 @@ export class ScheduleTicker {
       }
       const spec = this.#specOf(row);
       if (spec === null) continue;
-      this.#entries.set(row.flowId, {
+      entries.set(row.flowId, {
         flowId: row.flowId,
         flowVersionId: row.flowVersionId,
         spec,
@@ -135,7 +107,7 @@ export class ScheduleTicker {
         next: spec.nextAfter(from),
       });
     }
-    for (const flowId of this.#entries.keys()) if (!seen.has(flowId)) this.#entries.delete(flowId);
+    for (const flowId of entries.keys()) if (!seen.has(flowId)) entries.delete(flowId);
   }
 
   #specOf(row: PublishedSchedule): ScheduleSpec | null {
@@ -205,8 +177,8 @@ export class ScheduleTicker {
       passOver,
     });
     if (result.outcome === 'stale') {
-      this.#entries.delete(entry.flowId);
-      this.#loadedAt = 0;
+      this.#loop.entries.delete(entry.flowId);
+      this.#loop.reloadNext();
       return false;
     }
     entry.from = scheduledAt;

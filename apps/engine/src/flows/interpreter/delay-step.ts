@@ -7,7 +7,7 @@ import {
 } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
 import { finishedBefore, replayStep, waitingBefore } from './checkpoint.ts';
-import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import { containerResult, endStep, failStep, type RunContext } from './interpreter-context.ts';
 import type { ScopeFrame } from './run-scope.ts';
 
 /**
@@ -46,11 +46,7 @@ export async function runDelay(
       until = Date.parse(kept);
     }
   } catch (error) {
-    result.status = 'FAILED';
-    result.error = stepError(error, step.name);
-    context.fail(path, result.error);
-    result.durationMs = performance.now() - started;
-    record(result);
+    failStep(context, path, record, result, started, error);
     return false;
   }
   const scheduledFor = new Date(until).toISOString();
@@ -62,16 +58,14 @@ export async function runDelay(
     );
     result.status = 'WAITING';
     result.waitingFor = `until ${scheduledFor}`;
-    result.durationMs = performance.now() - started;
-    record(result);
+    endStep(record, result, started);
     return true;
   }
   if (left > 0) await clock.sleep(left);
   const now = clock.now();
   const output = { scheduledFor, resumedAt: new Date(now).toISOString(), lateMs: Math.max(0, now - until) };
   succeed(context, path, frame, step.name, result, output);
-  result.durationMs = performance.now() - started;
-  record(result);
+  endStep(record, result, started);
   return false;
 }
 

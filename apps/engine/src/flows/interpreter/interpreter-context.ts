@@ -109,6 +109,33 @@ export function containerResult(
   return { name, path, kind, status: 'SUCCEEDED', input, startedAt, durationMs: performance.now() - started };
 }
 
+/** How a step's result is written (what StepSink.begin returns). */
+export type RecordStep = (result: StepResult) => void;
+
+/** Writes a construct step's result, its duration measured up to now. */
+export function endStep(record: RecordStep, result: StepResult, started: number): void {
+  result.durationMs = performance.now() - started;
+  record(result);
+}
+
+/**
+ * Fails a construct step, and with it the run, on an error of the interpreter's own about it
+ * (bad items, a bad condition, a template that does not resolve), and writes its result.
+ */
+export function failStep(
+  context: RunContext,
+  path: string,
+  record: RecordStep,
+  result: StepResult,
+  started: number,
+  error: unknown,
+): void {
+  result.status = 'FAILED';
+  result.error = stepError(error, result.name);
+  context.fail(path, result.error);
+  endStep(record, result, started);
+}
+
 /** An error of the interpreter's own about a step (bad items, a bad condition), as a step records it. */
 export function stepError(error: unknown, step: string): SerializedError {
   return { ...forUsers(serializeError(error, 'STEP_FAILED')), step };

@@ -1,6 +1,6 @@
 import { FlowboxError, type LoopStepDefinition, stepPath, WAITS_ROOT, walkSteps } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
-import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import { containerResult, failStep, type RunContext } from './interpreter-context.ts';
 import { childFrame, outputsIn, type ScopeFrame } from './run-scope.ts';
 import { holdsWaits, iterationWaits } from './wait-urls.ts';
 
@@ -31,10 +31,7 @@ export async function runLoop(
     checkItems(step, items, context.limits.loopMaxIterations);
   } catch (error) {
     const result = containerResult(step.name, path, 'loop', startedAt, started, { items: step.items });
-    result.status = 'FAILED';
-    result.error = stepError(error, step.name);
-    context.fail(path, result.error);
-    record(result);
+    failStep(context, path, record, result, started, error);
     return false;
   }
   const list = items as unknown[];

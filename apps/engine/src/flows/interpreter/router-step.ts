@@ -9,7 +9,7 @@ import {
 } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
 import { type ResolvedCondition, whenHolds } from './conditions.ts';
-import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import { containerResult, endStep, failStep, type RunContext } from './interpreter-context.ts';
 import { childFrame, outputsIn, type ScopeFrame } from './run-scope.ts';
 
 interface Taken {
@@ -50,11 +50,7 @@ export async function runRouter(
       else skips.push([branch.name, `the conditions of branch ${branch.name} did not hold`]);
     }
   } catch (error) {
-    result.status = 'FAILED';
-    result.error = stepError(error, step.name);
-    result.durationMs = performance.now() - started;
-    context.fail(path, result.error);
-    record(result);
+    failStep(context, path, record, result, started, error);
     return false;
   }
   const taken: Taken[] = step.branches
@@ -91,8 +87,7 @@ export async function runRouter(
     };
   }
   frame[step.name] = output;
-  result.durationMs = performance.now() - started;
-  record(result);
+  endStep(record, result, started);
   return blocked;
 }
 

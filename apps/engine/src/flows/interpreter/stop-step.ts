@@ -6,7 +6,7 @@ import {
   stepPath,
 } from '@flowbox/protocol';
 import { resolveTemplates } from '../../steps/template.ts';
-import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import { containerResult, endStep, failStep, type RunContext } from './interpreter-context.ts';
 import type { ScopeFrame } from './run-scope.ts';
 
 /**
@@ -31,11 +31,7 @@ export async function runStop(
     result.input = input;
     if (input.response !== undefined) await context.respond(responseOf(input.response));
   } catch (error) {
-    result.status = 'FAILED';
-    result.error = stepError(error, step.name);
-    context.fail(path, result.error);
-    result.durationMs = performance.now() - started;
-    record(result);
+    failStep(context, path, record, result, started, error);
     return false;
   }
   result.output = { status: step.status };
@@ -55,8 +51,7 @@ export async function runStop(
         : { kind: 'stopped' },
     path,
   };
-  result.durationMs = performance.now() - started;
-  record(result);
+  endStep(record, result, started);
   return false;
 }
 

@@ -2,7 +2,7 @@ import { FlowboxError, type SubflowStepDefinition, stepPath } from '@flowbox/pro
 import { resolveTemplates } from '../../steps/template.ts';
 import { finishedBefore, replayStep, waitingBefore } from './checkpoint.ts';
 import { succeed } from './delay-step.ts';
-import { containerResult, type RunContext } from './interpreter-context.ts';
+import { containerResult, endStep, type RunContext } from './interpreter-context.ts';
 import type { ScopeFrame } from './run-scope.ts';
 import { finishWaiting, waitOutcome } from './wait-step.ts';
 
@@ -47,14 +47,12 @@ export async function runSubflow(
     }
   } catch (error) {
     finishWaiting(context, path, frame, step, result, { kind: 'failed', error });
-    result.durationMs = performance.now() - started;
-    record(result);
+    endStep(record, result, started);
     return false;
   }
   if (!step.wait) {
     succeed(context, path, frame, step.name, result, { runId });
-    result.durationMs = performance.now() - started;
-    record(result);
+    endStep(record, result, started);
     return false;
   }
   const child = runId;
@@ -67,8 +65,7 @@ export async function runSubflow(
     result,
   );
   finishWaiting(context, path, frame, step, result, outcome, (value) => childOutput(step.name, value));
-  result.durationMs = performance.now() - started;
-  record(result);
+  endStep(record, result, started);
   return outcome.kind === 'blocked';
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@flowbox/protocol';
 import { finishedBefore, replayStep, waitingBefore } from './checkpoint.ts';
 import { succeed } from './delay-step.ts';
-import { containerResult, type RunContext, stepError } from './interpreter-context.ts';
+import { containerResult, endStep, type RunContext, stepError } from './interpreter-context.ts';
 import type { ScopeFrame } from './run-scope.ts';
 
 /**
@@ -44,8 +44,7 @@ export async function runWait(
     result,
   );
   finishWaiting(context, path, frame, step, result, outcome);
-  result.durationMs = performance.now() - started;
-  record(result);
+  endStep(record, result, started);
   return outcome.kind === 'blocked';
 }
 
