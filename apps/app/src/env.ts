@@ -320,7 +320,7 @@ export const AppEnvSchema = z.object({
   SEED_BENCHMARK_FLOW: envFields
     .boolean(false)
     .describe(
-      "Create and publish the benchmark flows at start (`benchmark`: webhook, math helper, code step, response; `benchmark-loop100`: a loop over 100 items; `benchmark-router`: a router before the benchmark flow's steps). Their webhooks run code steps for anyone who calls them, so seeding is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.",
+      "Create and publish the benchmark flows at start (`benchmark`: webhook, math helper, code step, response; `benchmark-loop100`: a loop over 100 items; `benchmark-router`: a router before the benchmark flow's steps; `benchmark-pause5s`, `benchmark-delay1100ms`, `benchmark-pause1h`: code, a delay of that length, code, response; `benchmark-nodelay`: the same without the delay). Their webhooks run code steps for anyone who calls them, so seeding is off unless asked for: `pnpm dev`, the tests and the benchmark turn it on.",
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envFields
     .url()
