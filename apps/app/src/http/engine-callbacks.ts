@@ -19,6 +19,12 @@ export interface EngineCallbackDeps {
   startSubflow(parentRunId: string, report: SubflowStart): Promise<string>;
 }
 
+/** A traced run's callback's span, by report: `callback steps`, `callback response`, `callback subflows`. */
+const CALLBACK_SPAN_NAMES: Record<EngineReport['type'], string> = {
+  steps: 'callback steps',
+  'flow-response': 'callback response',
+  'subflow-start': 'callback subflows',
+};
 /** What a kept report answers: nothing, or (subflow-start) the child run's id. */
 export type CallbackResult = { runId: string } | undefined;
 
@@ -104,7 +110,7 @@ export function createEngineCallbacks(deps: EngineCallbackDeps): EngineCallbacks
     },
     async handle(claims, report, context) {
       if (deps.tracer === null || context.parent === undefined) return keep(claims, report, context);
-      const name = `callback ${report.type === 'subflow-start' ? 'subflows' : report.type}`;
+      const name = CALLBACK_SPAN_NAMES[report.type];
       const span = deps.tracer.startSpan(name, {
         parent: context.parent,
         kind: 'server',

@@ -189,6 +189,11 @@ describe('a job deleted from Redis behind a QUEUED run, with two apps', () => {
     // is first, since its flow's only other run is running.
     const wire = await RedisWire.open(inject('redisUrl'));
     try {
+      // The 202 may come before the job's add has reached Redis: wait until it is in the list.
+      for (let tries = 0; tries < 200; tries += 1) {
+        if ((await wire.command('LPOS', `${prefix}:runs:wait`, runId)) !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       expect(await wire.command('LREM', `${prefix}:runs:wait`, '0', runId)).toBe(1);
       expect(await wire.command('ZREM', `${prefix}:runs:prioritized`, runId)).toBe(0);
       expect(await wire.command('DEL', `${prefix}:runs:${runId}`)).toBe(1);
