@@ -301,6 +301,50 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
     });
   };
 
+  /** Why the engine cannot take a request now (exited, or busy with one), as the rejection to return. */
+  const refusal = (): Promise<never> | undefined => {
+    if (!alive) return Promise.reject(crash('is not running'));
+    if (pending !== undefined) {
+      return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
+    }
+    return undefined;
+  };
+
+  /**
+   * Sends one request (a run or a poll) and holds it as `pending` until the engine answers, exits
+   * or cannot receive it; a sandboxed engine's relay admits the job first (it may rewrite it).
+   */
+  function request<J>(
+    job: J,
+    runId: string | undefined,
+    forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined,
+    admit: ((job: J) => Promise<J>) | undefined,
+    what: string,
+    wrap: (requestId: string, job: J) => WorkerToEngine,
+  ): { requestId: string; answer: Promise<EngineExecution | PollResultMessage> } {
+    jobsServed += 1;
+    const requestId = randomUUID();
+    const result = defer<EngineExecution | PollResultMessage>();
+    pending = { requestId, runId, result, forward };
+    const fail = (error: FlowboxError) => {
+      if (pending?.requestId !== requestId) return;
+      pending.result.reject(error);
+      pending = undefined;
+    };
+    const deliver = (sent: J) => {
+      child.send(wrap(requestId, sent), (error) => {
+        if (error) fail(crash(`could not receive the ${what}: ${error.message}`));
+      });
+    };
+    if (admit === undefined) deliver(job);
+    else {
+      admit(job).then(deliver, (error: unknown) => {
+        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
+      });
+    }
+    return { requestId, answer: result.promise };
+  }
+
   return {
     pid,
     bootMs,
@@ -311,38 +355,22 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       return jobsServed;
     },
     execute(job, forward) {
-      if (!alive) return Promise.reject(crash('is not running'));
-      if (pending !== undefined) {
-        return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
-      }
-      jobsServed += 1;
-      const requestId = randomUUID();
-      const result = defer<EngineExecution | PollResultMessage>();
-      pending = { requestId, runId: job.runId, result, forward };
+      const refused = refusal();
+      if (refused !== undefined) return refused;
+      const admit = sandbox === undefined ? undefined : (sent: EngineJob) => sandbox.admit(sent);
+      const { requestId, answer } = request(job, job.runId, forward, admit, 'job', (id, sent) => ({
+        version: 1,
+        type: 'execute',
+        requestId: id,
+        job: sent,
+      }));
       const stopWatch = watchMemory(requestId);
-      result.promise.then(stopWatch, stopWatch);
-      const fail = (error: FlowboxError) => {
-        if (pending?.requestId !== requestId) return;
-        pending.result.reject(error);
-        pending = undefined;
-      };
-      const send = (sent: EngineJob) => {
-        const message: WorkerToEngine = { version: 1, type: 'execute', requestId, job: sent };
-        child.send(message, (error) => {
-          if (error) fail(crash(`could not receive the job: ${error.message}`));
-        });
-      };
-      const executed = result.promise.then((message) => {
+      answer.then(stopWatch, stopWatch);
+      const executed = answer.then((message) => {
         if (message.type !== 'execute-result') throw crash('answered a run with a poll result');
         return message;
       });
-      if (sandbox === undefined) {
-        send(job);
-        return executed;
-      }
-      sandbox.admit(job).then(send, (error: unknown) => {
-        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
-      });
+      if (sandbox === undefined) return executed;
       return executed
         .then((execution) => {
           // The log's upload goes on through the relay until it ends.
@@ -353,37 +381,20 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
         .finally(() => sandbox.release());
     },
     poll(job) {
-      if (!alive) return Promise.reject(crash('is not running'));
-      if (pending !== undefined) {
-        return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
-      }
-      jobsServed += 1;
-      const requestId = randomUUID();
-      const result = defer<EngineExecution | PollResultMessage>();
-      pending = { requestId, runId: undefined, result, forward: undefined };
-      const fail = (error: FlowboxError) => {
-        if (pending?.requestId !== requestId) return;
-        pending.result.reject(error);
-        pending = undefined;
-      };
-      const send = (sent: EnginePollJob) => {
-        const message: WorkerToEngine = { version: 1, type: 'execute-poll', requestId, job: sent };
-        child.send(message, (error) => {
-          if (error) fail(crash(`could not receive the poll: ${error.message}`));
-        });
-      };
-      const polled = result.promise.then((message) => {
+      const refused = refusal();
+      if (refused !== undefined) return refused;
+      const admit = sandbox === undefined ? undefined : (sent: EnginePollJob) => sandbox.admitPoll(sent);
+      const { answer } = request(job, undefined, undefined, admit, 'poll', (id, sent) => ({
+        version: 1,
+        type: 'execute-poll',
+        requestId: id,
+        job: sent,
+      }));
+      const polled = answer.then((message) => {
         if (message.type !== 'poll-result') throw crash('answered a poll with a run result');
         return message;
       });
-      if (sandbox === undefined) {
-        send(job);
-        return polled;
-      }
-      sandbox.admitPoll(job).then(send, (error: unknown) => {
-        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
-      });
-      return polled.finally(() => sandbox.release());
+      return sandbox === undefined ? polled : polled.finally(() => sandbox.release());
     },
     drain: () => uploads.drain(),
     preload({ pieces, codeStepMemoryMb, appUrl, isolation, isolateMaxRuns }) {
