@@ -150,6 +150,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     prefix,
     names: queueNames,
     maxAttempts: config.RUN_MAX_ATTEMPTS,
+    logger: logger.child({ component: 'run-queue' }),
   });
   // Bounds the backlog (and Redis memory) without a Redis round trip per webhook.
   const admission = new WebhookAdmission({

@@ -129,7 +129,7 @@ describe('error flow runs', () => {
     prefix = testNamespace();
     hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
     await hub.start();
-    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 1 });
+    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 1, logger });
     inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix });
   });
   afterAll(async () => {

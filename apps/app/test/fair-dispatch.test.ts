@@ -26,7 +26,7 @@ describe('fair dispatch', () => {
   beforeAll(async () => {
     producer = new Redis(inject('redisUrl'));
     brokerRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
-    queue = new RunQueue({ connection: producer, prefix, maxAttempts: 2 });
+    queue = new RunQueue({ connection: producer, prefix, maxAttempts: 2, logger });
     broker = new JobBroker({ connection: brokerRedis, prefix, logger, blockSeconds: 1 });
     await broker.start();
   });

@@ -20,11 +20,12 @@ describe('JobBroker settling a job Redis no longer holds', () => {
 
   beforeAll(async () => {
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
-    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2 });
+    const logger = createLogger({ name: 'job-broker-test', level: 'silent' });
+    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2, logger });
     broker = new JobBroker({
       connection: redis,
       prefix,
-      logger: createLogger({ name: 'job-broker-test', level: 'silent' }),
+      logger,
       blockSeconds: 1,
     });
     await broker.start();

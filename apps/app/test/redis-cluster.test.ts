@@ -49,7 +49,7 @@ describe('the run queue sharded over a Redis Cluster', () => {
     if (!isCluster(producerClient) || !isCluster(brokerClient)) throw new Error('not a cluster client');
     producer = producerClient;
     brokerRedis = brokerClient;
-    queue = new RunQueue({ connection: producer, prefix, names, maxAttempts: 2 });
+    queue = new RunQueue({ connection: producer, prefix, names, maxAttempts: 2, logger });
     broker = new JobBroker({ connection: brokerRedis, prefix, names, logger, blockSeconds: 1 });
     await broker.start();
   }, 60_000);

@@ -96,7 +96,7 @@ describe('paused runs', () => {
     hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
     await hub.start();
     metrics = new AppMetrics();
-    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2 });
+    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2, logger });
     timers = new TimerQueue({ connection: redis, prefix, cluster: false, logger });
     inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix });
     inspectTimers = new Queue(TIMER_QUEUE_NAME, { connection: redis, prefix });

@@ -68,7 +68,7 @@ describe('run reconciler', () => {
       metrics,
       logger,
     });
-    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2 });
+    queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2, logger });
     inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix });
     reconciler = reconcilerOn(pool);
   });

@@ -1,3 +1,4 @@
+import type { Logger } from '@flowbox/node-kit';
 import type { QueuedJobData, RunJobData, StepTestJobData } from '@flowbox/protocol';
 import { FlowboxError } from '@flowbox/protocol';
 import { Queue } from 'bullmq';
@@ -49,12 +50,20 @@ export class RunQueue {
     maxAttempts: number;
     /** The shards' queue names (runQueueNames); one queue named `runs` when unset. */
     names?: readonly string[];
+    logger: Logger;
   }) {
     this.#maxAttempts = options.maxAttempts;
     this.#connection = options.connection;
-    this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map(
-      (name) => new Queue<QueuedJobData>(name, { connection: options.connection, prefix: options.prefix }),
-    );
+    this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map((name) => {
+      const shard = new Queue<QueuedJobData>(name, {
+        connection: options.connection,
+        prefix: options.prefix,
+      });
+      // A queue closed before its connection was ready emits the refused version check here;
+      // unheard, it would be an unhandled rejection. `add` reports real failures.
+      shard.on('error', (error) => options.logger.debug({ err: error, queue: name }, 'run queue error'));
+      return shard;
+    });
   }
 
   /**

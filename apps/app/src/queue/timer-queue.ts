@@ -37,6 +37,9 @@ export class TimerQueue {
     this.#prefix = options.prefix;
     this.#logger = options.logger;
     this.#queue = new Queue<TimerJob>(this.#name, { connection: options.connection, prefix: options.prefix });
+    // A queue closed before its connection was ready emits the refused version check here;
+    // unheard, it would be an unhandled rejection. `set` reports real failures.
+    this.#queue.on('error', (error) => this.#logger.debug({ err: error }, 'timer queue error'));
   }
 
   /** Fires `runId`'s timer in `delayMs` (a second add for the same pause is a no-op). */
@@ -86,6 +89,10 @@ export class TimerQueue {
   }
 
   async close(): Promise<void> {
+    // A worker closed while its connections still start leaves their version checks to fail
+    // unheard when the connections drop; once ready, it closes cleanly. (With Redis down the
+    // app's close bounds this wait.)
+    await this.#worker?.waitUntilReady().catch(() => undefined);
     await this.#worker?.close();
     this.#workerConnection?.disconnect();
     await this.#queue.close();
