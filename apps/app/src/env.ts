@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { envFields, loadEnv } from '@flowbox/node-kit';
-import { ARCHIVE_EXTRACT_LIMITS } from '@flowbox/node-kit/archive-extract';
 import { DEFAULT_LOOP_MAX_ITERATIONS } from '@flowbox/protocol';
 import { DEFAULT_SERVICE_NAMES } from '@flowbox/tracing';
 import { z } from 'zod';
-import { parseTrustedPieces } from './pieces/trusted-pieces.ts';
-import { isRedisUrl } from './redis/redis-target.ts';
-
-/** A bound on QUEUE_SHARDS: each shard costs every app a blocking Redis connection. */
-const MAX_QUEUE_SHARDS = 64;
+import { pieceEnvFields } from './env-pieces.ts';
+import { storeEnvFields } from './env-stores.ts';
+import { webhookEnvFields } from './env-webhooks.ts';
 
 /** The least FLOW_MAX_DEPTH may be: flows nest routers and loops at least this deep. */
 const FLOW_MIN_DEPTH = 8;
 
-/** Every variable the app reads. Listed in README.md and docs/configuration.md. */
+/**
+ * Every variable the app reads. Listed in README.md and docs/configuration.md, in this order: the
+ * groups of env-*.ts are spread where they stand.
+ */
 export const AppEnvSchema = z.object({
   HOST: z
     .string()
@@ -30,52 +30,7 @@ export const AppEnvSchema = z.object({
     .describe(
       "Names this instance's sync-response channel in Redis; must be unique among running apps. Defaults to a random UUID at each start.",
     ),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .describe('Postgres connection URL. The first app to start applies the SQL migrations.'),
-  DATABASE_POOL_SIZE: envFields
-    .positiveInt(10)
-    .describe("Postgres connections this app may hold; all apps' pools together must fit max_connections."),
-  DATABASE_PREPARED_STATEMENTS: envFields
-    .boolean(true)
-    .describe(
-      'Name the statements every run makes, so each connection has Postgres parse and plan them once. Set false behind a proxy that shares server sessions between clients (PgBouncer in transaction mode); `pnpm dev` sets it false for its embedded PGlite, which serves every connection from one session.',
-    ),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?(\+cluster)?:\/\//, 'must be a redis:// or redis+cluster:// URL')
-    .refine(isRedisUrl, 'a redis+cluster:// URL lists its seed nodes as host:port,host:port')
-    .describe(
-      'Redis connection URL (`rediss://` for TLS): the BullMQ queue and the sync-response pub/sub. A Redis Cluster (7 or later) is named by its seed nodes, `redis+cluster://[user:password@]host:port,host:port` (`rediss+cluster://` for TLS); see QUEUE_SHARDS and docs/operations.md.',
-    ),
-  QUEUE_SHARDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_QUEUE_SHARDS)
-    .default(1)
-    .describe(
-      "Run queues the flows are spread over, by a hash of the flow id. Each is its own BullMQ queue whose keys share one hash tag, so on a Redis Cluster each lives in one slot and the shards spread over the primaries; apps take jobs from every shard in turn. 1 (a single Redis): the queue's keys are as they always were. Every app of a deployment must have the same value.",
-    ),
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]+$/)
-    .default('flowbox')
-    .describe('Prefix of every Redis key and channel flowbox uses (BullMQ queue included).'),
-  S3_ENDPOINT: envFields
-    .url()
-    .describe(
-      'S3-compatible endpoint. Engines upload to URLs presigned for this host, so workers must reach it too.',
-    ),
-  S3_REGION: z.string().default('us-east-1').describe('Region used to sign S3 requests and presigned URLs.'),
-  S3_BUCKET: z
-    .string()
-    .min(3)
-    .default('flowbox')
-    .describe('Bucket for flow bundles, piece archives and run logs; created at start when missing.'),
-  S3_ACCESS_KEY_ID: z.string().min(1).describe('S3 access key id. Only the app holds S3 credentials.'),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).describe('S3 secret access key.'),
+  ...storeEnvFields,
   API_KEY: z
     .string()
     .min(16, 'must be at least 16 characters')
@@ -104,53 +59,7 @@ export const AppEnvSchema = z.object({
     .describe(
       'The key CONNECTIONS_KEY replaces, during a rotation: values sealed under it still open, and each app seals them again under CONNECTIONS_KEY at start. Remove it once every app has started with the new key.',
     ),
-  WEBHOOK_TIMEOUT_SECONDS: envFields
-    .positiveInt(30)
-    .describe("How long a sync webhook waits for the flow's response before answering 504 with the run id."),
-  IDEMPOTENCY_TTL_HOURS: envFields
-    .positiveInt(24)
-    .describe(
-      "How long a webhook's `Idempotency-Key` holds: within it, a repeat of the key (per flow) gets the first request's run and answer, never a new run. Expired keys are deleted by the retention pass.",
-    ),
-  WEBHOOK_BODY_LIMIT_BYTES: envFields
-    .positiveInt(1_048_576)
-    .describe('Largest webhook request body accepted.'),
-  WEBHOOK_MAX_QUEUED_RUNS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(10_000)
-    .describe(
-      'Most runs that may wait in the queue; past it a webhook is answered 503 (`QUEUE_UNAVAILABLE`, `retry-after: 1`) and creates no run. Bounds the Redis memory of the backlog to about this many triggers. Read from Redis every 250 ms, not per request; with several apps each may pass it by what the others accept in that time. 0: no bound.',
-    ),
-  WEBHOOK_MAX_DEPTH: envFields
-    .positiveInt(64)
-    .describe(
-      'Deepest nesting of objects and arrays in a webhook body (`{}` at the top is 1); a deeper body is answered 400 (`INVALID_BODY`) and creates no run.',
-    ),
-  WEBHOOK_RESPONSE_ALLOWED_HEADERS: z
-    .string()
-    .regex(/^[\w!#$%&'*+.^`|~, -]*$/, 'must be header names, comma-separated')
-    .default('')
-    .describe(
-      "Restricted headers a flow's response may set anyway, comma-separated (e.g. `access-control-allow-origin`). Restricted: `set-cookie`, every `access-control-*` (CORS) and the security headers (`content-security-policy`, `strict-transport-security`, `x-frame-options`, `x-content-type-options`, `clear-site-data`, `cross-origin-*-policy`, `permissions-policy`, `referrer-policy`, `nel`, `report-to`, `reporting-endpoints`, `alt-svc` and the like; the full list is `RESTRICTED_RESPONSE_HEADERS` in `apps/app/src/http/response-header-policy.ts`): a webhook answers on the app's origin, the run inspector's too. A response with one that is not allowed fails its run (`INVALID_RESPONSE`).",
-    ),
-  FLOW_MAX_QUEUED_RUNS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(1_000)
-    .describe(
-      'Most runs of one flow that may wait to start, counted across every app (Postgres, in the statement that creates the run); past it a webhook of that flow is answered 429 (`FLOW_QUEUE_FULL`, `retry-after: 1`) and creates no run. Apps creating runs of one flow at the same instant may pass it by as many. 0: no bound.',
-    ),
-  FLOW_MAX_CONCURRENT_RUNS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe(
-      "Most runs of one flow running at once, across every worker; a job of a flow at its cap goes back to the queue for 500 ms and a worker takes another flow's run. Set it below the number of workers so that one flow can never hold them all. With a bound, a worker that polls ahead of its last result gets its next run only once that result is in (a run started early would hold a place under its flow's cap). 0: no bound.",
-    ),
+  ...webhookEnvFields,
   FLOW_MAX_DEPTH: z.coerce
     .number()
     .int()
@@ -353,52 +262,7 @@ export const AppEnvSchema = z.object({
     .describe(
       'Bytes of bundle records, and of piece-archive records, the app keeps for dispatching (each counted as its JSON).',
     ),
-  PIECE_LOAD_CHECK: z
-    .enum(['SANDBOXED', 'UNSANDBOXED'])
-    .default('SANDBOXED')
-    .describe(
-      "Where `POST /v1/pieces` imports a piece's module to check it. `SANDBOXED`: a bubblewrap sandbox (no network, its own PID namespace, read-only files but a private /tmp, no child processes, bounded memory and CPU; it needs `bwrap`, `prlimit` and user namespaces, as `EXECUTION_MODE=SANDBOXED` workers do: docs/operations.md). An app that cannot make the sandbox still starts, logs why, and answers every publish 503 `PIECE_CHECK_UNAVAILABLE` naming the reason; its built-in pieces, which are its own code, are checked without it. `UNSANDBOXED`: a plain child process with an empty environment and Node's permission model, which leaves it the network and the app's processes within its reach: only where every piece publisher is trusted.",
-    ),
-  TRUSTED_PIECES: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      try {
-        return parseTrustedPieces(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .describe(
-      "Pieces that import Node built-ins and may still run in a worker's reused engine, comma-separated: a name (every version) or `name@version`. A flow version whose pieces all run in a V8 isolate runs in one on `RUN_ISOLATION=isolate` workers (the default); one with a piece that imports a Node built-in runs in a fresh engine process of its own, unless every such piece is listed here: then in the reused engine's realm, where it can reach other runs (docs/guarantees.md). Read when a flow version is first dispatched by this app. Unset: none.",
-    ),
-  PIECE_ARCHIVE_MAX_BYTES: envFields
-    .positiveInt(10 * 1024 * 1024)
-    .describe(
-      'Largest piece archive `POST /v1/pieces` takes (the `piece.tgz`, before base64); a larger one is refused 400. Archives leave out the pieces framework (the engine has it), so a piece is kilobytes unless it bundles an SDK; 10 MiB takes one bundling a large client library, and the request (base64, a third larger) is held in memory while it is checked.',
-    ),
-  PIECE_UNPACKED_MAX_BYTES: envFields
-    .positiveInt(64 * 1024 * 1024)
-    .refine((bytes) => bytes <= ARCHIVE_EXTRACT_LIMITS.maxBytes, {
-      message: `must be at most ${ARCHIVE_EXTRACT_LIMITS.maxBytes}, what a worker unpacks`,
-    })
-    .describe(
-      "Largest a piece archive may be unpacked (its files' sizes added up); a larger one is refused 400 at publish, the unpack stopping at the first byte past it. At most 200 MiB, what a worker unpacks. The files are held in memory while the piece's module is load-checked, so this times PIECE_PUBLISH_CONCURRENCY bounds what publishing takes.",
-    ),
-  PIECE_PUBLISH_CONCURRENCY: envFields
-    .positiveInt(2)
-    .describe(
-      'Piece publishes this app checks at once (unpacking the archive, loading its module in a child process).',
-    ),
-  PIECE_PUBLISH_MAX_QUEUED: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(4)
-    .describe(
-      'Piece publishes that wait for a place when PIECE_PUBLISH_CONCURRENCY are being checked; one more is refused 503 (PIECE_PUBLISH_BUSY). Each waiting request holds its body (up to a third over PIECE_ARCHIVE_MAX_BYTES) in memory.',
-    ),
+  ...pieceEnvFields,
 });
 
 /** 32 bytes in base64 (decoded where the cipher is made, app.ts). */

@@ -8,6 +8,7 @@ export * from './code-steps/node-vm-runner.ts';
 export * from './engine.ts';
 export * from './flows/flow-bundle-loader.ts';
 export * from './flows/flow-executor.ts';
+export * from './flows/flow-executor-deps.ts';
 export * from './flows/run-log.ts';
 export * from './host/app-client.ts';
 export * from './host/http-client.ts';

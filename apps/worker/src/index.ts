@@ -9,6 +9,7 @@ export * from './connection/app-connection.ts';
 export * from './engines/cold-engine-supply.ts';
 export * from './engines/engine-install.ts';
 export * from './engines/engine-process.ts';
+export * from './engines/engine-sandbox.ts';
 export * from './engines/engine-supply.ts';
 export * from './engines/provisioner.ts';
 export * from './engines/warm-engine-supply.ts';

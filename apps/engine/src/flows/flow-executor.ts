@@ -1,21 +1,12 @@
-import {
-  CODE_STEP_FETCH_LIMITS,
-  createEgressFetch,
-  createFetchBudget,
-  type EgressFetch,
-  type FetchBudget,
-} from '@flowbox/egress';
-import { createInputValidators, type InputValidators } from '@flowbox/pieces-framework/validate';
+import { createInputValidators } from '@flowbox/pieces-framework/validate';
 import {
   type Checkpoint,
   CONNECTIONS_ROOT,
   DEFAULT_LOOP_MAX_ITERATIONS,
-  type EgressPolicy,
   ENGINE_PROGRESS_INTERVAL_MS,
   type EngineJob,
   type ExecuteResult,
   type FinalRunStatus,
-  FlowboxError,
   type FlowResponse,
   forUsers,
   type PreloadRequest,
@@ -25,55 +16,23 @@ import {
   type StepResult,
   serializeError,
   type WaitPoint,
-  wrapCodeStep,
 } from '@flowbox/protocol';
-import type { CodeRunners } from '../code-steps/code-runner.ts';
-import { openCodeStepSession } from '../code-steps/code-step-host.ts';
-import { type AppClient, type AppClientOptions, createAppClient } from '../host/app-client.ts';
-import type { HttpClient } from '../host/http-client.ts';
-import type { EngineLog } from '../host/ipc-channel.ts';
-import type { IsolatedRun, RunIsolation } from '../isolate/run-isolation.ts';
-import type { PieceLoader } from '../pieces/piece-loader.ts';
-import { createRunPieces } from '../pieces/run-pieces.ts';
+import { createAppClient } from '../host/app-client.ts';
+import type { IsolatedRun } from '../isolate/run-isolation.ts';
 import { durableDeps, pausedRun, readCheckpoint, storeCheckpoint } from './durable-run.ts';
-import type { FlowBundleLoader } from './flow-bundle-loader.ts';
-import { createHostLeafExecutor, type StepRunnerDeps } from './host-leaf-executor.ts';
+import { primeAppConnection, primeCodeRunner } from './engine-priming.ts';
+import type { FlowExecutorDeps } from './flow-executor-deps.ts';
+import { createHostLeafExecutor } from './host-leaf-executor.ts';
 import { interpretFlow } from './interpreter/interpreter.ts';
-import type { Clock, StepSink } from './interpreter/interpreter-context.ts';
+import type { StepSink } from './interpreter/interpreter-context.ts';
 import type { LeafExecutor } from './interpreter/leaf-executor.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createProgressReports } from './progress-reports.ts';
 import { createRedactor } from './redactor.ts';
 import { buildRunLog, type LogPersistReport, persistLogAfterOutcome } from './run-log.ts';
+import { openIsolatedRun, prepareRun } from './run-preparation.ts';
 import { type RunTrace, startRunTrace } from './run-trace.ts';
 import { executeStepTest } from './step-test.ts';
-
-export interface FlowExecutorDeps {
-  bundles: FlowBundleLoader;
-  pieces: PieceLoader;
-  /** One per execution mode; each job names its own. */
-  codeRunners: CodeRunners;
-  http: HttpClient;
-  log: EngineLog;
-  /** Per callback and for the log upload; the worker's flow timeout bounds the whole run. */
-  httpTimeoutMs?: number;
-  /** How often progress is reported while a flow runs (default ENGINE_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs?: number;
-  /**
-   * Code steps' HTTP under the job's egress policy, within the run's budget (default:
-   * `@flowbox/egress`, real DNS).
-   */
-  egressFetch?: (policy: EgressPolicy, budget: FetchBudget) => EgressFetch;
-  /** Runs in their own context (a job with `isolation: 'isolate'`); without it such a job fails. */
-  runIsolation?: RunIsolation;
-  /**
-   * How a run's callbacks reach the app: over the IPC channel and the worker's socket in a
-   * forked engine (engine-runtime.ts); by default over HTTP to the job's `appUrl`.
-   */
-  appClient?: (options: AppClientOptions) => AppClient;
-  /** The time delays, waits and retries read (tests move it); the system clock by default. */
-  clock?: Clock;
-}
 
 /**
  * The run's outcome (every step that ran) and what the flow took; `persistLog` uploads the run
@@ -277,47 +236,6 @@ export function createFlowExecutor(deps: FlowExecutorDeps): FlowExecutor {
   };
 }
 
-/**
- * A trivial code step in isolated-vm before any job, so the isolate of the job's size exists and
- * the runner's path is compiled. It sees no job's data; its context is released.
- */
-async function primeCodeRunner(deps: FlowExecutorDeps, memoryMb: number): Promise<void> {
-  const session = openCodeStepSession(() => Promise.reject(new Error('no fetch while priming')));
-  try {
-    await deps.codeRunners.SANDBOX_CODE_ONLY.run({
-      source: wrapCodeStep('return null;'),
-      inputs: null,
-      timeoutMs: PRIME_TIMEOUT_MS,
-      memoryMb,
-      host: session.host,
-    });
-  } catch (error) {
-    deps.log('warn', 'could not prime the code runner', { error: serializeError(error) });
-  } finally {
-    session.close();
-  }
-}
-
-/**
- * One `GET /health/live` before any job (no credentials, nothing recorded), so the callbacks'
- * keep-alive connection is open and the HTTP client, which a snapshot cannot hold, is compiled.
- */
-async function primeAppConnection(deps: FlowExecutorDeps, appUrl: string): Promise<void> {
-  try {
-    await deps.http.request({
-      method: 'GET',
-      url: `${appUrl.replace(/\/+$/, '')}/health/live`,
-      headers: {},
-      body: '',
-      timeoutMs: PRIME_TIMEOUT_MS,
-    });
-  } catch (error) {
-    deps.log('debug', 'could not prime the connection to the app', { error: serializeError(error) });
-  }
-}
-
-const PRIME_TIMEOUT_MS = 5_000;
-
 /** A step's span (when the run is traced) from its start; the function records its result once it ended. */
 function recordStep(
   trace: RunTrace | null,
@@ -329,78 +247,5 @@ function recordStep(
   return (ran) => {
     const result = record(ran);
     span?.end(result.error, { 'flowbox.step.kind': result.kind });
-  };
-}
-
-/** A job with `isolation: 'isolate'` gets its own context; others run in the engine (undefined). */
-async function openIsolatedRun(
-  deps: FlowExecutorDeps,
-  job: EngineJob,
-  run: StepRunnerDeps,
-  respond: (response: FlowResponse) => Promise<void>,
-): Promise<IsolatedRun | undefined> {
-  if (job.isolation !== 'isolate') return undefined;
-  if (deps.runIsolation === undefined) {
-    throw new FlowboxError('INTERNAL', 'this engine cannot run a flow in an isolate of its own');
-  }
-  return deps.runIsolation.open({
-    job,
-    bundle: run.bundle,
-    egressFetch: run.egressFetch,
-    respond,
-    log: run.log,
-  });
-}
-
-/** The run's flow bundle and pieces from the worker's cache, and the code runner of its mode. */
-async function prepareRun(
-  deps: FlowExecutorDeps,
-  job: EngineJob,
-  inputs: InputValidators,
-): Promise<StepRunnerDeps> {
-  // In its own isolate a run loads its pieces there (isolate-snapshots.ts), never in the engine.
-  const inEngine = job.isolation === 'isolate' ? [] : job.pieces;
-  const [bundle, pieces] = await Promise.all([
-    deps.bundles.load(job.bundlePath),
-    Promise.all(inEngine.map((piece) => deps.pieces.load(piece))),
-  ]);
-  if (bundle.flowId !== job.flowId || bundle.flowVersionId !== job.flowVersionId) {
-    throw new FlowboxError(
-      'PROVISION_FAILED',
-      `flow bundle ${job.bundlePath} holds ${bundle.flowId}/${bundle.flowVersionId}, not ${job.flowId}/${job.flowVersionId}`,
-    );
-  }
-  const provided = new Set(job.pieces.map((piece) => `${piece.name}@${piece.version}`));
-  const missing = bundle.pieces
-    .map((piece) => `${piece.name}@${piece.version}`)
-    .filter((p) => !provided.has(p));
-  if (missing.length > 0) {
-    throw new FlowboxError(
-      'PROVISION_FAILED',
-      `the flow needs ${missing.join(', ')}, which the job does not provide`,
-    );
-  }
-  return {
-    bundle,
-    pieces: createRunPieces(pieces),
-    codeRunner: deps.codeRunners[job.executionMode],
-    egressFetch: lazyEgressFetch(deps, job),
-    inputs,
-    log: deps.log,
-  };
-}
-
-/** Built on a run's first `fetch`: most runs make none. Every step of the run shares its budget. */
-function lazyEgressFetch(deps: FlowExecutorDeps, job: EngineJob): EgressFetch {
-  let fetcher: EgressFetch | undefined;
-  return (request, signal) => {
-    if (fetcher === undefined) {
-      const policy = job.egress;
-      const budget = createFetchBudget(job.fetchLimits);
-      fetcher =
-        deps.egressFetch?.(policy, budget) ??
-        createEgressFetch({ policy, limits: CODE_STEP_FETCH_LIMITS, budget });
-    }
-    return fetcher(request, signal);
   };
 }

@@ -22,7 +22,7 @@ import { testLeaf } from './interpreter/leaf-test.ts';
 import { createLogBudget } from './log-budget.ts';
 import { createRedactor } from './redactor.ts';
 
-/** What a step test runs with: the run's own preparation (flow-executor.ts), so its sandbox is a run's. */
+/** What a step test runs with: the run's own preparation (run-preparation.ts), so its sandbox is a run's. */
 export interface StepTestDeps {
   /** The bundle, pieces and code runner of the job's mode, as a run gets them. */
   prepare(): Promise<StepRunnerDeps>;

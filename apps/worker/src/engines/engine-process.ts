@@ -1,28 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { getPriority } from 'node:os';
-import { createInterface } from 'node:readline';
-import { type Deferred, defer, type Logger } from '@flowbox/node-kit';
+import { defer, type Logger } from '@flowbox/node-kit';
 import {
   type CallbackAnswer,
-  callbackRefusal,
   type EngineCallback,
   type EngineJob,
   type EnginePollJob,
-  type EngineToWorker,
-  EngineToWorkerSchema,
-  type ExecuteResult,
   FlowboxError,
-  type LogPersisted,
   type PreloadRequest,
-  parseMessage,
   type WorkerToEngine,
 } from '@flowbox/protocol';
+import { createEngineIpc, type EngineExecution, type PollResultMessage } from './engine-ipc.ts';
+import { type EngineLaunch, forwardOutput, spawnEngine } from './engine-launch.ts';
 import { EngineLogUploads } from './engine-log-uploads.ts';
 import { watchEngineMemory } from './engine-memory-watch.ts';
 import { setTreeNiceness } from './engine-priority.ts';
 
-type PollResultMessage = Extract<EngineToWorker, { type: 'poll-result' }>;
+export type { EngineExecution } from './engine-ipc.ts';
 
 /** One forked engine process: boots once, then executes jobs one at a time. */
 export interface EngineProcess {
@@ -58,21 +51,8 @@ export interface EngineProcess {
   kill(): Promise<void>;
 }
 
-/** An execute result; for one with `logPending`, how the upload that follows it ended (never rejects). */
-export type EngineExecution = ExecuteResult & { persisted?: Promise<LogPersisted> };
-
-export interface EngineProcessOptions {
-  entry: string;
-  /**
-   * A startup snapshot of the engine (engine-snapshot.ts): the process starts from it
-   * (`node --snapshot-blob <blob>`) instead of loading `entry`.
-   */
-  snapshotBlob?: string | undefined;
+export interface EngineProcessOptions extends EngineLaunch {
   logger: Logger;
-  /** Node flags for the engine; the worker's own flags are not inherited. */
-  execArgv?: string[];
-  /** The engine's environment; empty by default so it never sees the worker's token. */
-  env?: Record<string, string>;
   bootTimeoutMs?: number;
   /**
    * End the engine by closing its IPC channel (it exits by itself; SIGKILL after 5 s) instead of
@@ -84,42 +64,11 @@ export interface EngineProcessOptions {
    * a sandboxed engine, whose node process is not the one started here.
    */
   niceness?: number;
-  /** Starts the engine inside a sandbox instead of forking it (EXECUTION_MODE=SANDBOXED). */
-  sandbox?: EngineSandbox;
-  /**
-   * A command the engine's node runs under, with the IPC channel and environment passed through
-   * (bubblewrap.ts's pidNamespaceLauncher): `pid` is then the launcher's, the engine's ancestor.
-   */
-  launcher?: { command: string; args: string[] };
   /**
    * ENGINE_MEMORY_LIMIT_MB: an engine whose resident memory (its sandbox's processes included)
    * passes this while it runs a job is killed, and the job fails ENGINE_MEMORY_LIMIT.
    */
   memoryLimitBytes?: number;
-}
-
-/** A sandboxed engine's launch (sandbox/sandboxed-engine.ts) and its relay. */
-export interface EngineSandbox {
-  /** The command that ends by running node on the entry, inside the sandbox. */
-  command: string;
-  args: string[];
-  /** File descriptors the command reads, passed after the IPC channel (fd 4 onwards). */
-  extraFds: number[];
-  /**
-   * Shows the sandbox this job's bundle and pieces (and nothing else of the cache), lets its
-   * traffic through the relay, and returns the job as the engine must see it.
-   */
-  admit(job: EngineJob): Promise<EngineJob>;
-  /** As `admit`, for a poll: its bundle and pieces, and its fetches through the relay. */
-  admitPoll(job: EnginePollJob): Promise<EnginePollJob>;
-  /** Shows the sandbox these pieces, for a preload before any job. */
-  expose(pieces: EngineJob['pieces']): Promise<void>;
-  /** The job is over: its traffic is refused (its files stay until the next job is admitted). */
-  release(): Promise<void>;
-  /** The run's log upload, which may outlast its job, ended: its relay path is refused. */
-  endUpload(runId: string): void;
-  /** The engine has exited: close the relay, remove what the launch made. */
-  dispose(): Promise<void>;
 }
 
 const DEFAULT_BOOT_TIMEOUT_MS = 15_000;
@@ -128,25 +77,7 @@ const GRACEFUL_END_MS = 5_000;
 export async function startEngineProcess(options: EngineProcessOptions): Promise<EngineProcess> {
   const forkedAt = performance.now();
   const { sandbox } = options;
-  const { snapshotBlob } = options;
-  const nodeArgs = [
-    ...(options.execArgv ?? []),
-    // With a snapshot, Node's arguments take the place of a script to load.
-    ...(snapshotBlob !== undefined ? ['--snapshot-blob', snapshotBlob] : [options.entry]),
-  ];
-  const { launcher } = options;
-  const [command, args] =
-    sandbox !== undefined
-      ? [sandbox.command, sandbox.args]
-      : launcher !== undefined
-        ? [launcher.command, [...launcher.args, process.execPath, ...nodeArgs]]
-        : [process.execPath, nodeArgs];
-  // What fork() does, with the launcher (if any) in front.
-  const child = spawn(command, args, {
-    env: options.env ?? {},
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...(sandbox?.extraFds ?? [])],
-    serialization: 'json',
-  });
+  const child = spawnEngine(options);
   const logger = options.logger.child({ enginePid: child.pid });
   forwardOutput(child, logger);
   let niced = false;
@@ -159,81 +90,13 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   const exited = defer<void>();
   let alive = true;
   let jobsServed = 0;
-  let pending:
-    | {
-        requestId: string;
-        /** The run's id; undefined for a poll. */
-        runId: string | undefined;
-        result: Deferred<EngineExecution | PollResultMessage>;
-        forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined;
-      }
-    | undefined;
   const uploads = new EngineLogUploads();
 
   const crash = (reason: string) =>
     new FlowboxError('ENGINE_CRASHED', `engine ${child.pid ?? '?'} ${reason}`);
 
-  child.on('message', (frame: unknown) => {
-    const parsed = parseMessage(EngineToWorkerSchema, frame);
-    if (!parsed.ok) {
-      logger.warn({ error: parsed.error }, 'dropped a bad IPC frame from the engine');
-      return;
-    }
-    const message = parsed.value;
-    switch (message.type) {
-      case 'ready':
-        ready.resolve();
-        return;
-      case 'log':
-        logger[message.level](message.data ?? {}, message.msg);
-        return;
-      case 'poll-result':
-        if (pending?.requestId !== message.requestId) {
-          logger.warn({ requestId: message.requestId }, 'dropped a poll result nobody waits for');
-          return;
-        }
-        pending.result.resolve(message);
-        pending = undefined;
-        return;
-      case 'execute-result': {
-        if (pending?.requestId !== message.requestId) {
-          logger.warn({ requestId: message.requestId }, 'dropped an execute result nobody waits for');
-          return;
-        }
-        const { logKey } = message.outcome;
-        if (message.logPending === true && logKey !== null && pending.runId !== undefined) {
-          const persisted = uploads.track(message.requestId, pending.runId, logKey);
-          pending.result.resolve({ ...message, persisted });
-        } else pending.result.resolve(message);
-        pending = undefined;
-        return;
-      }
-      case 'log-persisted':
-        uploads.settle(message);
-        return;
-      case 'callback':
-        void answerCallback(message.callId, message.callback);
-        return;
-    }
-  });
+  const ipc = createEngineIpc({ child, logger, uploads, onReady: () => ready.resolve(), crash });
 
-  async function answerCallback(callId: number, callback: EngineCallback): Promise<void> {
-    const forward = pending?.forward;
-    let answer: CallbackAnswer;
-    if (forward === undefined) {
-      logger.warn({ runId: callback.runId }, 'refused a callback: no job is in progress');
-      answer = callbackRefusal('FORBIDDEN', 'no job is in progress');
-    } else {
-      answer = await forward(callback).catch((error: unknown) =>
-        callbackRefusal('CALLBACK_FAILED', error instanceof Error ? error.message : String(error)),
-      );
-    }
-    if (!child.connected) return;
-    const reply: WorkerToEngine = { version: 1, type: 'callback-answer', callId, answer };
-    child.send(reply, (error) => {
-      if (error) logger.warn({ error: error.message }, 'could not answer a callback');
-    });
-  }
   child.on('error', (error) => {
     logger.error({ err: error }, 'engine process error');
     // A failed spawn emits `error` without `exit`.
@@ -255,8 +118,7 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
           });
     alive = false;
     ready.reject(error);
-    pending?.result.reject(error);
-    pending = undefined;
+    ipc.failPending(error);
     uploads.failAll(error.message);
     void disposed.then(() => exited.resolve());
   }
@@ -285,16 +147,16 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       pid,
       limitBytes,
       onExceeded(rssBytes) {
-        if (pending?.requestId !== requestId) return;
+        if (ipc.pendingId !== requestId) return;
         logger.warn({ rssBytes, limitBytes }, 'engine passed its memory limit: killing it');
         const limitMb = Math.round(limitBytes / 1024 / 1024);
-        pending.result.reject(
+        ipc.fail(
+          requestId,
           new FlowboxError(
             'ENGINE_MEMORY_LIMIT',
             `the run took its engine past the ${limitMb} MB memory limit (${Math.round(rssBytes / 1024 / 1024)} MB resident); the engine was stopped`,
           ),
         );
-        pending = undefined;
         alive = false;
         child.kill('SIGKILL');
       },
@@ -304,46 +166,11 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
   /** Why the engine cannot take a request now (exited, or busy with one), as the rejection to return. */
   const refusal = (): Promise<never> | undefined => {
     if (!alive) return Promise.reject(crash('is not running'));
-    if (pending !== undefined) {
+    if (ipc.pendingId !== undefined) {
       return Promise.reject(new FlowboxError('INTERNAL', `engine ${pid} is already executing a job`));
     }
     return undefined;
   };
-
-  /**
-   * Sends one request (a run or a poll) and holds it as `pending` until the engine answers, exits
-   * or cannot receive it; a sandboxed engine's relay admits the job first (it may rewrite it).
-   */
-  function request<J>(
-    job: J,
-    runId: string | undefined,
-    forward: ((callback: EngineCallback) => Promise<CallbackAnswer>) | undefined,
-    admit: ((job: J) => Promise<J>) | undefined,
-    what: string,
-    wrap: (requestId: string, job: J) => WorkerToEngine,
-  ): { requestId: string; answer: Promise<EngineExecution | PollResultMessage> } {
-    jobsServed += 1;
-    const requestId = randomUUID();
-    const result = defer<EngineExecution | PollResultMessage>();
-    pending = { requestId, runId, result, forward };
-    const fail = (error: FlowboxError) => {
-      if (pending?.requestId !== requestId) return;
-      pending.result.reject(error);
-      pending = undefined;
-    };
-    const deliver = (sent: J) => {
-      child.send(wrap(requestId, sent), (error) => {
-        if (error) fail(crash(`could not receive the ${what}: ${error.message}`));
-      });
-    };
-    if (admit === undefined) deliver(job);
-    else {
-      admit(job).then(deliver, (error: unknown) => {
-        fail(error instanceof FlowboxError ? error : new FlowboxError('PROVISION_FAILED', String(error)));
-      });
-    }
-    return { requestId, answer: result.promise };
-  }
 
   return {
     pid,
@@ -358,7 +185,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       const refused = refusal();
       if (refused !== undefined) return refused;
       const admit = sandbox === undefined ? undefined : (sent: EngineJob) => sandbox.admit(sent);
-      const { requestId, answer } = request(job, job.runId, forward, admit, 'job', (id, sent) => ({
+      jobsServed += 1;
+      const { requestId, answer } = ipc.request(job, job.runId, forward, admit, 'job', (id, sent) => ({
         version: 1,
         type: 'execute',
         requestId: id,
@@ -384,7 +212,8 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       const refused = refusal();
       if (refused !== undefined) return refused;
       const admit = sandbox === undefined ? undefined : (sent: EnginePollJob) => sandbox.admitPoll(sent);
-      const { answer } = request(job, undefined, undefined, admit, 'poll', (id, sent) => ({
+      jobsServed += 1;
+      const { answer } = ipc.request(job, undefined, undefined, admit, 'poll', (id, sent) => ({
         version: 1,
         type: 'execute-poll',
         requestId: id,
@@ -436,15 +265,4 @@ export async function startEngineProcess(options: EngineProcessOptions): Promise
       await exited.promise;
     },
   };
-}
-
-/** The engine logs over IPC; anything on stdout/stderr is unexpected (a crash trace) and kept. */
-function forwardOutput(child: ChildProcess, logger: Logger): void {
-  for (const [stream, source] of [
-    ['stdout', child.stdout],
-    ['stderr', child.stderr],
-  ] as const) {
-    if (source === null) continue;
-    createInterface({ input: source }).on('line', (line) => logger.warn({ stream }, line));
-  }
 }

@@ -7,7 +7,7 @@ import type { Logger } from '@flowbox/node-kit';
 import { type EgressPolicy, FlowboxError, RELAY_SOCKET_IN_SANDBOX } from '@flowbox/protocol';
 import { noNewProcessesFilter } from '@flowbox/sandbox';
 import { ENGINE_NODE_FLAGS } from '../engines/engine-node-flags.ts';
-import type { EngineSandbox } from '../engines/engine-process.ts';
+import type { EngineSandbox } from '../engines/engine-sandbox.ts';
 import { type SandboxLimits, sandboxCommand } from './bubblewrap.ts';
 import { startEngineRelay } from './engine-relay.ts';
 import { createJobView } from './job-view.ts';
