@@ -15,6 +15,7 @@ import {
 import { createLogger } from '@flowbox/node-kit';
 import { readScriptOptions, runScript, say, writeReport } from '../standalone/script-run.ts';
 import { reportHead, startScriptRun } from '../standalone/script-stack.ts';
+import { type PartitionProbe, probePartitions } from './partition-probe.ts';
 import { inspectorReads, timeReads } from './read-timings.ts';
 import { parseRetentionArgs, RETENTION_USAGE } from './retention-args.ts';
 import {
@@ -80,6 +81,12 @@ async function main(): Promise<number> {
     say('timing the inspector reads, table full');
     const readsFull = await timeReads(appUrl, local.stack.apiKey, reads, options.reads);
 
+    let partitioned: PartitionProbe | null = null;
+    if (options.partitions) {
+      say('copying the runs into a table partitioned by day');
+      partitioned = await probePartitions(local.db, 41, RETENTION_DAYS);
+    }
+
     const retention = new RunRetention({
       pool,
       holder: 'bench-retention',
@@ -124,6 +131,7 @@ async function main(): Promise<number> {
       runsPerSecond: removed / retentionSeconds,
       logsLeft,
       readsAfter,
+      partitioned,
     };
     await writeReport(options.outDir, reportBaseName(report), renderRetentionReport(report), report);
     return removed === options.expired && logsLeft === 0 ? 0 : 1;
