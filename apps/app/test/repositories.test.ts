@@ -609,7 +609,7 @@ describe.each([
       `UPDATE runs SET status = 'FAILED', finished_at = now(), created_at = now() - interval '10 days' WHERE id = $1`,
       [old],
     );
-    expect(await runs.retentionBatch(9, 10)).toEqual([{ id: old, logKey: null, resumes: 0 }]);
+    expect((await runs.retentionBatch(9, 10)).runs).toEqual([{ id: old, logKey: null, resumes: 0 }]);
     expect(await runs.remove([old])).toBe(1);
     expect(await runs.rerunSource(old)).toEqual({ kind: 'removed' });
     expect(await runs.rerunSource(randomUUID())).toEqual({ kind: 'missing' });

@@ -172,6 +172,64 @@ describe('run retention', () => {
     },
   );
 
+  it('deletes a backlog larger than one batch in one pass, reading past old unfinished runs', async () => {
+    // 25,000 finished runs 40 days old (more than two batches of 10,000), with 300 queued runs
+    // among the oldest: the pass reads on past them, and leaves them (seeded without a trigger).
+    const seededQueued = `status = 'QUEUED' AND trigger IS NULL`;
+    const seeded = await pool.query<{ n: number }>(
+      `WITH made AS (
+         INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, finished_at, log_key)
+         SELECT gen_random_uuid(), $1, $2, CASE WHEN g <= 300 THEN 'QUEUED' ELSE 'SUCCEEDED' END, false,
+                now() - interval '40 days' + g * interval '1 millisecond',
+                CASE WHEN g <= 300 THEN NULL ELSE now() END, NULL
+         FROM generate_series(1, 25300) g RETURNING 1)
+       SELECT count(*)::int AS n FROM made`,
+      [BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID],
+    );
+    expect(seeded.rows[0]?.n).toBe(25_300);
+    const count = async (where: string) =>
+      (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE ${where}`)).rows[0]?.n;
+
+    expect((await retention(30).retain()).runs).toBe(25_000);
+    expect(await count(`status = 'SUCCEEDED' AND created_at < now() - interval '30 days'`)).toBe(0);
+    expect(await count(seededQueued)).toBe(300);
+    const tombstones = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM run_tombstones');
+    expect(tombstones.rows[0]?.n).toBeGreaterThanOrEqual(25_000);
+    await pool.query(`DELETE FROM runs WHERE ${seededQueued}`);
+  });
+
+  it('keeps the rows of a batch whose objects S3 failed to delete, and deletes them next pass', async () => {
+    // 25,000 old finished runs: three batches, each 20 DeleteObjects requests (log and checkpoint
+    // keys). S3 fails from the 21st request on: the first batch goes, rows and objects; the
+    // second batch's rows stay (its objects were not all deleted), and so does the third. 50 days
+    // old: older than any other test's runs, so the batches hold these alone.
+    const seeded = `trigger IS NULL AND status = 'SUCCEEDED' AND created_at < now() - interval '49 days'`;
+    await pool.query(
+      `INSERT INTO runs (id, flow_id, flow_version_id, status, sync, created_at, finished_at)
+       SELECT gen_random_uuid(), $1, $2, 'SUCCEEDED', false,
+              now() - interval '50 days' + g * interval '1 millisecond', now()
+       FROM generate_series(1, 25000) g`,
+      [BENCHMARK_FLOW_ID, BENCHMARK_FLOW_VERSION_ID],
+    );
+    const left = async () =>
+      (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE ${seeded}`)).rows[0]?.n;
+    let requests = 0;
+    const failing = {
+      deleteMany: async (keys: readonly string[]) => {
+        requests++;
+        if (requests > 20) throw new Error('S3 is down');
+        await storage.deleteMany(keys);
+      },
+    };
+    const pass = (store: { deleteMany(keys: readonly string[]): Promise<void> }) =>
+      new RunRetention({ pool, holder: 'app-a', runs, storage: store, metrics, logger, days: 30 }).retain();
+
+    await expect(pass(failing)).rejects.toThrow('S3 is down');
+    expect(await left()).toBe(15_000);
+    expect((await pass(storage)).runs).toBe(15_000);
+    expect(await left()).toBe(0);
+  });
+
   it("keeps paused runs, and deletes a removed run's checkpoints with its log", async () => {
     const object = (key: string) => storage.put(key, new TextEncoder().encode('{}'), 'application/json');
     const exists = async (key: string) => {

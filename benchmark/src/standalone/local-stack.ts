@@ -12,7 +12,7 @@ import {
 } from '../postgres-stats.ts';
 import { openRedisProbe, type RedisProbe } from '../redis-stats.ts';
 import { scenario } from '../scenarios.ts';
-import { startServices } from '../services.ts';
+import { type Services, startServices } from '../services.ts';
 import { type ScenarioStack, startScenarioStack } from '../stack-runner.ts';
 
 /**
@@ -24,6 +24,8 @@ export interface LocalStack {
   stack: ScenarioStack;
   redis: RedisProbe;
   redisUrl: string;
+  /** The stack's S3 server and bucket. */
+  s3: Services['s3'];
   postgres: PostgresProbe;
   /** A client on the stack's database as its owner: the scripts' own reads and writes. */
   db: pg.Client;
@@ -103,6 +105,7 @@ export async function startLocalStack(options: {
       stack,
       redis,
       redisUrl: services.redisUrl,
+      s3: services.s3,
       postgres,
       db,
       services: { ...services.description, redis: `Redis ${await redis.version()}` },

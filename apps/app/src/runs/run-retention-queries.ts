@@ -8,24 +8,49 @@ export interface RemovedRun {
   resumes: number;
 }
 
+const UNFINISHED = new Set(['QUEUED', 'RUNNING', 'PAUSED']);
+
+/** Where a pass's previous batch ended in the order (created_at, id). */
+export interface RetentionCursor {
+  /** created_at as Postgres prints it (microseconds kept). */
+  createdAt: string;
+  id: string;
+}
+
 /**
- * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
- * retention deletes next. Reading first lets their S3 logs go before their rows.
+ * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first, after
+ * `after`: what retention deletes next. Reading first lets their S3 logs go before their rows.
  */
 export async function queryRetentionBatch(
   pool: Pool,
   olderThanDays: number,
   limit: number,
-): Promise<RemovedRun[]> {
+  after?: RetentionCursor,
+): Promise<{ runs: RemovedRun[]; next: RetentionCursor | null }> {
   // runs_page (created_at, id) reads them oldest first; unfinished runs (paused ones too) are
-  // left to the reconciler and the sweeper, whatever their age.
-  const { rows } = await pool.query<{ id: string; log_key: string | null; resumes: number }>(
-    `SELECT id, log_key, resumes FROM runs
-     WHERE created_at < now() - make_interval(days => $1) AND status NOT IN ('QUEUED', 'RUNNING', 'PAUSED')
+  // left to the reconciler and the sweeper, whatever their age. The cursor skips those a pass
+  // already passed over, so old unfinished runs are read once a pass, not once a batch.
+  const { rows } = await pool.query<{
+    id: string;
+    status: string;
+    log_key: string | null;
+    resumes: number;
+    at: string;
+  }>(
+    `SELECT id, status, log_key, resumes, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+     FROM runs
+     WHERE created_at < now() - make_interval(days => $1)
+       AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
      ORDER BY created_at, id LIMIT $2`,
-    [olderThanDays, limit],
+    [olderThanDays, limit, after?.createdAt ?? null, after?.id ?? null],
   );
-  return rows.map((row) => ({ id: row.id, logKey: row.log_key, resumes: row.resumes }));
+  const last = rows.at(-1);
+  return {
+    runs: rows
+      .filter((row) => !UNFINISHED.has(row.status))
+      .map((row) => ({ id: row.id, logKey: row.log_key, resumes: row.resumes })),
+    next: last === undefined || rows.length < limit ? null : { createdAt: last.at, id: last.id },
+  };
 }
 
 /** Deletes these runs, leaving a tombstone for each; returns how many rows went. */

@@ -5,16 +5,21 @@ import type { RefusedDeliveriesRepository } from '../deliveries/refused-deliveri
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { checkpointKeys } from '../queue/durable-dispatch.ts';
 import { objectKeys } from '../storage/object-storage.ts';
-import type { RunsRepository } from './runs-repository.ts';
+import type { RemovedRun, RetentionCursor, RunsRepository } from './runs-repository.ts';
 
 const LOCK_NAME = 'run-retention';
 const LOCK_SECONDS = 120;
-/** Runs deleted per statement (and S3 logs per DeleteObjects request): short locks, small requests. */
-const BATCH_SIZE = 100;
+/**
+ * Runs read and deleted per statement: one index range read, one DELETE by id array (10,000 rows
+ * hold their row locks for a fraction of a second; only finished runs, which nothing writes).
+ */
+const BATCH_SIZE = 10_000;
 /** Keys in one S3 DeleteObjects request (its limit). */
 const DELETE_PER_REQUEST = 1_000;
-/** Batches per pass: bounds a pass well inside its lock; a backlog goes over several passes. */
-const MAX_BATCHES = 50;
+/** DeleteObjects requests in flight at once: S3 answers them in parallel. */
+const DELETE_CONCURRENCY = 8;
+/** A pass stops taking batches after this long, well inside its lock; a backlog goes over several passes. */
+const PASS_BUDGET_MS = 60_000;
 const INTERVAL_MS = 60_000;
 
 /** Expired idempotency keys deleted per pass (one statement). */
@@ -38,8 +43,9 @@ export interface RetentionStorage {
 }
 
 /**
- * RUN_RETENTION_DAYS: deletes finished runs older than that, with their S3 logs, in small
- * batches. Every app runs one; the passes take turns under a leader lock (db/leader-lock.ts), as the
+ * RUN_RETENTION_DAYS: deletes finished runs older than that, with their S3 logs, in batches of
+ * 10,000 (one read and one DELETE each, their objects in parallel DeleteObjects requests) for up
+ * to a minute a pass. Every app runs one; the passes take turns under a leader lock (db/leader-lock.ts), as the
  * reconciler's do, so one app deletes at a time. A batch's logs go before its rows: a failure in
  * between leaves rows whose log is gone (read as a missing log), never a log nobody will delete.
  * Each deleted run leaves a tombstone, so its re-run answers 410, not 404; tombstones go after
@@ -105,21 +111,25 @@ export class RunRetention {
     if (this.#days === 0) return done;
     try {
       await this.#pass.run(async () => {
-        for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const runs = await this.#runs.retentionBatch(this.#days, BATCH_SIZE);
-          if (runs.length === 0) break;
-          // The engine uploads to runs/<id>/log.json whether or not the run recorded its key.
-          const keys = new Set(runs.map((run) => objectKeys.runLog(run.id)));
-          for (const run of runs) if (run.logKey !== null) keys.add(run.logKey);
-          // And its checkpoints, `checkpoints/<id>/<n>.json` for each pause it could have made.
-          for (const run of runs) for (const key of checkpointKeys(run.id, run.resumes)) keys.add(key);
-          const all = [...keys];
-          for (let at = 0; at < all.length; at += DELETE_PER_REQUEST) {
-            await this.#storage.deleteMany(all.slice(at, at + DELETE_PER_REQUEST));
-          }
-          done.logs += runs.filter((run) => run.logKey !== null).length;
-          done.runs += await this.#runs.remove(runs.map((run) => run.id));
-          if (runs.length < BATCH_SIZE) break;
+        const deadline = Date.now() + PASS_BUDGET_MS;
+        let after: RetentionCursor | undefined;
+        // A batch's rows are deleted while the next batch is read and its objects deleted: the
+        // pass costs about the longer of the two, not their sum. Each row still goes after its logs.
+        let removing: Promise<number> | undefined;
+        try {
+          do {
+            const batch = await this.#runs.retentionBatch(this.#days, BATCH_SIZE, after);
+            await deleteInParallel(this.#storage, storageKeys(batch.runs));
+            done.logs += batch.runs.filter((run) => run.logKey !== null).length;
+            if (removing !== undefined) done.runs += await removing;
+            removing = this.#runs.remove(batch.runs.map((run) => run.id));
+            after = batch.next ?? undefined;
+          } while (after !== undefined && Date.now() < deadline);
+          done.runs += await removing;
+          removing = undefined;
+        } finally {
+          // Settled before the pass gives up its lock; a failure above is what the pass reports.
+          await removing?.catch(() => 0);
         }
         done.tombstones = await this.#runs.pruneTombstones(this.#days);
         done.refusedDeliveries = (await this.#refusedDeliveries?.removeOlderThan(this.#days)) ?? 0;
@@ -146,4 +156,29 @@ export class RunRetention {
   close(): Promise<void> {
     return this.#pass.close();
   }
+}
+
+/** Every object a run may have left: its log (recorded or not) and its checkpoints. */
+function storageKeys(runs: readonly RemovedRun[]): string[] {
+  // The engine uploads to runs/<id>/log.json whether or not the run recorded its key.
+  const keys = new Set(runs.map((run) => objectKeys.runLog(run.id)));
+  for (const run of runs) if (run.logKey !== null) keys.add(run.logKey);
+  // And its checkpoints, `checkpoints/<id>/<n>.json` for each pause it could have made.
+  for (const run of runs) for (const key of checkpointKeys(run.id, run.resumes)) keys.add(key);
+  return [...keys];
+}
+
+/** Deletes `keys` in DeleteObjects requests of up to 1000, DELETE_CONCURRENCY at a time. */
+async function deleteInParallel(storage: RetentionStorage, keys: readonly string[]): Promise<void> {
+  const requests: string[][] = [];
+  for (let at = 0; at < keys.length; at += DELETE_PER_REQUEST) {
+    requests.push(keys.slice(at, at + DELETE_PER_REQUEST));
+  }
+  let next = 0;
+  const lane = async () => {
+    for (let request = requests[next++]; request !== undefined; request = requests[next++]) {
+      await storage.deleteMany(request);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, requests.length) }, lane));
 }

@@ -39,6 +39,7 @@ import {
   pruneTombstones,
   queryRetentionBatch,
   type RemovedRun,
+  type RetentionCursor,
   removeRuns,
 } from './run-retention-queries.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
@@ -54,7 +55,7 @@ export type {
 export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
-export type { RemovedRun } from './run-retention-queries.ts';
+export type { RemovedRun, RetentionCursor } from './run-retention-queries.ts';
 export type { RunWait } from './run-waits.ts';
 
 /** A final run's log upload that failed after its result (RunsRepository.recordLogFailure). */
@@ -186,10 +187,15 @@ export interface RunsRepository {
   /** What a re-run on `version` (default: the run's own) starts from. */
   rerunSource(runId: string, version?: RerunVersion): Promise<RerunSource>;
   /**
-   * Up to `limit` finished runs created more than `olderThanDays` ago, oldest first: what
-   * retention deletes next. Reading first lets their S3 logs go before their rows.
+   * The next `limit` runs created more than `olderThanDays` ago, oldest first, after `after`;
+   * of those, the finished ones: what retention deletes next (`next`: where to read on from,
+   * null when no older run is left). Reading first lets their S3 logs go before their rows.
    */
-  retentionBatch(olderThanDays: number, limit: number): Promise<RemovedRun[]>;
+  retentionBatch(
+    olderThanDays: number,
+    limit: number,
+    after?: RetentionCursor,
+  ): Promise<{ runs: RemovedRun[]; next: RetentionCursor | null }>;
   /** Deletes these runs, leaving a tombstone for each; returns how many rows went. */
   remove(runIds: readonly string[]): Promise<number>;
   /** Deletes tombstones older than `olderThanDays`; returns how many. */
@@ -326,7 +332,7 @@ export function createRunsRepository(
     rerunsOf: (runId) => queryReruns(pool, runId),
     errorRunOf: (runId) => queryErrorRun(pool, runId),
     rerunSource: (runId, version) => queryRerunSource(pool, runId, version),
-    retentionBatch: (olderThanDays, limit) => queryRetentionBatch(pool, olderThanDays, limit),
+    retentionBatch: (olderThanDays, limit, after) => queryRetentionBatch(pool, olderThanDays, limit, after),
     remove: (runIds) => removeRuns(pool, runIds),
     pruneTombstones: (olderThanDays) => pruneTombstones(pool, olderThanDays),
     pruneScheduleTicks: (olderThanDays) => pruneScheduleTicks(pool, olderThanDays),

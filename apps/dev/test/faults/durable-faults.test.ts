@@ -314,7 +314,7 @@ describe('wait URLs on two apps', () => {
     const pool = createPool(fault.databaseUrl, 1);
     try {
       const batch = await queryRetentionBatch(pool, 30, 100);
-      expect(batch.map((run) => run.id)).toContain(runId);
+      expect(batch.runs.map((run) => run.id)).toContain(runId);
       expect(await removeRuns(pool, [runId])).toBe(1);
     } finally {
       await pool.end();
