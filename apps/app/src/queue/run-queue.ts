@@ -93,6 +93,23 @@ export class RunQueue {
   }
 
   /**
+   * As `add`, in place of a job of the same id that is not running: a resumed run's job takes
+   * the place of its pause's delayed resume job (same id), due now and with the row's data as the
+   * resume read it. A job of that id running already (the delayed one came due in the same
+   * instant) is left to start the run.
+   */
+  async replace(data: RunJobData): Promise<void> {
+    try {
+      await this.#shardOf(data.flowId).remove(runJobId(data));
+    } catch (error) {
+      throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {
+        cause: error,
+      });
+    }
+    await this.add(data);
+  }
+
+  /**
    * A step test's job, on its flow's shard behind the runs waiting there: tried once (a test is
    * never retried) and gone from Redis once settled, since its caller has its answer by then.
    */
@@ -137,6 +154,35 @@ export class RunQueue {
       }),
     );
     return missing;
+  }
+
+  /**
+   * Which of these jobs Redis holds and has not finished (waiting, delayed, running, or back for
+   * a retry), in one pipelined round trip per shard; answers run ids. A paused run whose due
+   * resume job is among them is on its way (behind a backlog, or its flow at its cap).
+   */
+  async unfinished(jobs: ReadonlyArray<{ id: string; flowId: string; jobId: string }>): Promise<Set<string>> {
+    const byShard = new Map<Queue<QueuedJobData>, Array<{ runId: string; jobId: string }>>();
+    for (const job of jobs) {
+      const shard = this.#shardOf(job.flowId);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), { runId: job.id, jobId: job.jobId }]);
+    }
+    const unfinished = new Set<string>();
+    await Promise.all(
+      [...byShard].map(async ([shard, shardJobs]) => {
+        // Every job's hash has `timestamp`; `finishedOn` once it completed or failed for good.
+        const replies = await this.#connection
+          .pipeline(shardJobs.map((job) => ['hmget', shard.toKey(job.jobId), 'timestamp', 'finishedOn']))
+          .exec();
+        shardJobs.forEach((job, index) => {
+          const [error, fields] = replies?.[index] ?? [new Error('no reply'), null];
+          if (error !== null) throw error;
+          const [timestamp, finishedOn] = Array.isArray(fields) ? fields : [null, null];
+          if (timestamp != null && finishedOn == null) unfinished.add(job.runId);
+        });
+      }),
+    );
+    return unfinished;
   }
 
   /** Jobs by state over every shard, for the metrics. Prioritized jobs are waiting too. */
