@@ -207,11 +207,14 @@ describe('paused runs', () => {
       resume: 1,
       flowVersionId: 'flow-v1',
     });
+    // Without the trigger: it waits as long as the pause; its dispatch reads the row's.
+    expect(await jobOf({ runId: id, resume: 1 })).not.toHaveProperty('trigger');
     const resumeJob = await inspect.getJob(runJobId({ runId: id, resume: 1 }));
     expect(await resumeJob?.isDelayed()).toBe(true);
     expect(resumeJob?.opts.delay).toBeGreaterThan(3_500_000);
-    // No run job: nothing holds a worker while it waits.
+    // No run job: nothing holds a worker while it waits, nor counts as a run waiting to start.
     expect(await jobOf({ runId: id })).toBeUndefined();
+    expect(await queue.waiting()).toBe(0);
     expect(await pausedCount()).toBe(pausedBefore + 1);
   });
 
@@ -308,6 +311,7 @@ describe('paused runs', () => {
     });
     const { rows } = await pool.query<{ attempts: number }>('SELECT attempts FROM runs WHERE id = $1', [id]);
     expect(rows[0]?.attempts).toBe(1);
+    expect(await readResumeState(pool, id)).toMatchObject({ trigger: TEST_TRIGGER, syncInstanceId: null });
     expect((await readResumeState(pool, id)).lateMs).toBeGreaterThanOrEqual(5_000);
     // Nothing else resumes it now: a request, the reconciler (the pause's waits are taken).
     expect(await resumer.resume(id, { cause: 'request' })).toBeNull();

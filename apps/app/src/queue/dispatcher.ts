@@ -11,6 +11,7 @@ import {
   type RunOutcome,
   type RunResume,
   type StepTestJobData,
+  type TriggerPayload,
   type WaitUrls,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
@@ -202,6 +203,10 @@ export class Dispatcher {
       syncInstanceId = resumed.syncInstanceId;
       lease.data = { ...data, syncInstanceId };
     }
+    const trigger = data.trigger ?? resumed?.trigger;
+    if (trigger === undefined) {
+      throw new FlowboxError('INTERNAL', `run ${data.runId} has no trigger to run with; it cannot go on`);
+    }
     const engineToken = this.#tokens.signEngineToken({ runId: data.runId, syncInstanceId }, ttl);
     const waitUrls = traits.hasWaits ? this.#waitUrls(data.runId) : undefined;
     return {
@@ -211,7 +216,7 @@ export class Dispatcher {
       flowVersionId: data.flowVersionId,
       bundle: { url: bundleUrl, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes },
       pieces,
-      trigger: data.trigger,
+      trigger,
       ...(values === undefined ? {} : { connections: values }),
       engineToken,
       logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
@@ -241,11 +246,14 @@ export class Dispatcher {
 
   /**
    * A resume job's checkpoint (presigned GET), what arrived for its waits, and how late it comes;
-   * with the app holding its sync caller now.
+   * with the app holding its sync caller now and the run's trigger (its job carries none).
    */
-  async #resume(runId: string, ttl: number): Promise<{ resume: RunResume; syncInstanceId: string | null }> {
+  async #resume(
+    runId: string,
+    ttl: number,
+  ): Promise<{ resume: RunResume; syncInstanceId: string | null; trigger: TriggerPayload }> {
     const state = await this.#resumeStates.read(runId);
-    if (state.checkpointKey === null) {
+    if (state.checkpointKey === null || state.trigger === null) {
       throw new FlowboxError('INTERNAL', `run ${runId} resumes but has no checkpoint; it cannot go on`);
     }
     this.#resumeStates.dispatched?.(state.lateMs);
@@ -258,7 +266,7 @@ export class Dispatcher {
       resumedAt: new Date().toISOString(),
       lateMs: state.lateMs,
     };
-    return { resume, syncInstanceId: state.syncInstanceId };
+    return { resume, syncInstanceId: state.syncInstanceId, trigger: state.trigger };
   }
 
   #waitUrls(runId: string): WaitUrls | undefined {

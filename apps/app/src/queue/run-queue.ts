@@ -80,7 +80,10 @@ export class RunQueue {
         // crash that takes the worker's machine down is not retried into the same state.
         attempts: this.#maxAttempts,
         backoff: { type: 'fixed', delay: RETRY_DELAY_MS },
-        removeOnComplete: { count: 1000 },
+        // A resume's job is gone once done: nothing enqueues that resume again once it started
+        // (a retry fails the job back into the queue, it does not complete it), and a copy that
+        // did would be refused at its start. Keeping it would only hold its data.
+        removeOnComplete: data.resume === undefined ? { count: 1000 } : true,
         // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
         // a bounded number of them, so a burst of failures cannot fill Redis.
         removeOnFail: { age: 24 * 3600, count: 1000 },
@@ -199,9 +202,18 @@ export class RunQueue {
     return total;
   }
 
-  /** Runs waiting to start over every shard (BullMQ `count`: one round trip per shard), for admission. */
+  /**
+   * Runs waiting to start over every shard (one round trip per shard), for admission. Delayed jobs
+   * are not counted: most are paused runs' resumes, due up to RUN_MAX_PAUSE_DAYS out (the rest,
+   * retries a second out and runs postponed at their flow's cap, are back within a second).
+   */
   async waiting(): Promise<number> {
-    const counts = await Promise.all(this.#shards.map((shard) => shard.count()));
+    const counts = await Promise.all(
+      this.#shards.map(async (shard) => {
+        const byState = await shard.getJobCounts('waiting', 'paused', 'prioritized');
+        return (byState.waiting ?? 0) + (byState.paused ?? 0) + (byState.prioritized ?? 0);
+      }),
+    );
     return counts.reduce((sum, count) => sum + count, 0);
   }
 

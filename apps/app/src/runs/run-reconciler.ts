@@ -224,8 +224,8 @@ export class RunReconciler {
 
 /**
  * The job a run's row describes; its attempts go on from the row's count. A resumed run's job is
- * its last resume's (`resume: n`), and the row's attempts are that resume's (a resume counts
- * from 0).
+ * its last resume's (`resume: n`, without the trigger), and the row's attempts are that
+ * resume's (a resume counts from 0).
  */
 export function jobDataOf(run: UnfinishedRun): RunJobData {
   const data: RunJobData = {
@@ -234,11 +234,11 @@ export function jobDataOf(run: UnfinishedRun): RunJobData {
     runId: run.id,
     flowId: run.flowId,
     flowVersionId: run.flowVersionId,
-    trigger: run.trigger,
+    // A resume's job carries no trigger: its dispatch reads it from the row.
+    ...(run.resumes > 0 ? { resume: run.resumes } : { trigger: run.trigger }),
     syncInstanceId: run.syncInstanceId,
     acceptedAt: run.createdAt.getTime(),
     priorAttempts: run.attempts,
-    ...(run.resumes > 0 ? { resume: run.resumes } : {}),
   };
   if (run.traceparent !== null) data.traceparent = run.traceparent;
   return data;

@@ -37,7 +37,7 @@ const PAUSE = `WITH paused AS (
     UPDATE runs SET status = 'PAUSED', steps = $2::jsonb, checkpoint_key = $3, paused_at = now(),
       worker_id = NULL
     WHERE id = $1 AND status = 'RUNNING'
-    RETURNING id, resumes, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, created_at),
+    RETURNING id, resumes, flow_id, flow_version_id, sync_instance_id, traceparent, created_at),
   given AS (
     SELECT * FROM jsonb_to_recordset($4::jsonb)
       AS w(path text, kind text, resume_at timestamptz, timeout_at timestamptz, child_run_id uuid)),
@@ -110,7 +110,7 @@ export async function resumeRunRow(
        UPDATE runs SET status = 'QUEUED', resumes = resumes + 1, attempts = 0, paused_at = NULL,
          sync_instance_id = COALESCE($2, sync_instance_id)
        WHERE id = $1 AND status = 'PAUSED' AND ($3::integer IS NULL OR resumes = $3)
-       RETURNING id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, created_at, resumes),
+       RETURNING id, flow_id, flow_version_id, sync_instance_id, traceparent, created_at, resumes),
      taken AS (
        UPDATE run_waits SET pause = NULL FROM resumed
        WHERE run_waits.run_id = resumed.id AND run_waits.pause IS NOT NULL)
@@ -126,21 +126,19 @@ interface JobRow {
   id: string;
   flow_id: string;
   flow_version_id: string;
-  trigger: unknown;
   sync_instance_id: string | null;
   traceparent: string | null;
   created_at: Date;
 }
 
+/** A resume's job: no trigger (its dispatch reads it from the row, see RunJobData). */
 function resumeJobOf(row: JobRow, resumes: number): RunJobData {
-  const trigger: TriggerPayload = TriggerPayloadSchema.parse(row.trigger);
   const job: RunJobData = {
     version: 1,
     type: 'run-flow',
     runId: row.id,
     flowId: row.flow_id,
     flowVersionId: row.flow_version_id,
-    trigger,
     syncInstanceId: row.sync_instance_id,
     acceptedAt: row.created_at.getTime(),
     resume: resumes,
@@ -227,6 +225,8 @@ export interface ResumeState {
   checkpointKey: string | null;
   /** The app holding the run's sync caller now (a `/sync` wait URL's resume names its own). */
   syncInstanceId: string | null;
+  /** The request that started the run (a resume's job carries none); null: the run is gone. */
+  trigger: TriggerPayload | null;
   values: Record<string, unknown>;
   /** Milliseconds past the earliest due unanswered waiting point (0: none was due). */
   lateMs: number;
@@ -236,12 +236,13 @@ export async function readResumeState(pool: Pool, runId: string): Promise<Resume
   const { rows } = await pool.query<{
     checkpoint_key: string | null;
     sync_instance_id: string | null;
+    trigger: unknown;
     path: string | null;
     value: unknown;
     answered: boolean | null;
     late_ms: number | null;
   }>(
-    `SELECT r.checkpoint_key, r.sync_instance_id, w.path, w.value, w.answered_at IS NOT NULL AS answered,
+    `SELECT r.checkpoint_key, r.sync_instance_id, r.trigger, w.path, w.value, w.answered_at IS NOT NULL AS answered,
        CASE WHEN w.answered_at IS NULL AND COALESCE(w.resume_at, w.timeout_at) <= now()
          THEN (extract(epoch FROM now() - COALESCE(w.resume_at, w.timeout_at)) * 1000)::float8 END AS late_ms
      FROM runs r LEFT JOIN run_waits w ON w.run_id = r.id
@@ -258,6 +259,7 @@ export async function readResumeState(pool: Pool, runId: string): Promise<Resume
   return {
     checkpointKey: rows[0]?.checkpoint_key ?? null,
     syncInstanceId: rows[0]?.sync_instance_id ?? null,
+    trigger: rows[0] === undefined ? null : TriggerPayloadSchema.parse(rows[0].trigger),
     values,
     lateMs,
   };
