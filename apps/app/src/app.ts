@@ -53,7 +53,6 @@ import { JobBroker } from './queue/job-broker.ts';
 import { runQueueNames } from './queue/queue-shards.ts';
 import { RunHandoff } from './queue/run-handoff.ts';
 import { RunQueue } from './queue/run-queue.ts';
-import { TimerQueue } from './queue/timer-queue.ts';
 import { AppRedis } from './redis/app-redis.ts';
 import { createRunSearch } from './run-search/run-search.ts';
 import { EndedRuns } from './runs/ended-runs.ts';
@@ -219,17 +218,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       ),
   });
   const metrics = new AppMetrics();
-  const timers = new TimerQueue({
-    connection: producerRedis,
-    prefix,
-    cluster: redis.cluster,
-    logger: logger.child({ component: 'timers' }),
-  });
-  // The one way a paused run resumes (timers, wait URLs, child runs, the reconciler).
+  // Records pauses (a timed one enqueues its resume job, delayed) and resumes paused runs for
+  // wait URLs, child runs, the reconciler.
   const resumer = new RunResumer({
     pool,
     queue,
-    timers,
     metrics,
     logger: logger.child({ component: 'run-resumer' }),
   });
@@ -501,9 +494,6 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       await admission.start();
       sweeper.start();
       reconciler.start();
-      timers.start(redis.broker, (timer) =>
-        resumer.resume(timer.runId, { expectedResumes: timer.resumes, cause: 'timer' }).then(() => {}),
-      );
       retention.start();
       ticker.start();
       pollTicker.start();
@@ -583,12 +573,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // The refusals noted until the server closed are written before the pool ends.
       await step(
         'http, broker and queue',
-        Promise.all([
-          http.close().then(() => refused.close()),
-          broker.close(),
-          queue.close(),
-          timers.close(),
-        ]),
+        Promise.all([http.close().then(() => refused.close()), broker.close(), queue.close()]),
       );
       redis.disconnect();
       storage.close();

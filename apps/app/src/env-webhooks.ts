@@ -20,7 +20,7 @@ export const webhookEnvFields = {
     .min(0)
     .default(10_000)
     .describe(
-      'Most runs that may wait in the queue; past it a webhook is answered 503 (`QUEUE_UNAVAILABLE`, `retry-after: 1`) and creates no run. Bounds the Redis memory of the backlog to about this many triggers. Read from Redis every 250 ms, not per request; with several apps each may pass it by what the others accept in that time. 0: no bound.',
+      "Most runs that may wait in the queue to start (a paused run's delayed resume is not counted); past it a webhook is answered 503 (`QUEUE_UNAVAILABLE`, `retry-after: 1`) and creates no run. Bounds the Redis memory of the backlog to about this many triggers. Read from Redis every 250 ms, not per request; with several apps each may pass it by what the others accept in that time. 0: no bound.",
     ),
   WEBHOOK_MAX_DEPTH: envFields
     .positiveInt(64)

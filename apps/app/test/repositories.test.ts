@@ -424,6 +424,19 @@ describe.each([
     expect(
       (await runs.finish(b, { outcome: { status: 'SUCCEEDED', steps: [], logKey: null } })).finalised,
     ).toBe(true);
+
+    // A paused run's due resume job waits for the cap as a first start does; the run stays PAUSED.
+    const [e, f] = [randomUUID(), randomUUID()];
+    expect(await create(e)).toEqual({ rank: 1 });
+    expect(await runs.markRunning(e, 'worker-1')).toBe('started');
+    await pool.query("UPDATE runs SET status = 'PAUSED', paused_at = now() WHERE id = $1", [e]);
+    expect(await create(f)).toEqual({ rank: 1 });
+    expect(await runs.markRunning(f, 'worker-2')).toBe('started');
+    expect(await runs.markRunning(e, 'worker-1', 1)).toBe('busy');
+    expect(await runs.get(e)).toMatchObject({ status: 'PAUSED', resumes: 0 });
+    await runs.finish(f, { outcome: { status: 'SUCCEEDED', steps: [], logKey: null } });
+    expect(await runs.markRunning(e, 'worker-1', 1)).toBe('resumed');
+    expect(await runs.get(e)).toMatchObject({ status: 'RUNNING', resumes: 1, attempts: 1 });
   });
 
   it('ranks a run after every run of its flow still waiting, and from 1 again once none waits', async () => {

@@ -18,8 +18,9 @@ import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { AppMetrics } from '../src/metrics/app-metrics.ts';
+import { JobBroker } from '../src/queue/job-broker.ts';
+import type { LeasedJob } from '../src/queue/leased-job.ts';
 import { RUN_QUEUE_NAME, RunQueue, runJobId } from '../src/queue/run-queue.ts';
-import { TIMER_QUEUE_NAME, TimerQueue } from '../src/queue/timer-queue.ts';
 import { EndedRuns } from '../src/runs/ended-runs.ts';
 import { RunLifecycle } from '../src/runs/run-lifecycle.ts';
 import { RunProgressStore } from '../src/runs/run-progress-store.ts';
@@ -68,8 +69,8 @@ const paused = (runId: string, waits: WaitPoint[], resumes = 0): RunOutcome => (
 });
 
 // A run's pause and resume against real Postgres (the conditional updates, run_waits) and real
-// Redis (the run queue, the timers queue): PAUSED outcomes fed to the lifecycle as a worker's
-// result would bring them.
+// Redis (the run queue, its delayed resume jobs): PAUSED outcomes fed to the lifecycle as a
+// worker's result would bring them, and resume jobs started as a dispatch starts them.
 describe('paused runs', () => {
   let pool: Pool;
   let runs: RunsRepository;
@@ -77,9 +78,8 @@ describe('paused runs', () => {
   let subscriber: Redis;
   let hub: SyncResponseHub;
   let queue: RunQueue;
-  let timers: TimerQueue;
   let inspect: Queue;
-  let inspectTimers: Queue;
+  let prefix: string;
   let metrics: AppMetrics;
   let resumer: RunResumer;
   let lifecycle: RunLifecycle;
@@ -92,15 +92,13 @@ describe('paused runs', () => {
     runs = createRunsRepository(pool);
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
     subscriber = new Redis(inject('redisUrl'));
-    const prefix = testNamespace();
+    prefix = testNamespace();
     hub = new SyncResponseHub({ publisher: redis, subscriber, prefix, instanceId: INSTANCE, logger });
     await hub.start();
     metrics = new AppMetrics();
     queue = new RunQueue({ connection: redis, prefix, maxAttempts: 2, logger });
-    timers = new TimerQueue({ connection: redis, prefix, cluster: false, logger });
     inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix });
-    inspectTimers = new Queue(TIMER_QUEUE_NAME, { connection: redis, prefix });
-    resumer = new RunResumer({ pool, queue, timers, metrics, logger });
+    resumer = new RunResumer({ pool, queue, metrics, logger });
     lifecycle = new RunLifecycle({
       runs,
       ended: new EndedRuns({ ttlMs: 120_000 }),
@@ -128,10 +126,8 @@ describe('paused runs', () => {
     });
   });
   afterAll(async () => {
-    await timers?.close();
     await hub?.close();
     await inspect?.close();
-    await inspectTimers?.close();
     await queue?.close();
     redis?.disconnect();
     subscriber?.disconnect();
@@ -190,7 +186,7 @@ describe('paused runs', () => {
     return parsed.value;
   }
 
-  it('pauses a run with its steps and waits, frees its worker and sets one timer', async () => {
+  it('pauses a run with its steps and waits, frees its worker and enqueues its resume job, delayed', async () => {
     const id = await runningRun();
     const pausedBefore = await pausedCount();
     expect(
@@ -205,11 +201,20 @@ describe('paused runs', () => {
     });
     expect((await runs.get(id))?.steps.map((step) => step.status)).toEqual(['SUCCEEDED', 'WAITING']);
     expect(await waitsOf(id)).toEqual([{ path: 'later', kind: 'delay', answered: false }]);
-    const timer = await inspectTimers.getJob(`timer:${id}:0`);
-    expect(timer?.data).toEqual({ version: 1, runId: id, resumes: 0 });
-    expect(await timer?.isDelayed()).toBe(true);
-    // No run job: nothing holds a worker while it waits.
+    // One job for the pause: its resume, due at the wait's time.
+    expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({
+      runId: id,
+      resume: 1,
+      flowVersionId: 'flow-v1',
+    });
+    // Without the trigger: it waits as long as the pause; its dispatch reads the row's.
+    expect(await jobOf({ runId: id, resume: 1 })).not.toHaveProperty('trigger');
+    const resumeJob = await inspect.getJob(runJobId({ runId: id, resume: 1 }));
+    expect(await resumeJob?.isDelayed()).toBe(true);
+    expect(resumeJob?.opts.delay).toBeGreaterThan(3_500_000);
+    // No run job: nothing holds a worker while it waits, nor counts as a run waiting to start.
     expect(await jobOf({ runId: id })).toBeUndefined();
+    expect(await queue.waiting()).toBe(0);
     expect(await pausedCount()).toBe(pausedBefore + 1);
   });
 
@@ -244,6 +249,8 @@ describe('paused runs', () => {
       resume: 1,
       flowVersionId: 'flow-v1',
     });
+    // In place of the pause's delayed job (same id): due now, not in an hour.
+    expect(await (await inspect.getJob(runJobId({ runId: id, resume: 1 })))?.isWaiting()).toBe(true);
     expect(await resumer.resume(id, { cause: 'child' })).toBeNull();
   });
 
@@ -272,14 +279,70 @@ describe('paused runs', () => {
     expect(await jobOf({ runId: due, resume: 1 })).toMatchObject({ resume: 1 });
   });
 
-  it('fires its timer from the timers queue', async () => {
-    timers.start(redis, (timer) =>
-      resumer.resume(timer.runId, { expectedResumes: timer.resumes, cause: 'timer' }).then(() => {}),
-    );
+  it('resumes a run when its due resume job starts, once, counting the late time and the cause', async () => {
     const id = await runningRun();
     await lifecycle.conclude(attempt(id), { outcome: paused(id, [delayWait('soon', inSeconds(0.3))]) });
-    await expect.poll(async () => (await row(id))?.status, { timeout: 10_000 }).toBe('QUEUED');
-    expect(await jobOf({ runId: id, resume: 1 })).toMatchObject({ resume: 1 });
+    // The app's broker takes it once due, as for a worker's poll (behind the jobs the tests
+    // above left waiting, settled here).
+    const broker = new JobBroker({ connection: redis, prefix, logger, blockSeconds: 1 });
+    await broker.start();
+    let lease: LeasedJob | null = null;
+    try {
+      for (;;) {
+        lease = await broker.next(10_000, new AbortController().signal, 'worker-2');
+        if (lease === null || (lease.data.type === 'run-flow' && lease.data.runId === id)) break;
+        await lease.complete();
+      }
+    } finally {
+      await broker.close();
+    }
+    expect(lease?.data).toMatchObject({ runId: id, resume: 1 });
+    expect(await row(id)).toMatchObject({ status: 'PAUSED', resumes: 0 });
+    // It came due 5 s ago (a backlog held it): its dispatch says so.
+    await pool.query("UPDATE run_waits SET resume_at = now() - interval '5 seconds' WHERE run_id = $1", [id]);
+    const timers = await causeCount('timer');
+    expect(await lifecycle.start(id, 'worker-2', 1)).toBe('resumed');
+    expect(await causeCount('timer')).toBe(timers + 1);
+    expect(await row(id)).toMatchObject({
+      status: 'RUNNING',
+      resumes: 1,
+      paused_at: null,
+      worker_id: 'worker-2',
+    });
+    const { rows } = await pool.query<{ attempts: number }>('SELECT attempts FROM runs WHERE id = $1', [id]);
+    expect(rows[0]?.attempts).toBe(1);
+    expect(await readResumeState(pool, id)).toMatchObject({ trigger: TEST_TRIGGER, syncInstanceId: null });
+    expect((await readResumeState(pool, id)).lateMs).toBeGreaterThanOrEqual(5_000);
+    // Nothing else resumes it now: a request, the reconciler (the pause's waits are taken).
+    expect(await resumer.resume(id, { cause: 'request' })).toBeNull();
+    await pool.query("UPDATE runs SET paused_at = now() - interval '1 minute' WHERE id = $1", [id]);
+    expect((await reconciler.reconcile()).resumed).not.toContain(id);
+    expect(await causeCount('timer')).toBe(timers + 1);
+  });
+
+  it('drops a delayed resume job whose pause ended otherwise: resumed by a request, or the run gone', async () => {
+    const answered = await runningRun();
+    await lifecycle.conclude(attempt(answered), {
+      outcome: paused(answered, [delayWait('later', inSeconds(3600))]),
+    });
+    const timers = await causeCount('timer');
+    expect(await resumer.resume(answered, { cause: 'request' })).toBe(1);
+    // Its job (in place of the delayed one) starts the QUEUED run as any resume's: no second resume.
+    expect(await lifecycle.start(answered, 'worker-2', 1)).toBe('started');
+    expect(await causeCount('timer')).toBe(timers);
+    // A copy of the pause's job delivered again (a lost lock, the reconciler) runs nothing twice.
+    await lifecycle.conclude(attempt(answered), {
+      outcome: paused(answered, [delayWait('again', inSeconds(3600))], 1),
+    });
+    expect(await lifecycle.start(answered, 'worker-3', 1)).toBe('paused');
+    expect(await row(answered)).toMatchObject({ status: 'PAUSED', resumes: 1 });
+
+    const deleted = await runningRun();
+    await lifecycle.conclude(attempt(deleted), {
+      outcome: paused(deleted, [delayWait('later', inSeconds(3600))]),
+    });
+    await pool.query('DELETE FROM runs WHERE id = $1', [deleted]);
+    expect(await lifecycle.start(deleted, 'worker-2', 1)).toBe('ended');
   });
 
   it('drops the unanswered waits of an earlier pause when the run pauses again', async () => {
@@ -297,7 +360,7 @@ describe('paused runs', () => {
       resumes: 1,
       checkpoint_key: `checkpoints/${id}/1.json`,
     });
-    expect(await inspectTimers.getJob(`timer:${id}:1`)).toBeDefined();
+    expect(await (await inspect.getJob(runJobId({ runId: id, resume: 2 })))?.isDelayed()).toBe(true);
   });
 
   it('leaves paused runs to their waits: the sweeper, a lost worker and a late result change nothing', async () => {
@@ -314,24 +377,45 @@ describe('paused runs', () => {
     expect(await waitsOf(id)).toEqual([{ path: 'later', kind: 'delay', answered: false }]);
   });
 
-  it('resumes a due run whose timer Redis lost, and enqueues a resumed run whose job it lost, once', async () => {
+  it('resumes a due run whose resume job Redis lost, and enqueues a resumed run whose job it lost, once', async () => {
     const lostTimer = await runningRun();
     await lifecycle.conclude(attempt(lostTimer), {
       outcome: paused(lostTimer, [delayWait('later', inSeconds(3600))]),
     });
-    await inspectTimers.remove(`timer:${lostTimer}:0`);
-    // Its time passed while Redis held no timer for it.
-    await pool.query("UPDATE run_waits SET resume_at = now() - interval '10 seconds' WHERE run_id = $1", [
-      lostTimer,
-    ]);
+    await inspect.remove(runJobId({ runId: lostTimer, resume: 1 }));
     const notDue = await runningRun();
     await lifecycle.conclude(attempt(notDue), {
       outcome: paused(notDue, [delayWait('later', inSeconds(3600))]),
     });
+    // Due, its job still in Redis (behind a backlog, its flow at its cap): on its way.
+    const behind = await runningRun();
+    await lifecycle.conclude(attempt(behind), {
+      outcome: paused(behind, [delayWait('later', inSeconds(3600))]),
+    });
+    // Due, its job finished without resuming it (as BullMQ's moveToFinished marks a job).
+    const finished = await runningRun();
+    await lifecycle.conclude(attempt(finished), {
+      outcome: paused(finished, [delayWait('later', inSeconds(3600))]),
+    });
+    await redis.hset(
+      inspect.toKey(runJobId({ runId: finished, resume: 1 })),
+      'finishedOn',
+      String(Date.now()),
+    );
+    // Their time passed.
+    await pool.query(
+      "UPDATE run_waits SET resume_at = now() - interval '10 seconds' WHERE run_id = ANY($1::uuid[])",
+      [[lostTimer, behind, finished]],
+    );
 
     const first = await reconciler.reconcile();
     expect(first.resumed).toContain(lostTimer);
+    expect(first.resumed).toContain(finished);
     expect(first.resumed).not.toContain(notDue);
+    expect(first.resumed).not.toContain(behind);
+    expect(await row(behind)).toMatchObject({ status: 'PAUSED', resumes: 0 });
+    // Made again, due now, in place of the finished one.
+    expect(await (await inspect.getJob(runJobId({ runId: finished, resume: 1 })))?.isWaiting()).toBe(true);
     expect(await row(lostTimer)).toMatchObject({ status: 'QUEUED', resumes: 1 });
     expect((await reconciler.reconcile()).resumed).not.toContain(lostTimer);
 

@@ -189,7 +189,7 @@ describe('run reconciler', () => {
     });
     await pool.query(`UPDATE runs SET created_at = now() - interval '30 seconds' WHERE id = $1`, [id]);
     expect((await reconciler.reconcile()).requeued).toContain(id);
-    expect((await jobOf(id))?.trigger.body).toEqual({ text: 'a\ufffdb' });
+    expect((await jobOf(id))?.trigger?.body).toEqual({ text: 'a\ufffdb' });
   });
 
   it('two apps at once enqueue a lost job once', async () => {

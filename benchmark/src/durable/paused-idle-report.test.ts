@@ -51,7 +51,7 @@ function report(windows: IdleWindow[]): PausedIdleReport {
     },
     createS: 300,
     waits: { count: 10_000, earliestDue: '2026-11-29T13:00:00.000Z' },
-    timersDelayed: 10_000,
+    resumesDelayed: 10_000,
     windows,
     aborted: false,
   };

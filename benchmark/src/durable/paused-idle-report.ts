@@ -26,8 +26,8 @@ export interface PausedIdleReport extends ScriptReportHead {
   createS: number | null;
   /** Unanswered waits of the paused runs and the earliest due time among them (ISO). */
   waits: { count: number; earliestDue: string | null } | null;
-  /** Timer jobs in Redis's delayed set while the runs are paused (null: none found). */
-  timersDelayed: number | null;
+  /** Resume jobs in the run queue's delayed sets while the runs are paused (null: none found). */
+  resumesDelayed: number | null;
   /** [none paused, the runs paused]; fewer when stopped early. */
   windows: IdleWindow[];
 }
@@ -55,7 +55,7 @@ export function renderPausedIdleReport(report: PausedIdleReport): string {
     '',
     ...reportHeadLines(report),
     `- Stack: ${options.apps} app(s), ${options.workers} warm worker(s); ${report.services.postgres}, ${report.services.redis}, ${report.services.s3}.`,
-    `- The runs: async webhooks to \`benchmark-pause1h\` (code, a 1 h delay, code, response), ${options.concurrency} in flight; all PAUSED after ${report.createS === null ? '–' : `${fmt(report.createS, 1)} s`}.${report.waits === null ? '' : ` Unanswered waits: ${fmt(report.waits.count, 0)}, the earliest due ${report.waits.earliestDue ?? '–'}.`}${report.timersDelayed === null ? '' : ` Timer jobs delayed in Redis: ${fmt(report.timersDelayed, 0)}.`}`,
+    `- The runs: async webhooks to \`benchmark-pause1h\` (code, a 1 h delay, code, response), ${options.concurrency} in flight; all PAUSED after ${report.createS === null ? '–' : `${fmt(report.createS, 1)} s`}.${report.waits === null ? '' : ` Unanswered waits: ${fmt(report.waits.count, 0)}, the earliest due ${report.waits.earliestDue ?? '–'}.`}${report.resumesDelayed === null ? '' : ` Resume jobs delayed in Redis: ${fmt(report.resumesDelayed, 0)}.`}`,
     `- Each window: a VACUUM ANALYZE of the database, ${options.settleS} s left alone, then ${options.idleS} s measured in ${options.parts} parts (medians of the parts, (min–max)); nothing is sent to the stack meanwhile. CPU from /proc (utime+stime, reaped children included) in % of one core.`,
     '',
   ];

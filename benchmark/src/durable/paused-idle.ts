@@ -37,7 +37,7 @@ async function main(): Promise<number> {
   const windows: IdleWindow[] = [];
   let createS: number | null = null;
   let waits: PausedIdleReport['waits'] = null;
-  let timersDelayed: number | null = null;
+  let resumesDelayed: number | null = null;
   try {
     await memory.connect();
     const appUrl = local.stack.appUrls[0] ?? '';
@@ -59,7 +59,7 @@ async function main(): Promise<number> {
     const statuses = await runStatuses(local.db, BENCHMARK_PAUSE_HOUR_FLOW_ID);
     say(`runs by status: ${JSON.stringify(statuses)}`);
     waits = await unansweredWaits(local);
-    timersDelayed = await delayedTimers(memory);
+    resumesDelayed = await delayedResumes(memory);
     windows.push(await idleWindow(local, memory, options, statuses.PAUSED ?? 0, say, signal));
   } catch (error) {
     if (!signal.aborted) throw error;
@@ -81,7 +81,7 @@ async function main(): Promise<number> {
     },
     createS,
     waits,
-    timersDelayed,
+    resumesDelayed,
     windows,
     aborted: signal.aborted,
   };
@@ -150,9 +150,9 @@ async function unansweredWaits(local: LocalStack): Promise<PausedIdleReport['wai
   }
 }
 
-/** Timer jobs waiting in Redis (BullMQ's delayed set of the apps' `timers` queue), read outside the windows. */
-async function delayedTimers(redis: Redis): Promise<number | null> {
-  const keys = await redis.keys('*timers*:delayed');
+/** Resume jobs waiting in Redis (BullMQ's delayed sets of the run queue's shards), read outside the windows. */
+async function delayedResumes(redis: Redis): Promise<number | null> {
+  const keys = await redis.keys('*runs*:delayed');
   if (keys.length === 0) return null;
   let total = 0;
   for (const key of keys) total += await redis.zcard(key);

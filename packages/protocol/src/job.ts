@@ -11,7 +11,12 @@ export const RunJobDataSchema = z.object({
   runId: z.string(),
   flowId: z.string(),
   flowVersionId: z.string(),
-  trigger: TriggerPayloadSchema,
+  /**
+   * The request that started the run. Absent on a resume's job (`resume`): a paused run's job
+   * waits in Redis for as long as the pause, so its dispatch reads the trigger from Postgres with
+   * the resume's other state instead.
+   */
+  trigger: TriggerPayloadSchema.optional(),
   /** The app instance holding a sync caller's connection; null for async webhooks. */
   syncInstanceId: z.string().nullable(),
   acceptedAt: z.number().int(),

@@ -11,6 +11,7 @@ import {
   type RunOutcome,
   type RunResume,
   type StepTestJobData,
+  type TriggerPayload,
   type WaitUrls,
 } from '@flowbox/protocol';
 import { type Tracer, traced } from '@flowbox/tracing';
@@ -168,10 +169,6 @@ export class Dispatcher {
           );
     const ttl = this.#config.FLOW_TIMEOUT_SECONDS + ENGINE_TOKEN_GRACE_SECONDS;
     const logKey = objectKeys.runLog(data.runId);
-    const engineToken = this.#tokens.signEngineToken(
-      { runId: data.runId, syncInstanceId: data.syncInstanceId },
-      ttl,
-    );
     const [started, bundleUrl, pieces, logUpload, checkpointUpload] = await Promise.all([
       lease.started === true
         ? ('started' as const)
@@ -182,10 +179,11 @@ export class Dispatcher {
       traits.canPause ? this.#checkpointUpload(data, ttl) : undefined,
     ]);
     if (started === 'busy') throw new FlowBusy(data.runId);
-    if (started !== 'started') {
+    if (started !== 'started' && started !== 'resumed') {
       // Its job came back (an app died holding it, a lost job enqueued again) after the run had
       // ended (or its sync caller left before it started: CALLER_GONE), paused again, or resumed
-      // past the pause this job was for: nothing to run. The gateway drops the job.
+      // past the pause this job was for (a pause's delayed resume job once a request resumed
+      // it, or the run was deleted): nothing to run. The gateway drops the job.
       throw new FlowboxError('RUN_ALREADY_FINISHED', staleJobMessage(data, started));
     }
     let values: ResolvedConnections | undefined;
@@ -196,7 +194,20 @@ export class Dispatcher {
       values = resolved.values;
     }
     // Read once the run is ours (RUNNING): what arrived for its waits is final by then.
-    const resume = data.resume === undefined ? undefined : await this.#resume(data.runId, ttl);
+    const resumed = data.resume === undefined ? undefined : await this.#resume(data.runId, ttl);
+    const resume = resumed?.resume;
+    let { syncInstanceId } = data;
+    if (resumed !== undefined && resumed.syncInstanceId !== syncInstanceId) {
+      // A `/sync` wait URL's resume named its app after this job was written (a pause's delayed
+      // resume that came due in the same instant): the caller is answered through the row's.
+      syncInstanceId = resumed.syncInstanceId;
+      lease.data = { ...data, syncInstanceId };
+    }
+    const trigger = data.trigger ?? resumed?.trigger;
+    if (trigger === undefined) {
+      throw new FlowboxError('INTERNAL', `run ${data.runId} has no trigger to run with; it cannot go on`);
+    }
+    const engineToken = this.#tokens.signEngineToken({ runId: data.runId, syncInstanceId }, ttl);
     const waitUrls = traits.hasWaits ? this.#waitUrls(data.runId) : undefined;
     return {
       jobId: lease.jobId,
@@ -205,7 +216,7 @@ export class Dispatcher {
       flowVersionId: data.flowVersionId,
       bundle: { url: bundleUrl, sha256: bundle.sha256, sizeBytes: bundle.sizeBytes },
       pieces,
-      trigger: data.trigger,
+      trigger,
       ...(values === undefined ? {} : { connections: values }),
       engineToken,
       logUpload: { ...logUpload, key: logKey, maxBytes: this.#config.RUN_LOG_MAX_BYTES },
@@ -233,14 +244,20 @@ export class Dispatcher {
     return { ...form, key, maxBytes };
   }
 
-  /** A resume job's checkpoint (presigned GET), what arrived for its waits, and how late it comes. */
-  async #resume(runId: string, ttl: number): Promise<RunResume> {
+  /**
+   * A resume job's checkpoint (presigned GET), what arrived for its waits, and how late it comes;
+   * with the app holding its sync caller now and the run's trigger (its job carries none).
+   */
+  async #resume(
+    runId: string,
+    ttl: number,
+  ): Promise<{ resume: RunResume; syncInstanceId: string | null; trigger: TriggerPayload }> {
     const state = await this.#resumeStates.read(runId);
-    if (state.checkpointKey === null) {
+    if (state.checkpointKey === null || state.trigger === null) {
       throw new FlowboxError('INTERNAL', `run ${runId} resumes but has no checkpoint; it cannot go on`);
     }
     this.#resumeStates.dispatched?.(state.lateMs);
-    return {
+    const resume: RunResume = {
       checkpoint: {
         url: await this.#storage.presignDownload(state.checkpointKey, ttl),
         key: state.checkpointKey,
@@ -249,6 +266,7 @@ export class Dispatcher {
       resumedAt: new Date().toISOString(),
       lateMs: state.lateMs,
     };
+    return { resume, syncInstanceId: state.syncInstanceId, trigger: state.trigger };
   }
 
   #waitUrls(runId: string): WaitUrls | undefined {
@@ -475,7 +493,7 @@ function staleJobMessage(data: RunJobData, started: 'ended' | 'paused' | 'supers
     case 'ended':
       return `run ${data.runId} has already ended; not running it again (a job for ${job})`;
     case 'paused':
-      return `run ${data.runId} is paused again; a stale job for ${job} is not run (its next resume enqueues its own)`;
+      return `run ${data.runId} is paused at another pause; a stale job for ${job} is not run (its pause has its own resume)`;
     case 'superseded':
       return `run ${data.runId} waits to run a later resume; a stale job for ${job} is not run`;
   }

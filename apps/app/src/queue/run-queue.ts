@@ -80,7 +80,10 @@ export class RunQueue {
         // crash that takes the worker's machine down is not retried into the same state.
         attempts: this.#maxAttempts,
         backoff: { type: 'fixed', delay: RETRY_DELAY_MS },
-        removeOnComplete: { count: 1000 },
+        // A resume's job is gone once done: nothing enqueues that resume again once it started
+        // (a retry fails the job back into the queue, it does not complete it), and a copy that
+        // did would be refused at its start. Keeping it would only hold its data.
+        removeOnComplete: data.resume === undefined ? { count: 1000 } : true,
         // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
         // a bounded number of them, so a burst of failures cannot fill Redis.
         removeOnFail: { age: 24 * 3600, count: 1000 },
@@ -90,6 +93,23 @@ export class RunQueue {
         cause: error,
       });
     }
+  }
+
+  /**
+   * As `add`, in place of a job of the same id that is not running: a resumed run's job takes
+   * the place of its pause's delayed resume job (same id), due now and with the row's data as the
+   * resume read it. A job of that id running already (the delayed one came due in the same
+   * instant) is left to start the run.
+   */
+  async replace(data: RunJobData): Promise<void> {
+    try {
+      await this.#shardOf(data.flowId).remove(runJobId(data));
+    } catch (error) {
+      throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {
+        cause: error,
+      });
+    }
+    await this.add(data);
   }
 
   /**
@@ -139,6 +159,35 @@ export class RunQueue {
     return missing;
   }
 
+  /**
+   * Which of these jobs Redis holds and has not finished (waiting, delayed, running, or back for
+   * a retry), in one pipelined round trip per shard; answers run ids. A paused run whose due
+   * resume job is among them is on its way (behind a backlog, or its flow at its cap).
+   */
+  async unfinished(jobs: ReadonlyArray<{ id: string; flowId: string; jobId: string }>): Promise<Set<string>> {
+    const byShard = new Map<Queue<QueuedJobData>, Array<{ runId: string; jobId: string }>>();
+    for (const job of jobs) {
+      const shard = this.#shardOf(job.flowId);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), { runId: job.id, jobId: job.jobId }]);
+    }
+    const unfinished = new Set<string>();
+    await Promise.all(
+      [...byShard].map(async ([shard, shardJobs]) => {
+        // Every job's hash has `timestamp`; `finishedOn` once it completed or failed for good.
+        const replies = await this.#connection
+          .pipeline(shardJobs.map((job) => ['hmget', shard.toKey(job.jobId), 'timestamp', 'finishedOn']))
+          .exec();
+        shardJobs.forEach((job, index) => {
+          const [error, fields] = replies?.[index] ?? [new Error('no reply'), null];
+          if (error !== null) throw error;
+          const [timestamp, finishedOn] = Array.isArray(fields) ? fields : [null, null];
+          if (timestamp != null && finishedOn == null) unfinished.add(job.runId);
+        });
+      }),
+    );
+    return unfinished;
+  }
+
   /** Jobs by state over every shard, for the metrics. Prioritized jobs are waiting too. */
   async counts(): Promise<{ waiting: number; active: number; delayed: number }> {
     const shards = await Promise.all(
@@ -153,9 +202,18 @@ export class RunQueue {
     return total;
   }
 
-  /** Runs waiting to start over every shard (BullMQ `count`: one round trip per shard), for admission. */
+  /**
+   * Runs waiting to start over every shard (one round trip per shard), for admission. Delayed jobs
+   * are not counted: most are paused runs' resumes, due up to RUN_MAX_PAUSE_DAYS out (the rest,
+   * retries a second out and runs postponed at their flow's cap, are back within a second).
+   */
   async waiting(): Promise<number> {
-    const counts = await Promise.all(this.#shards.map((shard) => shard.count()));
+    const counts = await Promise.all(
+      this.#shards.map(async (shard) => {
+        const byState = await shard.getJobCounts('waiting', 'paused', 'prioritized');
+        return (byState.waiting ?? 0) + (byState.paused ?? 0) + (byState.prioritized ?? 0);
+      }),
+    );
     return counts.reduce((sum, count) => sum + count, 0);
   }
 

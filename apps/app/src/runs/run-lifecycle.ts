@@ -89,7 +89,8 @@ export type ConcludeResult =
 /**
  * The one owner of a run's states: `QUEUED → RUNNING → SUCCEEDED | FAILED | TIMEOUT |
  * INTERNAL_ERROR`, `RUNNING → QUEUED` for a retry, `RUNNING → PAUSED` for a run that waits (its
- * way back to QUEUED is RunResumer.resume), and `QUEUED → FAILED` for a sync run whose
+ * way back is its due resume job's start, PAUSED → RUNNING, or RunResumer.resume, PAUSED →
+ * QUEUED, for an answer), and `QUEUED → FAILED` for a sync run whose
  * caller left before it started. Every transition goes through here; the
  * first final state wins (the repository's conditional update), whether the worker's result, a
  * lost worker, a webhook that could not enqueue or the sweeper gets there first; a waiting sync
@@ -156,12 +157,16 @@ export class RunLifecycle {
   }
 
   /**
-   * QUEUED → RUNNING for a worker: `ended` when the run has ended already (its job came back, or
-   * its caller left), `busy` when its flow runs FLOW_MAX_CONCURRENT_RUNS already, `paused` or
-   * `superseded` for a job of an earlier pause (`resume`: the job's, 0 for a first start).
+   * QUEUED → RUNNING for a worker, or PAUSED → RUNNING (`resumed`) for the due resume job of the
+   * pause in force: `ended` when the run has ended already (its job came back, or its caller
+   * left), `busy` when its flow runs FLOW_MAX_CONCURRENT_RUNS already, `paused` or `superseded`
+   * for a job of another pause (`resume`: the job's, 0 for a first start).
    */
-  start(runId: string, workerId: string, resume?: number): Promise<StartResult> {
-    return this.#runs.markRunning(runId, workerId, resume);
+  async start(runId: string, workerId: string, resume?: number): Promise<StartResult> {
+    const started = await this.#runs.markRunning(runId, workerId, resume);
+    // A pause's delayed resume job came due: its timer fired.
+    if (started === 'resumed') this.#metrics.runResumed('timer');
+    return started;
   }
 
   /**

@@ -24,6 +24,7 @@ const RUNNING_GRACE_SECONDS = 10;
 /** The queue as the reconciler uses it (RunQueue). */
 export interface ReconcilerQueue {
   missing(runs: ReadonlyArray<{ id: string; flowId: string; jobId?: string }>): Promise<Set<string>>;
+  unfinished(jobs: ReadonlyArray<{ id: string; flowId: string; jobId: string }>): Promise<Set<string>>;
   add(data: RunJobData): Promise<void>;
 }
 
@@ -32,11 +33,11 @@ export interface Reconciled {
   requeued: string[];
   /** RUNNING runs whose job was gone, taken down the lost-worker path. */
   workerLost: string[];
-  /** PAUSED runs due whose timer was gone, resumed. */
+  /** PAUSED runs due whose resume job was gone, or answered whose resume was lost, resumed. */
   resumed: string[];
 }
 
-/** How the reconciler resumes a paused run whose timer Redis lost (RunResumer). */
+/** How the reconciler resumes a paused run whose resume job Redis lost (RunResumer). */
 export interface ReconcilerResumer {
   resume(runId: string, options: { expectedResumes?: number; cause: 'reconciler' }): Promise<number | null>;
 }
@@ -70,7 +71,7 @@ export class RunReconciler {
     runs: RunsRepository;
     lifecycle: RunLifecycle;
     queue: ReconcilerQueue;
-    /** Resumes PAUSED runs whose timer is past due; without it paused runs are left alone. */
+    /** Resumes PAUSED runs whose resume job is lost; without it paused runs are left alone. */
     resumer?: ReconcilerResumer | undefined;
     metrics: AppMetrics;
     logger: Logger;
@@ -183,14 +184,28 @@ export class RunReconciler {
   }
 
   /**
-   * PAUSED runs with a waiting point due, or answered, more than `queuedAfterSeconds` ago (their
-   * timer fires on time, the answer resumes them, otherwise): their timer or their resume was lost. One indexed read (run_waits_due); each resume is the
-   * conditional one, so a timer that fires meanwhile resumes nothing twice.
+   * PAUSED runs with a waiting point due, or answered, more than `queuedAfterSeconds` ago. A due
+   * one whose delayed resume job Redis still holds unfinished is on its way (behind a backlog, or
+   * its flow at its cap) and keeps its place; one whose job is gone (Redis restarted empty, a
+   * failover) or finished without resuming it, and an answered one (its resume was lost), is
+   * resumed: its job is made again from its row, due now. One indexed read (run_waits_due) and
+   * one pipelined read of Redis; each resume is the conditional one, so a job that starts the run
+   * meanwhile resumes nothing twice.
    */
   async #resumeDue(done: Reconciled): Promise<void> {
     if (this.#resumer === undefined) return;
     const due = await dueRuns(this.#pool, this.#queuedAfterSeconds, PAGE_SIZE);
+    const onItsWay = await this.#queue.unfinished(
+      due
+        .filter((run) => !run.answered)
+        .map((run) => ({
+          id: run.runId,
+          flowId: run.flowId,
+          jobId: runJobId({ runId: run.runId, resume: run.resumes + 1 }),
+        })),
+    );
     for (const run of due) {
+      if (onItsWay.has(run.runId)) continue;
       const resumed = await this.#resumer.resume(run.runId, {
         expectedResumes: run.resumes,
         cause: 'reconciler',
@@ -198,8 +213,10 @@ export class RunReconciler {
       if (resumed === null) continue;
       done.resumed.push(run.runId);
       this.#logger.warn(
-        { runId: run.runId, resumes: resumed },
-        'resumed a PAUSED run past its time or answered: its timer or its resume was lost',
+        { runId: run.runId, resumes: resumed, answered: run.answered },
+        run.answered
+          ? 'resumed a PAUSED run whose wait was answered: its resume was lost'
+          : 'resumed a PAUSED run past its time: its delayed resume job was lost',
       );
     }
   }
@@ -207,8 +224,8 @@ export class RunReconciler {
 
 /**
  * The job a run's row describes; its attempts go on from the row's count. A resumed run's job is
- * its last resume's (`resume: n`), and the row's attempts are that resume's (a resume counts
- * from 0).
+ * its last resume's (`resume: n`, without the trigger), and the row's attempts are that
+ * resume's (a resume counts from 0).
  */
 export function jobDataOf(run: UnfinishedRun): RunJobData {
   const data: RunJobData = {
@@ -217,11 +234,11 @@ export function jobDataOf(run: UnfinishedRun): RunJobData {
     runId: run.id,
     flowId: run.flowId,
     flowVersionId: run.flowVersionId,
-    trigger: run.trigger,
+    // A resume's job carries no trigger: its dispatch reads it from the row.
+    ...(run.resumes > 0 ? { resume: run.resumes } : { trigger: run.trigger }),
     syncInstanceId: run.syncInstanceId,
     acceptedAt: run.createdAt.getTime(),
     priorAttempts: run.attempts,
-    ...(run.resumes > 0 ? { resume: run.resumes } : {}),
   };
   if (run.traceparent !== null) data.traceparent = run.traceparent;
   return data;

@@ -7,18 +7,15 @@ import { pauseRun, resumeRunRow } from './run-waits.ts';
 
 /** Where a resume's job goes (RunQueue): its id is `resume:<runId>:<n>` (runJobId). */
 export interface ResumeQueue {
-  add(data: RunJobData): Promise<void>;
-}
-
-/** Where a pause's timer goes (TimerQueue). */
-export interface PauseTimers {
-  set(runId: string, resumes: number, delayMs: number): Promise<void>;
+  add(data: RunJobData, rank?: number, options?: { delayMs?: number }): Promise<void>;
+  /** As `add`, in place of a job of the same id that is not running (a pause's delayed resume). */
+  replace(data: RunJobData): Promise<void>;
 }
 
 export interface ResumeOptions {
   /**
-   * The pause this call resumes (runs.resumes when it paused): a timer or an answer meant for an
-   * earlier pause resumes nothing. Absent: whichever pause is in force.
+   * The pause this call resumes (runs.resumes when it paused): a call meant for an earlier pause
+   * resumes nothing. Absent: whichever pause is in force.
    */
   expectedResumes?: number | undefined;
   /** The app holding a sync caller that waits for this run's next answer (a `/sync` wait URL). */
@@ -28,42 +25,41 @@ export interface ResumeOptions {
 }
 
 /**
- * PAUSED ⇄ QUEUED: records a run's pause and resumes it. `resume` is the one way out of PAUSED,
- * whatever calls it (a timer, a wait URL, a child run's end, the reconciler, the pause itself):
- * a conditional UPDATE lets exactly one caller through, which enqueues the resume job. Should
- * that enqueue be lost, the run is QUEUED in Postgres and the reconciler enqueues it again.
+ * Records a run's pause and resumes it. A pause that waits for a time (a delay, a retry's
+ * backoff, a wait's timeout) enqueues the job of its resume at once, delayed to that time: the
+ * job's start resumes the run (PAUSED → RUNNING, run-start.ts), so a timed pause costs one
+ * delayed job. `resume` is the way out of PAUSED for everything else (a wait URL, a child run's
+ * end, the reconciler, a pause answered or due already): a conditional UPDATE lets exactly one
+ * caller through (and none once the job started the run), which enqueues the resume job in place
+ * of the delayed one, due now. Should an enqueue be lost, Postgres holds what the reconciler
+ * needs: a QUEUED run is enqueued again, a PAUSED one past its time is resumed.
  */
 export class RunResumer {
   readonly #pool: Pool;
   readonly #queue: ResumeQueue;
-  readonly #timers: PauseTimers;
   readonly #metrics: AppMetrics;
   readonly #logger: Logger;
 
-  constructor(deps: {
-    pool: Pool;
-    queue: ResumeQueue;
-    timers: PauseTimers;
-    metrics: AppMetrics;
-    logger: Logger;
-  }) {
+  constructor(deps: { pool: Pool; queue: ResumeQueue; metrics: AppMetrics; logger: Logger }) {
     this.#pool = deps.pool;
     this.#queue = deps.queue;
-    this.#timers = deps.timers;
     this.#metrics = deps.metrics;
     this.#logger = deps.logger;
   }
 
   /**
-   * PAUSED → QUEUED and the resume job enqueued; the resume's number (1 for the first), or null
-   * when this call resumed nothing (not PAUSED, or another pause than `expectedResumes`).
+   * PAUSED → QUEUED and the resume job enqueued (in place of the pause's delayed one); the
+   * resume's number (1 for the first), or null when this call resumed nothing (not PAUSED, or
+   * another pause than `expectedResumes`).
    */
   async resume(runId: string, options: ResumeOptions): Promise<number | null> {
     const resumed = await resumeRunRow(this.#pool, runId, options);
     if (resumed === null) return null;
     this.#metrics.runResumed(options.cause);
     try {
-      await this.#queue.add(resumed.job);
+      // A pause that resumes itself enqueued no delayed job.
+      if (options.cause === 'pause') await this.#queue.add(resumed.job);
+      else await this.#queue.replace(resumed.job);
     } catch (error) {
       this.#logger.warn(
         { err: error, runId, resumes: resumed.resumes },
@@ -75,9 +71,9 @@ export class RunResumer {
 
   /**
    * RUNNING → PAUSED with its waiting points (RunLifecycle.conclude, for a PAUSED outcome); then
-   * resumed at once when a waiting point is answered or due, else its timer set for the earliest
-   * one (none when it waits only for a request or a child without a time). False when the run
-   * was not RUNNING (ended, swept): nothing was written.
+   * resumed at once when a waiting point is answered or due, else the resume job enqueued delayed
+   * to the earliest one (none when it waits only for a request or a child without a time). False
+   * when the run was not RUNNING (ended, swept): nothing was written.
    */
   async pause(runId: string, steps: readonly StepResult[], pause: RunPause): Promise<boolean> {
     const written = await pauseRun(this.#pool, runId, steps, pause);
@@ -89,11 +85,11 @@ export class RunResumer {
     }
     if (written.dueInMs !== null) {
       try {
-        await this.#timers.set(runId, written.resumes, written.dueInMs);
+        await this.#queue.add(written.job, 1, { delayMs: Math.max(0, Math.ceil(written.dueInMs)) });
       } catch (error) {
         this.#logger.warn(
           { err: error, runId, resumes: written.resumes },
-          "could not set a paused run's timer; the reconciler resumes it once due",
+          "could not enqueue a paused run's delayed resume; the reconciler resumes it once due",
         );
       }
     }

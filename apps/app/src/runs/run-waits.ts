@@ -11,14 +11,16 @@ import type { Pool } from '../db/pool.ts';
 
 /**
  * The statements of a paused run (migration 0016): its pause, its resume, the reconciler's due
- * timers, and what a resume's dispatch reads. Each is one statement, so `pool.query`'s retry on
+ * waits, and what a resume's dispatch reads. Each is one statement, so `pool.query`'s retry on
  * a dead connection is safe: the pause and the resume are guarded by the run's status.
  */
 
 /** What the pause wrote; null when the run was not RUNNING (ended, swept, paused already). */
 export interface PauseWritten {
-  /** Resumes so far: the timer's job id and the resume's `expectedResumes`. */
+  /** Resumes so far: the resume's `expectedResumes`. */
   resumes: number;
+  /** The job of the resume that ends this pause (`resume: resumes + 1`), for its delayed enqueue. */
+  job: RunJobData;
   /** A waiting point of this pause is answered (a request, a child's end arrived first) or due. */
   resumeNow: boolean;
   /** Milliseconds to the earliest unanswered waiting point's time (DB clock); null: none has one. */
@@ -35,7 +37,7 @@ const PAUSE = `WITH paused AS (
     UPDATE runs SET status = 'PAUSED', steps = $2::jsonb, checkpoint_key = $3, paused_at = now(),
       worker_id = NULL
     WHERE id = $1 AND status = 'RUNNING'
-    RETURNING id, resumes),
+    RETURNING id, resumes, flow_id, flow_version_id, sync_instance_id, traceparent, created_at),
   given AS (
     SELECT * FROM jsonb_to_recordset($4::jsonb)
       AS w(path text, kind text, resume_at timestamptz, timeout_at timestamptz, child_run_id uuid)),
@@ -50,7 +52,7 @@ const PAUSE = `WITH paused AS (
     ON CONFLICT (run_id, path) DO UPDATE SET resume_at = EXCLUDED.resume_at,
       timeout_at = EXCLUDED.timeout_at, child_run_id = EXCLUDED.child_run_id, pause = EXCLUDED.pause
     RETURNING answered_at, COALESCE(resume_at, timeout_at) AS due)
-  SELECT paused.resumes,
+  SELECT paused.*,
     EXISTS (SELECT 1 FROM upserted WHERE answered_at IS NOT NULL OR due <= now()) AS resume_now,
     (SELECT extract(epoch FROM min(due) - now()) * 1000 FROM upserted WHERE answered_at IS NULL)::float8
       AS due_in_ms
@@ -69,13 +71,17 @@ export async function pauseRun(
     timeout_at: wait.timeoutAt ?? null,
     child_run_id: wait.childRunId ?? null,
   }));
-  const { rows } = await pool.query<{ resumes: number; resume_now: boolean; due_in_ms: number | null }>(
-    PAUSE,
-    [runId, jsonb(steps), pause.checkpointKey, jsonb(waits)],
-  );
+  const { rows } = await pool.query<
+    JobRow & { resumes: number; resume_now: boolean; due_in_ms: number | null }
+  >(PAUSE, [runId, jsonb(steps), pause.checkpointKey, jsonb(waits)]);
   const row = rows[0];
   if (row === undefined) return null;
-  return { resumes: row.resumes, resumeNow: row.resume_now, dueInMs: row.due_in_ms };
+  return {
+    resumes: row.resumes,
+    job: resumeJobOf(row, row.resumes + 1),
+    resumeNow: row.resume_now,
+    dueInMs: row.due_in_ms,
+  };
 }
 
 /** What a resume needs of the run's row to enqueue its job. */
@@ -87,8 +93,9 @@ export interface ResumedRun {
 
 /**
  * PAUSED → QUEUED, counting the resume: exactly one caller gets the row back, whatever calls it
- * (a timer, a request, a child's end, the reconciler). `expectedResumes` ties a timer to the
- * pause it was set for; `syncInstanceId` names the app holding a `/sync` caller. The resume gets
+ * (a request, a child's end, the reconciler, the pause itself), and none once the pause's due
+ * resume job has started the run (run-start.ts). `expectedResumes` ties a call to the pause it
+ * was meant for; `syncInstanceId` names the app holding a `/sync` caller. The resume gets
  * attempts of its own (RUN_MAX_ATTEMPTS): `attempts` counts from 0 again.
  */
 export async function resumeRunRow(
@@ -103,7 +110,7 @@ export async function resumeRunRow(
        UPDATE runs SET status = 'QUEUED', resumes = resumes + 1, attempts = 0, paused_at = NULL,
          sync_instance_id = COALESCE($2, sync_instance_id)
        WHERE id = $1 AND status = 'PAUSED' AND ($3::integer IS NULL OR resumes = $3)
-       RETURNING id, flow_id, flow_version_id, trigger, sync_instance_id, traceparent, created_at, resumes),
+       RETURNING id, flow_id, flow_version_id, sync_instance_id, traceparent, created_at, resumes),
      taken AS (
        UPDATE run_waits SET pause = NULL FROM resumed
        WHERE run_waits.run_id = resumed.id AND run_waits.pause IS NOT NULL)
@@ -119,21 +126,19 @@ interface JobRow {
   id: string;
   flow_id: string;
   flow_version_id: string;
-  trigger: unknown;
   sync_instance_id: string | null;
   traceparent: string | null;
   created_at: Date;
 }
 
+/** A resume's job: no trigger (its dispatch reads it from the row, see RunJobData). */
 function resumeJobOf(row: JobRow, resumes: number): RunJobData {
-  const trigger: TriggerPayload = TriggerPayloadSchema.parse(row.trigger);
   const job: RunJobData = {
     version: 1,
     type: 'run-flow',
     runId: row.id,
     flowId: row.flow_id,
     flowVersionId: row.flow_version_id,
-    trigger,
     syncInstanceId: row.sync_instance_id,
     acceptedAt: row.created_at.getTime(),
     resume: resumes,
@@ -142,20 +147,26 @@ function resumeJobOf(row: JobRow, resumes: number): RunJobData {
   return job;
 }
 
+/** A paused run the reconciler looks at (dueRuns). */
+export interface DueRun {
+  runId: string;
+  flowId: string;
+  resumes: number;
+  /** A waiting point of the pause in force was answered: its resume was lost. Else one is due. */
+  answered: boolean;
+}
+
 /**
- * PAUSED runs with an unanswered waiting point due more than `graceSeconds` ago (their timer job
- * is gone: Redis restarted empty, a failover), or with a waiting point of the pause in force
- * answered more than `graceSeconds` ago (its resume was lost: the app died between the answer
- * and the resume, or between the pause and its own resume). One range read of run_waits_due and
- * one of run_waits_answered (which holds only answers no resume has taken), oldest first.
+ * PAUSED runs with an unanswered waiting point due more than `graceSeconds` ago (their delayed
+ * resume job is gone, Redis restarted empty or a failover lost it, or it waits behind a
+ * backlog), or with a waiting point of the pause in force answered more than `graceSeconds` ago
+ * (its resume was lost: the app died between the answer and the resume, or between the pause
+ * and its own resume). One range read of run_waits_due and one of run_waits_answered (which
+ * holds only answers no resume has taken), oldest first.
  */
-export async function dueRuns(
-  pool: Pool,
-  graceSeconds: number,
-  limit: number,
-): Promise<Array<{ runId: string; resumes: number }>> {
-  const { rows } = await pool.query<{ id: string; resumes: number }>(
-    `SELECT r.id, r.resumes FROM runs r
+export async function dueRuns(pool: Pool, graceSeconds: number, limit: number): Promise<DueRun[]> {
+  const { rows } = await pool.query<{ id: string; flow_id: string; resumes: number; answered: boolean }>(
+    `SELECT r.id, r.flow_id, r.resumes, bool_or(w.pause IS NOT NULL) AS answered FROM runs r
      JOIN (SELECT run_id, COALESCE(resume_at, timeout_at) AS due, NULL::integer AS pause FROM run_waits
          WHERE answered_at IS NULL AND COALESCE(resume_at, timeout_at) <= now() - make_interval(secs => $1)
        UNION ALL
@@ -164,11 +175,16 @@ export async function dueRuns(
            AND answered_at <= now() - make_interval(secs => $1)) w ON w.run_id = r.id
      WHERE r.status = 'PAUSED'
        AND (w.pause IS NULL OR (w.pause = r.resumes AND r.paused_at <= now() - make_interval(secs => $1)))
-     GROUP BY r.id, r.resumes
+     GROUP BY r.id, r.flow_id, r.resumes
      ORDER BY min(w.due) LIMIT $2`,
     [graceSeconds, limit],
   );
-  return rows.map((row) => ({ runId: row.id, resumes: row.resumes }));
+  return rows.map((row) => ({
+    runId: row.id,
+    flowId: row.flow_id,
+    resumes: row.resumes,
+    answered: row.answered,
+  }));
 }
 
 /** A waiting point of a paused run, as the run's view shows it. */
@@ -207,6 +223,10 @@ export async function queryRunWaits(pool: Pool, runId: string): Promise<RunWait[
 /** What a resume's dispatch reads: the checkpoint to replay and what arrived, by path. */
 export interface ResumeState {
   checkpointKey: string | null;
+  /** The app holding the run's sync caller now (a `/sync` wait URL's resume names its own). */
+  syncInstanceId: string | null;
+  /** The request that started the run (a resume's job carries none); null: the run is gone. */
+  trigger: TriggerPayload | null;
   values: Record<string, unknown>;
   /** Milliseconds past the earliest due unanswered waiting point (0: none was due). */
   lateMs: number;
@@ -215,12 +235,14 @@ export interface ResumeState {
 export async function readResumeState(pool: Pool, runId: string): Promise<ResumeState> {
   const { rows } = await pool.query<{
     checkpoint_key: string | null;
+    sync_instance_id: string | null;
+    trigger: unknown;
     path: string | null;
     value: unknown;
     answered: boolean | null;
     late_ms: number | null;
   }>(
-    `SELECT r.checkpoint_key, w.path, w.value, w.answered_at IS NOT NULL AS answered,
+    `SELECT r.checkpoint_key, r.sync_instance_id, r.trigger, w.path, w.value, w.answered_at IS NOT NULL AS answered,
        CASE WHEN w.answered_at IS NULL AND COALESCE(w.resume_at, w.timeout_at) <= now()
          THEN (extract(epoch FROM now() - COALESCE(w.resume_at, w.timeout_at)) * 1000)::float8 END AS late_ms
      FROM runs r LEFT JOIN run_waits w ON w.run_id = r.id
@@ -234,5 +256,11 @@ export async function readResumeState(pool: Pool, runId: string): Promise<Resume
     if (row.answered === true) values[row.path] = row.value;
     if (row.late_ms !== null) lateMs = Math.max(lateMs, Math.round(row.late_ms));
   }
-  return { checkpointKey: rows[0]?.checkpoint_key ?? null, values, lateMs };
+  return {
+    checkpointKey: rows[0]?.checkpoint_key ?? null,
+    syncInstanceId: rows[0]?.sync_instance_id ?? null,
+    trigger: rows[0] === undefined ? null : TriggerPayloadSchema.parse(rows[0].trigger),
+    values,
+    lateMs,
+  };
 }

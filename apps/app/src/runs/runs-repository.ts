@@ -42,6 +42,7 @@ import {
   type RetentionCursor,
   removeRuns,
 } from './run-retention-queries.ts';
+import { markRunning, type StartResult } from './run-start.ts';
 import { queryRunStats, type RunStats, type RunStatsQuery } from './run-stats.ts';
 import { queryRunWaits, type RunWait } from './run-waits.ts';
 
@@ -56,6 +57,7 @@ export type { ErrorRun, FinishResult, FinishRunInput } from './run-finish.ts';
 export type { RunRecord, RunSource } from './run-record.ts';
 export type { RerunSource, RerunVersion } from './run-reruns.ts';
 export type { RemovedRun, RetentionCursor } from './run-retention-queries.ts';
+export type { StartResult } from './run-start.ts';
 export type { RunWait } from './run-waits.ts';
 
 /** A final run's log upload that failed after its result (RunsRepository.recordLogFailure). */
@@ -96,18 +98,6 @@ export interface FlowRunBounds {
   maxRunning: number;
 }
 
-/** Why `markRunning` did or did not start a run. */
-export type StartResult =
-  | 'started'
-  /** The run is final already (its job came back after it ended, or its caller left). */
-  | 'ended'
-  /** Its flow has `maxRunning` runs running: the run stays QUEUED. */
-  | 'busy'
-  /** The run is PAUSED: the job came back after the run paused (again); its resume enqueues another. */
-  | 'paused'
-  /** The run waits to run another resume than the job's: the job is an earlier pause's. */
-  | 'superseded';
-
 export interface RunsRepository {
   /**
    * Creates a QUEUED run unless its flow has `maxQueued` runs waiting already (null: no run was
@@ -131,7 +121,8 @@ export interface RunsRepository {
   pruneIdempotencyKeys(limit: number): Promise<number>;
   /**
    * QUEUED (or RUNNING, a lost worker's retry) → RUNNING, counting the attempt. With `resume`
-   * (the job's: 0 for a run's first start), only the job of the resume in force starts the run.
+   * (the job's: 0 for a run's first start), only the job of the resume in force starts the run;
+   * a resume's job also resumes the run PAUSED at the pause it was set for (run-start.ts).
    */
   markRunning(runId: string, workerId: string, resume?: number): Promise<StartResult>;
   /**
@@ -230,40 +221,7 @@ export function createRunsRepository(
     keepAnswer: (flowId, key, runId, answer) => keepIdempotentAnswer(pool, flowId, key, runId, answer),
     pruneIdempotencyKeys: (limit) => pruneIdempotencyKeys(pool, limit),
 
-    async markRunning(runId, workerId, resume) {
-      // The run's row as it was, and the update: a run that did not start says why.
-      const { rows } = await pool.query<{ status: string; resumes: number; busy: boolean; started: boolean }>(
-        {
-          ...named(maxRunning === 0 ? 'runs-mark-running' : 'runs-mark-running-bounded'),
-          text: `WITH run AS (SELECT id, flow_id, status, resumes FROM runs WHERE id = $1),
-           ${
-             maxRunning === 0
-               ? 'busy AS (SELECT false AS is_full),'
-               : // The flow's running runs are counted in the same statement (read committed: apps
-                 // starting runs of one flow at the same instant may pass the bound by as many).
-                 `busy AS (SELECT count(*) >= $4 AS is_full FROM (SELECT 1 FROM runs WHERE status = 'RUNNING'
-                   AND flow_id = (SELECT flow_id FROM run) AND id <> $1 LIMIT $4) b),`
-           }
-           started AS (UPDATE runs SET status = 'RUNNING', worker_id = $2, started_at = now(),
-             attempts = attempts + 1
-             WHERE id = $1 AND ${UNFINISHED} AND ($3::integer IS NULL OR resumes = $3)
-               AND NOT (SELECT is_full FROM busy) RETURNING id)
-         SELECT run.status, run.resumes, (SELECT is_full FROM busy) AS busy,
-           EXISTS (SELECT 1 FROM started) AS started FROM run`,
-          values:
-            maxRunning === 0
-              ? [runId, workerId, resume ?? null]
-              : [runId, workerId, resume ?? null, maxRunning],
-        },
-      );
-      const row = rows[0];
-      if (row === undefined) return 'ended';
-      if (row.started) return 'started';
-      if (row.status === 'PAUSED') return 'paused';
-      if (row.status !== 'QUEUED' && row.status !== 'RUNNING') return 'ended';
-      if (resume !== undefined && row.resumes !== resume) return 'superseded';
-      return row.busy ? 'busy' : 'ended';
-    },
+    markRunning: (runId, workerId, resume) => markRunning(pool, named, maxRunning, runId, workerId, resume),
 
     async abandon(runId, error) {
       const result = await pool.query(

@@ -73,7 +73,7 @@ describe('ScheduleTicker', () => {
       '2026-11-29T09:00:04.000Z',
     ]);
     expect(jobs.map((job) => job.runId)).toEqual([...ticks.values()].map((t) => t.runId));
-    expect(jobs[0]?.trigger.body).toMatchObject({ scheduledAt: '2026-11-29T09:00:01.000Z' });
+    expect(jobs[0]?.trigger?.body).toMatchObject({ scheduledAt: '2026-11-29T09:00:01.000Z' });
   });
 
   it('fires late ticks within the late limit, and none before its schedule began', async () => {

@@ -1,7 +1,8 @@
 // A run that waits frees its worker. A `delay` past PAUSE_MIN_MS pauses the run (PAUSED, its
-// checkpoint in S3, its waits in Postgres), its worker takes the next job, and a timer resumes
-// it on any worker; the resume replays what ran and goes on. Redis is transport only: a timer
-// it loses is found by the reconciler in run_waits, and a run resumes once whoever resumes it.
+// checkpoint in S3, its waits in Postgres), its worker takes the next job, and its resume job,
+// delayed to the wait's time, resumes it on any worker; the resume replays what ran and goes on.
+// Redis is transport only: a resume job it loses is made again by the reconciler from run_waits,
+// and a run resumes once whoever resumes it.
 import { createLogger } from '@flowbox/node-kit';
 import type { FlowDefinition } from '@flowbox/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -264,12 +265,12 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
     if (redis === undefined) throw new Error('the stack has no private Redis');
     const runIds: string[] = [];
     for (let n = 0; n < RUNS; n++) {
-      // Far enough out that every run has paused before the timers are lost.
+      // Far enough out that every run has paused before its delayed resume job is lost.
       const started = await postWebhook(fault.url, 'delayed', { n, wait: '30s' }, { sync: false });
       expect(started.status).toBe(202);
       runIds.push(started.runId ?? '');
     }
-    // Every run has paused (or, on a slow machine, already resumed on its timer).
+    // Every run has paused (or, on a slow machine, already resumed from its delayed job).
     const open = async () =>
       (
         await queryRows<{ n: number }>(
@@ -278,10 +279,10 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
         )
       )[0]?.n ?? 0;
     await waitUntil(async () => (await open()) === 0, 90_000, 'no run QUEUED or RUNNING');
-    // Gone with its timers, and started again empty.
+    // Gone with the delayed resume jobs, and started again empty.
     await redis.stop('SIGKILL');
     const killedAt = performance.now();
-    // Nothing resumes while Redis is down: the runs paused now are the ones whose timer was lost.
+    // Nothing resumes while Redis is down: the runs paused now are the ones whose resume job was lost.
     const pausedAtKill = (
       await queryRows<{ id: string }>(
         fault.databaseUrl,
@@ -302,9 +303,7 @@ describe('Redis restarted empty while 100 runs are delayed', () => {
       expect(stepNames(run)).toEqual(['trigger', 'before', 'later', 'after', 'respond']);
     }
     const resumedByReconciler = fault.lines.filter(
-      (l) =>
-        l.line.json?.msg ===
-        'resumed a PAUSED run past its time or answered: its timer or its resume was lost',
+      (l) => l.line.json?.msg === 'resumed a PAUSED run past its time: its delayed resume job was lost',
     );
     const resumedIds = resumedByReconciler.map((l) => String(l.line.json?.runId));
     expect(new Set(resumedIds).size).toBe(resumedIds.length);
