@@ -122,8 +122,10 @@ export function createPollsRepository(pool: Pool, bounds: { maxQueued: number })
            WHERE v.id = f.published_version_id AND f.deleted_at IS NULL AND f.enabled
              AND coalesce(p.manifest->'polling', '[]'::jsonb) ? (v.definition->'trigger'->>'trigger')) v ON true
          LEFT JOIN trigger_polls tp ON tp.flow_version_id = v.id
-         WHERE (f.trigger_seq > $1 OR f.id = ANY($2::text[])) AND (v.id IS NOT NULL OR $1 >= 0)`,
-        [after, recheck],
+         WHERE (f.trigger_seq > $1 ${recheck.length > 0 ? 'OR f.id = ANY($2::text[])' : ''})
+           AND (v.id IS NOT NULL OR $1 >= 0)`,
+        // The ids only when some are asked for: `trigger_seq > n` alone is one scan of its index.
+        recheck.length > 0 ? [after, recheck] : [after],
       );
       let seq = first;
       const changes = rows.map((row): PollChange => {

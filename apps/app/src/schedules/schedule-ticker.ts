@@ -17,6 +17,11 @@ export type SubmitRuns = (runs: ReadonlyArray<{ job: RunJobData; rank: number }>
 
 /** Ticks recorded by one statement at most. */
 const BATCH = 500;
+/**
+ * Statements recording ticks at once. Each writes its ticks in flow order, so concurrent
+ * statements (of this app or another) take the tick rows' locks in one order: no deadlock.
+ */
+const BATCHES_AT_ONCE = 2;
 /** Ticks walked per flow and pass at most: bounds a pass after a long outage (the next goes on). */
 const MAX_WALK = 100_000;
 /** A tick fired this much after its time counts as late. */
@@ -145,14 +150,24 @@ export class ScheduleTicker {
    * holds two ticks of one flow (its overlap and queue checks see the one before).
    */
   async #fireDue(entries: Entry[], now: Date): Promise<void> {
-    let plans = entries.map((entry) => ({ entry, ticks: this.#dueTicks(entry, now) }));
+    // In flow order, so every app cuts the same batches.
+    let plans = entries
+      .map((entry) => ({ entry, ticks: this.#dueTicks(entry, now) }))
+      .sort((a, b) => (a.entry.flowId < b.entry.flowId ? -1 : a.entry.flowId > b.entry.flowId ? 1 : 0));
     while (plans.length > 0) {
-      const round = plans.map((plan) => ({ entry: plan.entry, tick: plan.ticks.shift() }));
+      const round = plans.flatMap(({ entry, ticks }) => {
+        const tick = ticks.shift();
+        return tick === undefined ? [] : [{ entry, tick }];
+      });
+      const batches: Array<typeof round> = [];
+      for (let i = 0; i < round.length; i += BATCH) batches.push(round.slice(i, i + BATCH));
       const live = new Set<Entry>();
-      for (let i = 0; i < round.length; i += BATCH) {
-        const batch = round.slice(i, i + BATCH).flatMap(({ entry, tick }) => (tick ? [{ entry, tick }] : []));
-        for (const entry of await this.#recordBatch(batch, now)) live.add(entry);
-      }
+      const next = async (): Promise<void> => {
+        for (let batch = batches.shift(); batch !== undefined; batch = batches.shift()) {
+          for (const entry of await this.#recordBatch(batch, now)) live.add(entry);
+        }
+      };
+      await Promise.all(Array.from({ length: BATCHES_AT_ONCE }, next));
       plans = plans.filter((plan) => plan.ticks.length > 0 && live.has(plan.entry));
     }
   }

@@ -103,9 +103,10 @@ export function createSchedulesRepository(pool: Pool, bounds: { maxQueued: numbe
                  v.definition->'trigger' AS trigger, f.schedule_since AS since,
                  coalesce(f.deleted_at IS NULL AND f.enabled AND v.definition->'trigger'->>'piece' = $1, false) AS live
                FROM flows f LEFT JOIN flow_versions v ON v.id = f.published_version_id
-               WHERE f.trigger_seq > $2 OR f.id = ANY($3::text[])) c
+               WHERE f.trigger_seq > $2 ${recheck.length > 0 ? 'OR f.id = ANY($3::text[])' : ''}) c
          WHERE c.live OR $2 >= 0`,
-        [SCHEDULE_PIECE, after, recheck],
+        // The ids only when some are asked for: `trigger_seq > n` alone is one scan of its index.
+        recheck.length > 0 ? [SCHEDULE_PIECE, after, recheck] : [SCHEDULE_PIECE, after],
       );
       let seq = first;
       const changes = rows.map((row): ScheduleChange => {
