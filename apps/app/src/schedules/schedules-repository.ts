@@ -167,11 +167,13 @@ export function createSchedulesRepository(pool: Pool, bounds: { maxQueued: numbe
              CASE WHEN outcome = 'fired' THEN run_id END
            FROM decided ORDER BY flow_id
            ON CONFLICT (flow_id, scheduled_at) DO NOTHING
-           RETURNING flow_id, outcome, reason),
+           RETURNING flow_id, outcome, reason, run_id),
+         -- The fired ticks' run ids as one array: a join of the two CTEs is planned as a nested
+         -- loop (a CTE is estimated at one row), 500 x 500 scans per batch.
          created AS (
            INSERT INTO runs (id, flow_id, flow_version_id, status, sync, trigger, source, rank, attempts)
            SELECT d.run_id, d.flow_id, d.flow_version_id, 'QUEUED', false, d.trigger, 'schedule', d.last_rank + 1, 0
-           FROM decided d JOIN tick ON tick.flow_id = d.flow_id WHERE tick.outcome = 'fired'
+           FROM decided d WHERE d.run_id = ANY (ARRAY(SELECT run_id FROM tick WHERE run_id IS NOT NULL))
            RETURNING id, rank)
          SELECT input.i::int AS i, live.flow_id IS NOT NULL AS live, tick.outcome, tick.reason, created.rank
          FROM input LEFT JOIN live ON live.flow_id = input.flow_id
