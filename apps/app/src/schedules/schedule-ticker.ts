@@ -81,6 +81,7 @@ export class ScheduleTicker {
       apply: (rows) => this.#apply(rows),
       takeDue: (entries, now) => this.#fireDue(entries, now),
       nextAt: (entry) => entry.next?.getTime() ?? null,
+      keyOf: (entry) => entry.flowId,
     });
   }
 

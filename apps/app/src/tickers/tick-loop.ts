@@ -24,6 +24,8 @@ export interface TickLoopDeps<Entry, Row> {
   takeDue: (entries: Entry[], now: Date) => Promise<void>;
   /** When the entry's next tick is due (ms since the epoch), or null: none comes. */
   nextAt: (entry: Entry) => number | null;
+  /** The entry's flow id: its key in `entries`. */
+  keyOf: (entry: Entry) => string;
 }
 
 /**
@@ -70,15 +72,19 @@ export class TickLoop<Entry, Row> {
   /** One pass: read the changed flows when due, take every tick that is due. */
   async tick(now = new Date()): Promise<void> {
     if (now.getTime() - this.#loadedAt >= this.#deps.refreshMs) await this.#load(now);
+    // One walk over the entries a pass, no query: about a millisecond at 10,000 flows (a heap
+    // would spare it, for nothing measurable at a pass every 2 s).
     const due: Entry[] = [];
-    for (const entry of this.entries.values()) {
-      const next = this.#deps.nextAt(entry);
-      if (next !== null && next <= now.getTime()) due.push(entry);
-    }
-    if (due.length > 0) await this.#deps.takeDue(due, now);
-    // One walk over the entries a pass (no query): about a millisecond at 10,000 flows.
     let soonest = Number.POSITIVE_INFINITY;
     for (const entry of this.entries.values()) {
+      const next = this.#deps.nextAt(entry);
+      if (next === null) continue;
+      if (next <= now.getTime()) due.push(entry);
+      else if (next < soonest) soonest = next;
+    }
+    if (due.length > 0) await this.#deps.takeDue(due, now);
+    for (const entry of due) {
+      if (this.entries.get(this.#deps.keyOf(entry)) !== entry) continue;
       const next = this.#deps.nextAt(entry);
       if (next !== null && next < soonest) soonest = next;
     }
