@@ -82,7 +82,11 @@ export class PollTicker {
           await Promise.all(entries.slice(i, i + CONCURRENCY).map((entry) => this.#takeDue(entry, now)));
         }
       },
-      nextAt: (entry) => entry.from.getTime() + entry.spec.intervalSeconds * 1000,
+      // Without workers no tick is due here (another app's may take it): the loop then sleeps
+      // until its next read instead of waking at once for a tick it will not take.
+      nextAt: (entry) =>
+        this.#hasWorkers() ? entry.from.getTime() + entry.spec.intervalSeconds * 1000 : null,
+      keyOf: (entry) => entry.poll.flowId,
     });
   }
 
