@@ -301,7 +301,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   const schedules = createSchedulesRepository(pool, { maxQueued: config.FLOW_MAX_QUEUED_RUNS });
   const ticker = new ScheduleTicker({
     schedules,
-    submit: (job, rank) => handoff.submit(job, rank),
+    submit: (runs) => handoff.submitMany(runs),
     metrics,
     logger: logger.child({ component: 'schedule-ticker' }),
     refreshMs: SCHEDULE_REFRESH_MS,

@@ -9,7 +9,7 @@ import { createFlowsRepository } from '../src/flows/flows-repository.ts';
 import { BENCHMARK_FLOW } from '../src/flows/seed.ts';
 import { createPiecesRepository } from '../src/pieces/pieces-repository.ts';
 import { createRunsRepository } from '../src/runs/runs-repository.ts';
-import { createSchedulesRepository } from '../src/schedules/schedules-repository.ts';
+import { createSchedulesRepository, type TickInput } from '../src/schedules/schedules-repository.ts';
 import { TEST_TRIGGER } from './run-fixtures.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -57,6 +57,7 @@ describe.each([
       '0016_durable_runs.sql',
       '0017_polling.sql',
       '0018_run_waits_pause.sql',
+      '0019_trigger_changes.sql',
     ]);
     expect(await migrate(pool, logger)).toEqual([]);
   });
@@ -96,6 +97,7 @@ describe.each([
 
     // A tick is recorded once with its run, and only for the published version of an enabled flow.
     const schedules = createSchedulesRepository(pool, { maxQueued: 0 });
+    const fire = async (one: TickInput) => (await schedules.fireMany([one]))[0];
     const tick = {
       runId: randomUUID(),
       flowId: 'bench',
@@ -106,9 +108,9 @@ describe.each([
       overlap: 'allow' as const,
       passOver: false,
     };
-    expect(await schedules.fire(tick)).toEqual({ outcome: 'fired', rank: 1 });
-    expect(await schedules.fire({ ...tick, runId: randomUUID() })).toEqual({ outcome: 'duplicate' });
-    expect(await schedules.fire({ ...tick, flowVersionId: 'bench-v1', scheduledAt: new Date() })).toEqual({
+    expect(await fire(tick)).toEqual({ outcome: 'fired', rank: 1 });
+    expect(await fire({ ...tick, runId: randomUUID() })).toEqual({ outcome: 'duplicate' });
+    expect(await fire({ ...tick, flowVersionId: 'bench-v1', scheduledAt: new Date() })).toEqual({
       outcome: 'stale',
     });
     const skipped = {
@@ -117,13 +119,13 @@ describe.each([
       overlap: 'skip' as const,
       scheduledAt: new Date('2026-11-29T09:01:00Z'),
     };
-    expect(await schedules.fire(skipped)).toEqual({ outcome: 'skipped', reason: 'overlap' });
+    expect(await fire(skipped)).toEqual({ outcome: 'skipped', reason: 'overlap' });
     expect((await schedules.passedTicks('bench', 5)).map((t) => t.reason)).toEqual(['overlap']);
     expect((await pool.query('SELECT source FROM runs WHERE id = $1', [tick.runId])).rows).toEqual([
       { source: 'schedule' },
     ]);
     expect(await flows.update('bench', { enabled: false })).toMatchObject({ enabled: false, name: 'Bench' });
-    expect(await schedules.fire({ ...tick, scheduledAt: new Date() })).toEqual({ outcome: 'stale' });
+    expect(await fire({ ...tick, scheduledAt: new Date() })).toEqual({ outcome: 'stale' });
     expect((await flows.findPublished('bench'))?.enabled).toBe(false);
     expect(await flows.update('no-such-flow', { enabled: true })).toBeNull();
     expect((await flows.listFlows()).map((f) => f.id)).toEqual(['bench']);

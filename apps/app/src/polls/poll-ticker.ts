@@ -5,7 +5,10 @@ import type { AppMetrics } from '../metrics/app-metrics.ts';
 import { TickLoop } from '../tickers/tick-loop.ts';
 import type { PollJobs } from './poll-jobs.ts';
 import { lastTickAtOrBefore, type PollSpec, parsePollSpec } from './poll-spec.ts';
-import type { PollsRepository, PublishedPoll } from './polls-repository.ts';
+import type { PollChange, PollsRepository, PublishedPoll } from './polls-repository.ts';
+
+/** Polls taken at once. */
+const CONCURRENCY = 16;
 
 /** Builds a poll's job (presigned bundle and piece downloads), as the dispatcher does a run's. */
 export type DispatchPoll = (poll: {
@@ -25,7 +28,7 @@ interface Entry {
 
 /**
  * Takes the ticks of every published polling trigger, the way the schedule ticker fires
- * schedules (schedules/schedule-ticker.ts): every app reads the polled flows from Postgres every
+ * schedules (schedules/schedule-ticker.ts): every app reads the flows changed since its last read every
  * `refreshMs` (tickers/tick-loop.ts), every app tries each tick (multiples of `intervalSeconds` since the epoch, the
  * first one at once), and one statement lets exactly one app take it (PollsRepository.claimTick).
  * That app queues the poll for its idle workers (PollJobs). A poll still in flight holds a lease,
@@ -41,7 +44,7 @@ export class PollTicker {
   readonly #leaseMs: number;
   readonly #waitMs: number;
   readonly #hasWorkers: () => boolean;
-  readonly #loop: TickLoop<Entry, PublishedPoll>;
+  readonly #loop: TickLoop<Entry, PollChange>;
 
   constructor(deps: {
     polls: PollsRepository;
@@ -69,10 +72,21 @@ export class PollTicker {
       logger: deps.logger,
       refreshMs: deps.refreshMs,
       failedMessage: 'poll pass failed; trying again',
-      list: () => this.#repo.listPublished(),
+      changes: async (after, recheck) => {
+        const { changes, seq } = await this.#repo.listChanged(after, recheck);
+        return { rows: changes, seq };
+      },
       apply: (rows) => this.#apply(rows),
-      takeDue: (entry, now) => this.#takeDue(entry, now),
-      nextAt: (entry) => entry.from.getTime() + entry.spec.intervalSeconds * 1000,
+      takeDue: async (entries, now) => {
+        for (let i = 0; i < entries.length; i += CONCURRENCY) {
+          await Promise.all(entries.slice(i, i + CONCURRENCY).map((entry) => this.#takeDue(entry, now)));
+        }
+      },
+      // Without workers no tick is due here (another app's may take it): the loop then sleeps
+      // until its next read instead of waking at once for a tick it will not take.
+      nextAt: (entry) =>
+        this.#hasWorkers() ? entry.from.getTime() + entry.spec.intervalSeconds * 1000 : null,
+      keyOf: (entry) => entry.poll.flowId,
     });
   }
 
@@ -89,14 +103,16 @@ export class PollTicker {
     await this.#loop.tick(now);
   }
 
-  #apply(rows: PublishedPoll[]): void {
+  #apply(changes: PollChange[]): void {
     const entries = this.#loop.entries;
-    const seen = new Set<string>();
-    for (const row of rows) {
-      seen.add(row.flowVersionId);
-      const known = entries.get(row.flowVersionId);
+    for (const { flowId, poll: row } of changes) {
+      if (row === null) {
+        entries.delete(flowId);
+        continue;
+      }
+      const known = entries.get(flowId);
       const recorded = row.lastTick ?? new Date(0);
-      if (known !== undefined) {
+      if (known?.poll.flowVersionId === row.flowVersionId) {
         if (recorded > known.from) known.from = recorded;
         continue;
       }
@@ -106,14 +122,14 @@ export class PollTicker {
         spec = parsePollSpec(row.input, { minIntervalSeconds: 0 });
       } catch (error) {
         this.#logger.error(
-          { err: error, flowId: row.flowId },
+          { err: error, flowId },
           'a published polling trigger cannot be read; it is not polled',
         );
+        entries.delete(flowId);
         continue;
       }
-      entries.set(row.flowVersionId, { poll: row, spec, from: recorded });
+      entries.set(flowId, { poll: row, spec, from: recorded });
     }
-    for (const id of entries.keys()) if (!seen.has(id)) entries.delete(id);
   }
 
   async #takeDue(entry: Entry, now: Date): Promise<void> {
@@ -124,8 +140,7 @@ export class PollTicker {
     const { flowId, flowVersionId, piece } = entry.poll;
     const claim = await this.#repo.claimTick({ flowId, flowVersionId, at, leaseId, leaseMs: this.#leaseMs });
     if (claim.outcome === 'stale') {
-      this.#loop.entries.delete(flowVersionId);
-      this.#loop.reloadNext();
+      this.#loop.recheck(flowId);
       return;
     }
     if (claim.outcome === 'taken') return;

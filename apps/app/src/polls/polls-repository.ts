@@ -1,6 +1,7 @@
 import type { SerializedError, TriggerPayload } from '@flowbox/protocol';
 import { jsonb } from '../db/jsonb.ts';
 import type { Pool } from '../db/pool.ts';
+import { changeSeq } from '../tickers/change-seq.ts';
 
 /** A published, enabled flow whose trigger is a piece's polling trigger, as the poll ticker reads it. */
 export interface PublishedPoll {
@@ -61,8 +62,18 @@ export interface PollStatus {
   lastErrorAt: Date | null;
 }
 
+/** A flow changed since the poll ticker's last read: its polled version now, or null (none). */
+export interface PollChange {
+  flowId: string;
+  poll: PublishedPoll | null;
+}
+
 export interface PollsRepository {
-  listPublished(): Promise<PublishedPoll[]>;
+  /**
+   * The flows whose change number (`flows.trigger_seq`) is above `after` (-1: every flow), and
+   * the flows in `recheck`; `seq`: the highest number among them (`after` when none changed).
+   */
+  listChanged(after: number, recheck: readonly string[]): Promise<{ changes: PollChange[]; seq: number }>;
   /**
    * Takes the tick `at` for the version, once whatever the number of apps: the row's update
    * succeeds for the first app only (`last_tick < at`), and not while a poll holds an unexpired
@@ -88,33 +99,52 @@ export interface PollsRepository {
 
 export function createPollsRepository(pool: Pool, bounds: { maxQueued: number }): PollsRepository {
   return {
-    async listPublished() {
+    async listChanged(after, recheck) {
+      // The first read lists the polled flows only, from the counter read before it.
+      const first = after < 0 ? await changeSeq(pool) : after;
       const { rows } = await pool.query<{
         flow_id: string;
-        flow_version_id: string;
-        piece: string;
+        seq: string;
+        flow_version_id: string | null;
+        piece: string | null;
         input: Record<string, unknown> | null;
         last_tick: Date | null;
       }>(
-        `SELECT f.id AS flow_id, v.id AS flow_version_id, v.definition->'trigger'->>'piece' AS piece,
-           v.definition->'trigger'->'input' AS input,
+        `SELECT f.id AS flow_id, f.trigger_seq AS seq, v.id AS flow_version_id,
+           v.definition->'trigger'->>'piece' AS piece, v.definition->'trigger'->'input' AS input,
            tp.last_tick
          FROM flows f
-         JOIN flow_versions v ON v.id = f.published_version_id
-         JOIN pieces p ON p.name = v.definition->'trigger'->>'piece'
-           AND p.version = (SELECT e->>'version' FROM jsonb_array_elements(v.bundle_pieces) e
-                            WHERE e->>'name' = p.name LIMIT 1)
+         LEFT JOIN LATERAL (
+           SELECT v.* FROM flow_versions v
+           JOIN pieces p ON p.name = v.definition->'trigger'->>'piece'
+             AND p.version = (SELECT e->>'version' FROM jsonb_array_elements(v.bundle_pieces) e
+                              WHERE e->>'name' = p.name LIMIT 1)
+           WHERE v.id = f.published_version_id AND f.deleted_at IS NULL AND f.enabled
+             AND coalesce(p.manifest->'polling', '[]'::jsonb) ? (v.definition->'trigger'->>'trigger')) v ON true
          LEFT JOIN trigger_polls tp ON tp.flow_version_id = v.id
-         WHERE f.deleted_at IS NULL AND f.enabled
-           AND coalesce(p.manifest->'polling', '[]'::jsonb) ? (v.definition->'trigger'->>'trigger')`,
+         WHERE (f.trigger_seq > $1 ${recheck.length > 0 ? 'OR f.id = ANY($2::text[])' : ''})
+           AND (v.id IS NOT NULL OR $1 >= 0)`,
+        // The ids only when some are asked for: `trigger_seq > n` alone is one scan of its index.
+        recheck.length > 0 ? [after, recheck] : [after],
       );
-      return rows.map((row) => ({
-        flowId: row.flow_id,
-        flowVersionId: row.flow_version_id,
-        piece: row.piece,
-        input: row.input ?? {},
-        lastTick: row.last_tick,
-      }));
+      let seq = first;
+      const changes = rows.map((row): PollChange => {
+        seq = Math.max(seq, Number(row.seq));
+        return {
+          flowId: row.flow_id,
+          poll:
+            row.flow_version_id === null
+              ? null
+              : {
+                  flowId: row.flow_id,
+                  flowVersionId: row.flow_version_id,
+                  piece: row.piece ?? '',
+                  input: row.input ?? {},
+                  lastTick: row.last_tick,
+                },
+        };
+      });
+      return { changes, seq };
     },
 
     async claimTick(tick) {

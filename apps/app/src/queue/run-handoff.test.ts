@@ -7,8 +7,11 @@ import type { RunQueue } from './run-queue.ts';
 import type { PollClaim } from './waiting-polls.ts';
 
 /** RunHandoff's choices alone: the broker and the queue are stand-ins that record their calls. */
-function handoff(options: { startOnAccept?: boolean; redisDown?: boolean; claim?: PollClaim | null } = {}) {
+function handoff(
+  options: { startOnAccept?: boolean; redisDown?: boolean; claim?: PollClaim | null; idle?: number } = {},
+) {
   const calls: string[] = [];
+  let idle = options.idle ?? 0;
   const lost: LeasedJob[] = [];
   const broker = {
     claim: () => {
@@ -17,12 +20,17 @@ function handoff(options: { startOnAccept?: boolean; redisDown?: boolean; claim?
     },
     offer: () => {
       calls.push('offer');
-      return false;
+      if (idle === 0) return false;
+      idle--;
+      return true;
     },
   } as unknown as JobSource;
   const queue = {
     add: async () => {
       calls.push('add');
+    },
+    addBulk: async (runs: unknown[]) => {
+      calls.push(`addBulk:${runs.length}`);
     },
   } as unknown as RunQueue;
   const subject = new RunHandoff({
@@ -82,5 +90,12 @@ describe('RunHandoff', () => {
     expect(await subject.submit(runJobData('f'), 1)).toBe('queued');
     expect(calls).toEqual(['offer', 'add']);
     expect(lost).toEqual([]);
+  });
+
+  it('hands many runs to the idle workers, and queues the rest in one bulk add', async () => {
+    const { subject, calls } = handoff({ idle: 2 });
+    const runs = ['a', 'b', 'c', 'd', 'e'].map((flowId) => ({ job: runJobData(flowId), rank: 1 }));
+    expect(await subject.submitMany(runs)).toEqual(['handed', 'handed', 'queued', 'queued', 'queued']);
+    expect(calls).toEqual(['offer', 'offer', 'offer', 'addBulk:3']);
   });
 });

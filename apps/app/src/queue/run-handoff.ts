@@ -75,6 +75,28 @@ export class RunHandoff {
     return 'queued';
   }
 
+  /**
+   * Submits many runs (a schedule's due ticks): each goes to a waiting worker while one waits,
+   * the rest to the queue in one bulk add. Throws QUEUE_UNAVAILABLE when the bulk add fails.
+   */
+  async submitMany(runs: ReadonlyArray<{ job: RunJobData; rank: number }>): Promise<Submitted[]> {
+    const paths: Submitted[] = [];
+    const queued: Array<{ data: RunJobData; rank: number }> = [];
+    // Once an offer finds no waiting worker, none waits for the rest either.
+    let offering = this.#direct && !this.#redisDown();
+    for (const { job, rank } of runs) {
+      offering &&= this.#broker.offer(() => this.#lease(job, rank));
+      if (offering) {
+        paths.push('handed');
+      } else {
+        queued.push({ data: job, rank });
+        paths.push('queued');
+      }
+    }
+    if (queued.length > 0) await this.#queue.addBulk(queued);
+    return paths;
+  }
+
   #lease(job: RunJobData, rank: number, { started = false } = {}): LeasedJob {
     return directLease(job, rank, {
       queue: this.#queue,

@@ -72,27 +72,59 @@ export class RunQueue {
    */
   async add(data: RunJobData, rank = 1, options: { delayMs?: number } = {}): Promise<void> {
     try {
-      await this.#shardOf(data.flowId).add('run', data, {
-        jobId: runJobId(data),
-        ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
-        ...(rank > 1 ? { priority: Math.min(rank, MAX_PRIORITY) } : {}),
-        // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
-        // crash that takes the worker's machine down is not retried into the same state.
-        attempts: this.#maxAttempts,
-        backoff: { type: 'fixed', delay: RETRY_DELAY_MS },
-        // A resume's job is gone once done: nothing enqueues that resume again once it started
-        // (a retry fails the job back into the queue, it does not complete it), and a copy that
-        // did would be refused at its start. Keeping it would only hold its data.
-        removeOnComplete: data.resume === undefined ? { count: 1000 } : true,
-        // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
-        // a bounded number of them, so a burst of failures cannot fill Redis.
-        removeOnFail: { age: 24 * 3600, count: 1000 },
-      });
+      await this.#shardOf(data.flowId).add('run', data, this.#jobOptions(data, rank, options.delayMs));
     } catch (error) {
       throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {
         cause: error,
       });
     }
+  }
+
+  /** Adds many runs, one round trip per shard (BullMQ's addBulk), with the options `add` gives one. */
+  async addBulk(runs: ReadonlyArray<{ data: RunJobData; rank: number }>): Promise<void> {
+    const byShard = new Map<Queue<QueuedJobData>, Array<{ data: RunJobData; rank: number }>>();
+    for (const run of runs) {
+      const shard = this.#shardOf(run.data.flowId);
+      const list = byShard.get(shard);
+      if (list === undefined) byShard.set(shard, [run]);
+      else list.push(run);
+    }
+    try {
+      await Promise.all(
+        [...byShard].map(([shard, list]) =>
+          shard.addBulk(
+            list.map(({ data, rank }) => ({
+              name: 'run',
+              data,
+              opts: this.#jobOptions(data, rank, undefined),
+            })),
+          ),
+        ),
+      );
+    } catch (error) {
+      throw new FlowboxError('QUEUE_UNAVAILABLE', 'the run queue is unavailable; try again shortly', {
+        cause: error,
+      });
+    }
+  }
+
+  #jobOptions(data: RunJobData, rank: number, delayMs: number | undefined) {
+    return {
+      jobId: runJobId(data),
+      ...(delayMs === undefined ? {} : { delay: delayMs }),
+      ...(rank > 1 ? { priority: Math.min(rank, MAX_PRIORITY) } : {}),
+      // Retries are for crashes only (Dispatcher.conclude); a second later, not at once, so a
+      // crash that takes the worker's machine down is not retried into the same state.
+      attempts: this.#maxAttempts,
+      backoff: { type: 'fixed' as const, delay: RETRY_DELAY_MS },
+      // A resume's job is gone once done: nothing enqueues that resume again once it started
+      // (a retry fails the job back into the queue, it does not complete it), and a copy that
+      // did would be refused at its start. Keeping it would only hold its data.
+      removeOnComplete: data.resume === undefined ? { count: 1000 } : true,
+      // Failed jobs hold their trigger bodies: kept a day for inspection, and never more than
+      // a bounded number of them, so a burst of failures cannot fill Redis.
+      removeOnFail: { age: 24 * 3600, count: 1000 },
+    };
   }
 
   /**

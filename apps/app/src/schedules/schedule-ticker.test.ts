@@ -11,35 +11,54 @@ import type {
 } from './schedules-repository.ts';
 
 /** The repository's contract in memory: one row per (flow, time), first writer wins. */
-function memorySchedules(schedule: Omit<PublishedSchedule, 'lastTick'>) {
-  const ticks = new Map<number, TickInput & { outcome: string }>();
-  let published = true;
+function memorySchedules(...schedules: Array<Omit<PublishedSchedule, 'lastTick'>>) {
+  const ticks = new Map<string, TickInput & { outcome: string }>();
+  const published = new Set(schedules.map((schedule) => schedule.flowId));
+  let seq = 1;
+  const batches: number[] = [];
+  const lastTick = (flowId: string) => {
+    const times = [...ticks.values()].filter((t) => t.flowId === flowId).map((t) => t.scheduledAt.getTime());
+    return times.length === 0 ? null : new Date(Math.max(...times));
+  };
   const repo: SchedulesRepository = {
-    async listPublished() {
-      if (!published) return [];
-      const times = [...ticks.keys()];
-      return [{ ...schedule, lastTick: times.length === 0 ? null : new Date(Math.max(...times)) }];
+    async listChanged(after, recheck) {
+      if (seq <= after && recheck.length === 0) return { changes: [], seq: after };
+      const changes = schedules.map((schedule) => ({
+        flowId: schedule.flowId,
+        schedule: published.has(schedule.flowId)
+          ? { ...schedule, lastTick: lastTick(schedule.flowId) }
+          : null,
+      }));
+      return { changes, seq };
     },
-    async fire(tick): Promise<TickResult> {
-      if (!published) return { outcome: 'stale' };
-      if (ticks.has(tick.scheduledAt.getTime())) return { outcome: 'duplicate' };
-      const outcome = tick.passOver ? 'missed' : 'fired';
-      ticks.set(tick.scheduledAt.getTime(), { ...tick, outcome });
-      return outcome === 'fired' ? { outcome, rank: 1 } : { outcome };
+    async fireMany(batch) {
+      batches.push(batch.length);
+      return batch.map((tick): TickResult => {
+        if (!published.has(tick.flowId)) return { outcome: 'stale' };
+        const key = `${tick.flowId}@${tick.scheduledAt.getTime()}`;
+        if (ticks.has(key)) return { outcome: 'duplicate' };
+        const outcome = tick.passOver ? 'missed' : 'fired';
+        ticks.set(key, { ...tick, outcome });
+        return outcome === 'fired' ? { outcome, rank: 1 } : { outcome };
+      });
     },
     async passedTicks() {
       return [];
     },
   };
-  return { repo, ticks, unpublish: () => (published = false) };
+  const unpublish = (flowId = 'f') => {
+    published.delete(flowId);
+    seq++;
+  };
+  return { repo, ticks, batches, unpublish };
 }
 
 function tickerOn(repo: SchedulesRepository, jobs: RunJobData[], lateLimitMs = 10_000) {
   return new ScheduleTicker({
     schedules: repo,
-    submit: async (job) => {
-      jobs.push(job);
-      return 'queued';
+    submit: async (runs) => {
+      jobs.push(...runs.map((run) => run.job));
+      return runs.map(() => 'queued');
     },
     metrics: new AppMetrics(),
     logger: createLogger({ name: 'test', level: 'silent' }),
@@ -50,9 +69,9 @@ function tickerOn(repo: SchedulesRepository, jobs: RunJobData[], lateLimitMs = 1
 
 const at = (iso: string) => new Date(iso);
 const since = at('2026-11-29T09:00:00.500Z');
-const every = (input: Record<string, unknown>) => ({
-  flowId: 'f',
-  flowVersionId: 'f-v1',
+const every = (input: Record<string, unknown>, flowId = 'f') => ({
+  flowId,
+  flowVersionId: `${flowId}-v1`,
   trigger: { trigger: 'every', input: { seconds: 1, ...input } },
   since,
 });
@@ -115,6 +134,40 @@ describe('ScheduleTicker', () => {
     expect(ticks.size).toBe(1);
   });
 
+  it('records the ticks of many flows due at once in one statement, and their runs in one submit', async () => {
+    const flows = Array.from({ length: 1_200 }, (_, i) => every({ seconds: 60 }, `f${i}`));
+    const { repo, ticks, batches } = memorySchedules(...flows);
+    const submits: number[] = [];
+    const ticker = new ScheduleTicker({
+      schedules: repo,
+      submit: async (runs) => {
+        submits.push(runs.length);
+        return runs.map(() => 'queued');
+      },
+      metrics: new AppMetrics(),
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      refreshMs: 1_000,
+      lateLimitMs: 10_000,
+    });
+    await ticker.tick(at('2026-11-29T09:01:00.100Z'));
+    await ticker.close();
+    expect(ticks.size).toBe(1_200);
+    expect(batches).toEqual([500, 500, 200]);
+    expect(submits).toEqual([500, 500, 200]);
+  });
+
+  it('drops a stale flow of a batch and fires the others', async () => {
+    const { repo, ticks, unpublish } = memorySchedules(every({}, 'a'), every({}, 'b'));
+    const ticker = tickerOn(repo, []);
+    await ticker.tick(at('2026-11-29T09:00:01.100Z'));
+    unpublish('a');
+    // 0.95 s after the last read: within the refresh, so only the stale tick of `a` tells.
+    await ticker.tick(at('2026-11-29T09:00:02.050Z'));
+    await ticker.tick(at('2026-11-29T09:00:03.100Z'));
+    expect([...ticks.keys()].filter((key) => key.startsWith('a@'))).toHaveLength(1);
+    expect([...ticks.keys()].filter((key) => key.startsWith('b@'))).toHaveLength(3);
+  });
+
   it('waits a refresh after a failed pass instead of retrying at once', async () => {
     vi.useFakeTimers({ now: new Date('2026-11-29T09:00:30.000Z') });
     try {
@@ -122,7 +175,7 @@ describe('ScheduleTicker', () => {
       const { repo } = memorySchedules(every({}));
       const failing: SchedulesRepository = {
         ...repo,
-        async fire() {
+        async fireMany() {
           attempts++;
           throw new Error('Postgres is down');
         },
