@@ -122,6 +122,11 @@ export class JobBroker implements JobSource {
     return this.#polls.length;
   }
 
+  /** A held run waits and the queue is known empty: the next job costs no Redis call. */
+  get heldReady(): boolean {
+    return this.#held.size > 0 && this.#knownEmpty();
+  }
+
   /** Fresh runs held in this app's memory for its workers (hold). */
   get heldRuns(): number {
     return this.#held.size;
@@ -138,7 +143,7 @@ export class JobBroker implements JobSource {
    */
   hold(make: () => LeasedJob, rank: number): boolean {
     if (this.#closed || this.#polls.length > 0 || !this.#held.hasRoom) return false;
-    return this.#held.add(make(), rank);
+    return this.#held.add({ ...make(), held: true }, rank);
   }
 
   /** Ends the held run of `jobId` (its run ended before it started); false when none is held. */

@@ -18,6 +18,8 @@ import type { PollClaim } from './waiting-polls.ts';
 export interface JobSource {
   /** Every shard has a blocking fetch out: each was found empty, and no job has reached it since. */
   readonly drained: boolean;
+  /** A held run waits and the queue is known empty: the next job costs no Redis call. */
+  readonly heldReady: boolean;
   /** Polls waiting for a job: idle workers of this app. */
   readonly waitingPolls: number;
   /** The next job for `workerId`, or null when none came within `timeoutMs` or `signal` aborted. */
