@@ -166,6 +166,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
     heldMax: config.QUEUE_HELD_RUNS_MAX,
+    // Held runs go to the queue long before the reconciler would enqueue a copy of them.
+    heldMaxMs: (config.RECONCILE_AFTER_SECONDS * 1000) / 4,
     adds: () => queue.adds,
   });
   let isolation: LoadCheckIsolation | undefined;

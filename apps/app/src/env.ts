@@ -258,7 +258,7 @@ export const AppEnvSchema = z.object({
     .min(0)
     .default(64)
     .describe(
-      "Most runs an app keeps in memory for its own workers: a run accepted while every worker of this app is busy waits there for the first of them to finish (after the jobs queued before it), whose result's acknowledgement carries it: no Redis call once the queue is empty. Held runs go to the queue after 1 s, or as the app closes; their rows stay their durable record. Not with FLOW_MAX_CONCURRENT_RUNS or QUEUE_DIRECT_HANDOFF=false. 0: every such run is queued.",
+      "Most runs an app keeps in memory for its own workers: a run accepted while every worker of this app is busy waits there for the first of them to finish (after the jobs queued before it), whose result's acknowledgement carries it: no Redis call once the queue is empty. Held runs go to the queue once the oldest has waited 1 s (a quarter of RECONCILE_AFTER_SECONDS if less), or as the app closes; their rows stay their durable record. Not with FLOW_MAX_CONCURRENT_RUNS or QUEUE_DIRECT_HANDOFF=false. 0: every such run is queued.",
     ),
   WORKER_POLL_SECONDS: envFields
     .positiveInt(10)

@@ -63,6 +63,18 @@ describe('HeldRuns', () => {
     expect(held.size).toBe(0);
   });
 
+  it('hands out no run that waited its time, however late the timer: they all go to the queue', async () => {
+    const held = new HeldRuns({ max: 8, maxMs: 200, onSpillError: () => {} });
+    const released: string[] = [];
+    held.add(lease('old', released), 1);
+    held.add(lease('young', released), 1);
+    // The clock moves past the bound while the timer has not fired (a stalled event loop).
+    vi.spyOn(performance, 'now').mockReturnValue(performance.now() + 200);
+    expect(held.take()).toBeNull();
+    await vi.waitFor(() => expect(released).toEqual(['old', 'young']));
+    vi.restoreAllMocks();
+  });
+
   it('reports a failed add and goes on with the others', async () => {
     const errors: unknown[] = [];
     const held = new HeldRuns({ max: 8, onSpillError: (error) => errors.push(error) });

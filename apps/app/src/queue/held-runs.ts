@@ -1,6 +1,6 @@
 import type { LeasedJob } from './leased-job.ts';
 
-/** How long a run may wait in an app's memory before it goes to the queue (spill). */
+/** How long a run may wait in an app's memory before it goes to the queue (spill), at most. */
 export const HELD_RUN_MAX_MS = 1_000;
 
 interface Held {
@@ -16,18 +16,26 @@ interface Held {
  * rank within the flow (RunQueue), then first come first.
  *
  * The run's row (QUEUED) stays its durable record: should the app die, the reconciler enqueues
- * it. So that a held run never meets the reconciler, nor waits on workers that are gone, the
- * held runs go to the queue (each lease's `release`, in order) once the oldest has waited
- * HELD_RUN_MAX_MS, and at close.
+ * it. So that a held run never meets the reconciler (whose copy would start it a second time),
+ * nor waits on workers that are gone, the held runs go to the queue (each lease's `release`, in
+ * order) once the oldest has waited `maxMs`, and at close; none older is handed out, however late
+ * the timer fires.
  */
 export class HeldRuns {
   readonly #runs: Held[] = [];
   readonly #max: number;
+  readonly #maxMs: number;
   readonly #onSpillError: (error: unknown) => void;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(options: { max: number; onSpillError: (error: unknown) => void }) {
+  constructor(options: {
+    max: number;
+    /** HELD_RUN_MAX_MS, or less: well inside RECONCILE_AFTER_SECONDS. */
+    maxMs?: number;
+    onSpillError: (error: unknown) => void;
+  }) {
     this.#max = options.max;
+    this.#maxMs = Math.min(options.maxMs ?? HELD_RUN_MAX_MS, HELD_RUN_MAX_MS);
     this.#onSpillError = options.onSpillError;
   }
 
@@ -48,7 +56,7 @@ export class HeldRuns {
     let at = this.#runs.length;
     while (at > 0 && (this.#runs[at - 1]?.rank ?? 0) > rank) at -= 1;
     this.#runs.splice(at, 0, held);
-    if (this.#timer === undefined) this.#watch(HELD_RUN_MAX_MS);
+    if (this.#timer === undefined) this.#watch(this.#maxMs);
     return true;
   }
 
@@ -61,8 +69,12 @@ export class HeldRuns {
     return true;
   }
 
-  /** The first held run, or null. */
+  /** The first held run, or null (also when the oldest waited its time: they all go to the queue). */
   take(): LeasedJob | null {
+    if (this.#stale(performance.now())) {
+      void this.spill();
+      return null;
+    }
     const held = this.#runs.shift();
     if (this.#runs.length === 0) this.#stopTimer();
     return held?.lease ?? null;
@@ -77,16 +89,23 @@ export class HeldRuns {
     }
   }
 
-  /** Spills every held run once the oldest has waited HELD_RUN_MAX_MS; checks again until then. */
+  /** Spills every held run once the oldest has waited `maxMs`; checks again until then. */
   #watch(ms: number): void {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       if (this.#runs.length === 0) return;
-      const oldest = Math.min(...this.#runs.map((held) => held.at));
-      const left = oldest + HELD_RUN_MAX_MS - performance.now();
-      if (left <= 0) void this.spill();
-      else this.#watch(left);
+      const now = performance.now();
+      if (this.#stale(now)) void this.spill();
+      else this.#watch(this.#oldest() + this.#maxMs - now);
     }, ms);
+  }
+
+  #oldest(): number {
+    return Math.min(...this.#runs.map((held) => held.at));
+  }
+
+  #stale(now: number): boolean {
+    return this.#runs.length > 0 && now - this.#oldest() >= this.#maxMs;
   }
 
   #stopTimer(): void {

@@ -78,11 +78,14 @@ export class JobBroker implements JobSource {
     heldMax?: number;
     /** Jobs this app has added to the queue so far (RunQueue.adds); any add ends `hold`'s turn. */
     adds?: () => number;
+    /** How long a run may be held (HeldRuns `maxMs`). */
+    heldMaxMs?: number;
   }) {
     this.#logger = options.logger;
     this.#adds = options.adds ?? (() => 0);
     this.#held = new HeldRuns({
       max: options.heldMax ?? 0,
+      ...(options.heldMaxMs === undefined ? {} : { maxMs: options.heldMaxMs }),
       onSpillError: (error) => this.#logFetchError(error),
     });
     this.#isOutage = options.isOutage ?? (() => false);
