@@ -1,26 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type QueuedJobData, QueuedJobDataSchema } from '@flowbox/protocol';
-import { ErrorCode, Job, UnrecoverableError, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
-import { isRedisConnectionError } from '../redis/redis-outage.ts';
-import { REDIS_FAILOVER_MS, retryRedis } from '../redis/redis-retry.ts';
+import { retryRedis } from '../redis/redis-retry.ts';
 import { HeldRuns } from './held-runs.ts';
 import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
+import { settleUnlessGone } from './settle-job.ts';
 import { type PollClaim, WaitingPolls } from './waiting-polls.ts';
 
 const LOCK_DURATION_MS = 30_000;
-/** The wait between tries to settle a job while Redis cannot be reached. */
-const SETTLE_RETRY_STEP_MS = 250;
 /** The wait before fetching again after a fetch failed. */
 const FETCH_RETRY_STEP_MS = 1_000;
-
-/** BullMQ's codes (on the error's `code`) for a job, or its lock, that Redis no longer holds. */
-const JOB_GONE_CODES: ReadonlySet<unknown> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist]);
-const isJobGone = (error: unknown): error is Error =>
-  error instanceof Error && JOB_GONE_CODES.has((error as { code?: unknown }).code);
 
 /** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
 interface Shard {
@@ -392,33 +385,12 @@ export class JobBroker implements JobSource {
     else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
   }
 
-  /**
-   * Settles a job, or does nothing when Redis no longer has it (it restarted empty, or the
-   * reconciler enqueued the run again): the run's row, already written, is the truth; a retry
-   * left QUEUED without a job is the reconciler's to enqueue again.
-   */
-  async #unlessGone(
+  #unlessGone(
     jobId: string,
     settle: () => Promise<unknown>,
     { retry }: { retry: boolean },
   ): Promise<unknown> {
-    // With `retry`, a job's node may be failing over (a Redis Cluster promotes a replica within
-    // seconds): completing again is safe, one that did land answers JobLockNotExist the second time.
-    try {
-      if (!retry) return await settle();
-      return await retryRedis(settle, {
-        everyMs: SETTLE_RETRY_STEP_MS,
-        forMs: REDIS_FAILOVER_MS,
-        retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
-      });
-    } catch (error) {
-      if (!isJobGone(error)) throw error;
-      this.#logger.info(
-        { jobId, reason: error.message },
-        'settled a job Redis no longer holds; the run row stands',
-      );
-      return null;
-    }
+    return settleUnlessGone(jobId, settle, { retry, closed: () => this.#closed, logger: this.#logger });
   }
 
   /**
