@@ -154,7 +154,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
   // Bounds the backlog (and Redis memory) without a Redis round trip per webhook.
   const admission = new WebhookAdmission({
     maxQueuedRuns: config.WEBHOOK_MAX_QUEUED_RUNS,
-    countQueued: () => queue.waiting(),
+    countQueued: async () => (await queue.waiting()) + broker.heldRuns,
     logger: logger.child({ component: 'admission' }),
   });
   const broker = new JobBroker({
@@ -164,6 +164,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     logger: logger.child({ component: 'job-broker' }),
     blockSeconds: Math.min(config.WORKER_POLL_SECONDS, 5),
     isOutage: outage.isOutage,
+    heldMax: config.QUEUE_HELD_RUNS_MAX,
+    // Held runs go to the queue long before the reconciler would enqueue a copy of them.
+    heldMaxMs: (config.RECONCILE_AFTER_SECONDS * 1000) / 4,
+    adds: () => queue.adds,
   });
   let isolation: LoadCheckIsolation | undefined;
   const loadCheck = () => {
@@ -297,6 +301,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     startOnAccept: config.FLOW_MAX_CONCURRENT_RUNS === 0,
     redisDown: () => outage.down,
     workerLost: (lease) => dispatcher.workerLost(lease),
+    hasWorkers: () => (gateway?.connectedWorkers ?? 0) > 0,
   });
   const schedules = createSchedulesRepository(pool, { maxQueued: config.FLOW_MAX_QUEUED_RUNS });
   const ticker = new ScheduleTicker({
@@ -354,7 +359,6 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
     flows,
     lifecycle,
     handoff,
-    queue,
     hub,
     runs,
     progress,
@@ -515,7 +519,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       });
       const liveGateway = gateway;
       metrics.attach({
-        queueCounts: () => queue.counts(),
+        queueCounts: async () => {
+          // Held runs wait too (JobBroker.hold).
+          const counts = await queue.counts();
+          return { ...counts, waiting: counts.waiting + broker.heldRuns };
+        },
         connectedWorkers: () => liveGateway.connectedWorkers,
         busyWorkers: () => liveGateway.busyWorkers,
         waitingWorkers: () => broker.waitingPolls,
@@ -569,7 +577,11 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Flow
       // so it is that socket's last) before it closes; no new connection is accepted.
       await step('http connections', httpConnections.close(boundMs * 0.9));
       // Fails or re-queues the jobs its workers held; then the HTTP server closes with socket.io.
-      await step('worker gateway', gateway?.close() ?? Promise.resolve());
+      // Then the runs held for them go to the queue, before it closes.
+      await step(
+        'worker gateway',
+        (gateway?.close() ?? Promise.resolve()).then(() => broker.releaseHeld()),
+      );
       // The refusals noted until the server closed are written before the pool ends.
       await step(
         'http, broker and queue',

@@ -161,6 +161,14 @@ export const AppEnvSchema = z.object({
     .describe(
       "A worker that reports a job's result gets its next job with the acknowledgement, leased in the same Redis call that completes the job. `false`: it polls for it (one more Redis fetch per job under a backlog).",
     ),
+  QUEUE_HELD_RUNS_MAX: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(64)
+    .describe(
+      "Most runs an app keeps in memory for its own workers: a run accepted while every worker of this app is busy waits there for the first of them to finish (after the jobs queued before it), whose result's acknowledgement carries it: no Redis call once the queue is empty. Held runs go to the queue once the oldest has waited 1 s (a quarter of RECONCILE_AFTER_SECONDS if less), or as the app closes; their rows stay their durable record. Not with FLOW_MAX_CONCURRENT_RUNS or QUEUE_DIRECT_HANDOFF=false. 0: every such run is queued.",
+    ),
   WORKER_POLL_SECONDS: envFields
     .positiveInt(10)
     .describe("How long a worker's poll waits for a job before it is answered `idle`."),

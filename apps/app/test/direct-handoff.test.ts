@@ -13,17 +13,22 @@ import { jobResult } from './run-fixtures.ts';
 
 /**
  * A webhook accepted while a worker of this app waits for a job goes to that worker directly
- * (QUEUE_DIRECT_HANDOFF): no BullMQ job exists for it. What sends the run on again (a retry)
- * goes through the queue. Real Postgres and Redis; the worker is a socket.io client.
+ * (QUEUE_DIRECT_HANDOFF): no BullMQ job exists for it. One accepted while the app's workers are
+ * all busy and the queue is empty is held in the app for the first of them to finish
+ * (QUEUE_HELD_RUNS_MAX): no BullMQ job either. What sends the run on again (a retry) goes
+ * through the queue. Real Postgres and Redis; the worker is a socket.io client.
  */
 describe.each([
-  { direct: true, path: 'handed', nextWithResult: true },
-  { direct: false, path: 'queued', nextWithResult: true },
-  { direct: true, path: 'handed', nextWithResult: false },
-  { direct: false, path: 'queued', nextWithResult: false },
+  { direct: true, path: 'handed', nextWithResult: true, heldMax: 64 },
+  { direct: false, path: 'queued', nextWithResult: true, heldMax: 64 },
+  { direct: true, path: 'handed', nextWithResult: false, heldMax: 64 },
+  { direct: false, path: 'queued', nextWithResult: false, heldMax: 64 },
+  { direct: true, path: 'handed', nextWithResult: true, heldMax: 0 },
 ])(
-  'QUEUE_DIRECT_HANDOFF=$direct QUEUE_NEXT_WITH_RESULT=$nextWithResult',
-  ({ direct, path, nextWithResult }) => {
+  'QUEUE_DIRECT_HANDOFF=$direct QUEUE_NEXT_WITH_RESULT=$nextWithResult QUEUE_HELD_RUNS_MAX=$heldMax',
+  ({ direct, path, nextWithResult, heldMax }) => {
+    // Held: the next run waits in the app, not in Redis.
+    const held = direct && heldMax > 0;
     let app: FlowboxApp;
     let url: string;
     let config: AppConfig;
@@ -35,6 +40,7 @@ describe.each([
       ({ app, url, config } = await startTestApp({
         QUEUE_DIRECT_HANDOFF: String(direct),
         QUEUE_NEXT_WITH_RESULT: String(nextWithResult),
+        QUEUE_HELD_RUNS_MAX: String(heldMax),
       }));
       redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
       inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix: config.REDIS_PREFIX });
@@ -131,14 +137,14 @@ describe.each([
       expect(await getRun(url, job.runId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     });
 
-    it(`${path}: a finished run's worker gets the next queued job ${nextWithResult ? "with its result's ack" : 'by polling again'}`, async () => {
+    it(`${path}: a finished run's worker gets the next ${held ? 'held run' : 'queued job'} ${nextWithResult ? "with its result's ack" : 'by polling again'}`, async () => {
       const worker = await waitingWorker('w1');
       const first = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
       const job = await worker.job;
       expect(job.runId).toBe(first.runId);
-      // No poll waits now: the next run is queued.
+      // No poll waits now: the next run is held in the app, or queued.
       const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as { runId: string };
-      expect(await inspect.getJob(second.runId)).toBeDefined();
+      expect(await inspect.getJob(second.runId)).toEqual(held ? undefined : expect.anything());
       const ack = (await worker.socket
         .timeout(5_000)
         .emitWithAck('job-result', { ...jobResult(job), wantsNext: true })) as JobResultAck;
@@ -162,5 +168,30 @@ describe.each([
       expect(done).toMatchObject({ type: 'ok' });
       expect(await getRun(url, second.runId)).toMatchObject({ status: 'SUCCEEDED' });
     });
+
+    it.runIf(held)(
+      `${path}: a held run whose workers stay busy goes to the queue, and a poll takes it`,
+      async () => {
+        const worker = await waitingWorker('w1');
+        const first = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as {
+          runId: string;
+        };
+        const job = await worker.job;
+        expect(job.runId).toBe(first.runId);
+        const second = (await (await postJson(`${url}/v1/webhooks/benchmark`, {})).json()) as {
+          runId: string;
+        };
+        expect(await inspect.getJob(second.runId)).toBeUndefined();
+        // Nobody finishes: it goes to the queue (HELD_RUN_MAX_MS), unstarted.
+        await waitUntil(async () => (await inspect.getJob(second.runId)) !== undefined, 5_000, 'the spill');
+        expect(await getRun(url, second.runId)).toMatchObject({ status: 'QUEUED' });
+        await worker.socket.timeout(5_000).emitWithAck('job-result', jobResult(job));
+        const other = await waitingWorker('w2');
+        const next = await other.job;
+        expect(next.runId).toBe(second.runId);
+        await other.socket.timeout(5_000).emitWithAck('job-result', jobResult(next));
+        expect(await getRun(url, second.runId)).toMatchObject({ status: 'SUCCEEDED' });
+      },
+    );
   },
 );

@@ -13,8 +13,13 @@ import { useWorkerProtocolApp } from './socket-workers.ts';
  * naming the job it holds (PollRequest `running`). Driven over socket.io as a worker would,
  * against real Redis, Postgres and S3.
  */
+// Runs accepted while the worker is busy go to the queue here (QUEUE_HELD_RUNS_MAX=0): these
+// are the queue's backlog paths; the held runs' are below.
 describe.each([true, false])('polls ahead of a result, QUEUE_NEXT_WITH_RESULT=%s', (nextWithResult) => {
-  const h = useWorkerProtocolApp({ QUEUE_NEXT_WITH_RESULT: String(nextWithResult) });
+  const h = useWorkerProtocolApp({
+    QUEUE_NEXT_WITH_RESULT: String(nextWithResult),
+    QUEUE_HELD_RUNS_MAX: '0',
+  });
   const connectWorker = (name: string) => h.connectWorker(h.app.tokens.signWorkerToken(name, 60));
 
   function poll(socket: Socket, running?: string): Promise<PollReply> {
@@ -180,5 +185,59 @@ describe('polls ahead of a result, under FLOW_MAX_CONCURRENT_RUNS', () => {
     const reply = await ahead;
     expect(reply).toMatchObject({ type: 'job', job: { runId: secondRun } });
     expect((await getRun(h.url, secondRun)).status).toBe('RUNNING');
+  });
+});
+
+describe('polls ahead of a result, with runs held for the busy worker (QUEUE_HELD_RUNS_MAX)', () => {
+  const h = useWorkerProtocolApp({});
+
+  const poll = (socket: Socket, running?: string): Promise<PollReply> =>
+    socket.timeout(10_000).emitWithAck('poll', {
+      version: 1,
+      type: 'poll',
+      workerId: 'w1',
+      ...(running === undefined ? {} : { running }),
+    }) as Promise<PollReply>;
+  const jobOf = (reply: PollReply): DispatchedJob => {
+    if (reply.type !== 'job') throw new Error(`expected a job, got ${JSON.stringify(reply)}`);
+    return reply.job;
+  };
+  const finish = async (socket: Socket, job: DispatchedJob, wantsNext: boolean) =>
+    (await socket
+      .timeout(5_000)
+      .emitWithAck('job-result', jobResult(job, undefined, { wantsNext }))) as JobResultAck;
+  const accept = async () =>
+    ((await (await postJson(`${h.url}/v1/webhooks/benchmark`, {})).json()) as { runId: string }).runId;
+
+  it('hands a held run to a poll ahead at once, unmarked, so the worker goes on polling ahead; no job in Redis', async () => {
+    const worker = await h.connectWorker(h.app.tokens.signWorkerToken('w1', 60));
+    const firstRun = await accept();
+    const first = jobOf(await poll(worker));
+    expect(first.runId).toBe(firstRun);
+    // Accepted while the worker runs `first`: held in the app.
+    const [secondRun, thirdRun] = [await accept(), await accept()];
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const inspect = new Queue(RUN_QUEUE_NAME, { connection: redis, prefix: h.config.REDIS_PREFIX });
+    try {
+      expect(await inspect.getJob(secondRun)).toBeUndefined();
+      expect(await inspect.getJob(thirdRun)).toBeUndefined();
+    } finally {
+      await inspect.close();
+      redis.disconnect();
+    }
+    const secondReply = await poll(worker, first.jobId);
+    const second = jobOf(secondReply);
+    expect(second.runId).toBe(secondRun);
+    expect(secondReply).not.toHaveProperty('backlog');
+    expect(await finish(worker, first, false)).toEqual({ version: 1, type: 'ok' });
+    const thirdReply = await poll(worker, second.jobId);
+    const third = jobOf(thirdReply);
+    expect(third.runId).toBe(thirdRun);
+    expect(thirdReply).not.toHaveProperty('backlog');
+    expect(await finish(worker, second, false)).toEqual({ version: 1, type: 'ok' });
+    expect(await finish(worker, third, true)).toEqual({ version: 1, type: 'ok' });
+    for (const runId of [firstRun, secondRun, thirdRun]) {
+      expect((await getRun(h.url, runId)).status).toBe('SUCCEEDED');
+    }
   });
 });

@@ -15,7 +15,6 @@ import type { RefusedDeliveries } from '../deliveries/refused-deliveries.ts';
 import type { FlowsRepository, PublishedFlow } from '../flows/flows-repository.ts';
 import type { AppMetrics } from '../metrics/app-metrics.ts';
 import type { RunHandoff } from '../queue/run-handoff.ts';
-import type { RunQueue } from '../queue/run-queue.ts';
 import type { RunLifecycle } from '../runs/run-lifecycle.ts';
 import type { RunSource } from '../runs/run-record.ts';
 import type { NewIdempotencyKey } from '../runs/runs-repository.ts';
@@ -42,10 +41,8 @@ export { RUN_ID_HEADER } from './webhook-answers.ts';
 export interface WebhookDeps extends IdempotencyDeps {
   flows: FlowsRepository;
   lifecycle: RunLifecycle;
-  /** Where a run goes once accepted: a waiting worker, or the queue. */
+  /** Where a run goes once accepted (a waiting worker, held, or the queue), and leaves unstarted. */
   handoff: RunHandoff;
-  /** For a run whose caller left before it started: its job leaves the queue. */
-  queue: Pick<RunQueue, 'remove'>;
   hub: SyncResponseHub;
   webhookTimeoutMs: number;
   /** Deepest nesting a webhook body may have (WEBHOOK_MAX_DEPTH). */
@@ -346,7 +343,7 @@ async function dropUnstarted(
       runId,
       why === 'timeout' ? 'was answered 504 (WEBHOOK_TIMEOUT)' : 'disconnected',
     );
-    if (ended) await deps.queue.remove(runId).catch(() => false);
+    if (ended) await deps.handoff.drop(runId).catch(() => false);
     return ended;
   } catch (error) {
     request.log.warn({ err: error, runId }, 'could not end a run whose caller left');

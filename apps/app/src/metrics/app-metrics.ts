@@ -228,7 +228,7 @@ export class AppMetrics {
     });
     new Gauge({
       name: 'flowbox_queue_jobs',
-      help: 'Run jobs in the queue (shared by every app), by state.',
+      help: 'Run jobs in the queue (shared by every app), by state; waiting adds the runs this app holds for its workers.',
       labelNames: ['state'],
       registers,
       async collect() {

@@ -1,25 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@flowbox/node-kit';
 import { parseMessage, type QueuedJobData, QueuedJobDataSchema } from '@flowbox/protocol';
-import { ErrorCode, Job, UnrecoverableError, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/redis-clients.ts';
-import { isRedisConnectionError } from '../redis/redis-outage.ts';
-import { REDIS_FAILOVER_MS, retryRedis } from '../redis/redis-retry.ts';
+import { retryRedis } from '../redis/redis-retry.ts';
+import { HeldRuns } from './held-runs.ts';
 import type { JobSource } from './job-source.ts';
 import type { LeasedJob } from './leased-job.ts';
 import { RUN_QUEUE_NAME } from './queue-shards.ts';
+import { settleUnlessGone } from './settle-job.ts';
 import { type PollClaim, WaitingPolls } from './waiting-polls.ts';
 
 const LOCK_DURATION_MS = 30_000;
-/** The wait between tries to settle a job while Redis cannot be reached. */
-const SETTLE_RETRY_STEP_MS = 250;
 /** The wait before fetching again after a fetch failed. */
 const FETCH_RETRY_STEP_MS = 1_000;
-
-/** BullMQ's codes (on the error's `code`) for a job, or its lock, that Redis no longer holds. */
-const JOB_GONE_CODES: ReadonlySet<unknown> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist]);
-const isJobGone = (error: unknown): error is Error =>
-  error instanceof Error && JOB_GONE_CODES.has((error as { code?: unknown }).code);
 
 /** One shard's BullMQ worker, and whether it is blocked waiting for a job on our behalf. */
 interface Shard {
@@ -54,6 +48,12 @@ export class JobBroker implements JobSource {
   #closed = false;
   /** The shard the next turn starts at. */
   #cursor = 0;
+  /** Fresh runs held for this app's busy workers while the queue is empty (hold). */
+  readonly #held: HeldRuns;
+  /** Jobs this app has added to the queue so far (RunQueue.adds). */
+  readonly #adds: () => number;
+  /** `#adds` when a fetch that then found every shard empty began; null once a fetch found a job. */
+  #emptyAt: number | null = null;
 
   constructor(options: {
     connection: RedisClient;
@@ -67,8 +67,20 @@ export class JobBroker implements JobSource {
      * so the broker logs those at debug rather than once per retry.
      */
     isOutage?: (error: unknown) => boolean;
+    /** QUEUE_HELD_RUNS_MAX: fresh runs this app may hold for its own workers (0: none). */
+    heldMax?: number;
+    /** Jobs this app has added to the queue so far (RunQueue.adds); any add ends `hold`'s turn. */
+    adds?: () => number;
+    /** How long a run may be held (HeldRuns `maxMs`). */
+    heldMaxMs?: number;
   }) {
     this.#logger = options.logger;
+    this.#adds = options.adds ?? (() => 0);
+    this.#held = new HeldRuns({
+      max: options.heldMax ?? 0,
+      ...(options.heldMaxMs === undefined ? {} : { maxMs: options.heldMaxMs }),
+      onSpillError: (error) => this.#logFetchError(error),
+    });
     this.#isOutage = options.isOutage ?? (() => false);
     this.#shards = (options.names ?? [RUN_QUEUE_NAME]).map((name) => {
       const worker = new Worker<QueuedJobData>(name, null, {
@@ -106,12 +118,50 @@ export class JobBroker implements JobSource {
     return this.#polls.length;
   }
 
+  /** A held run waits and the queue is known empty: the next job costs no Redis call. */
+  get heldReady(): boolean {
+    return this.#held.size > 0 && this.#knownEmpty();
+  }
+
+  /** Fresh runs held in this app's memory for its workers (hold). */
+  get heldRuns(): number {
+    return this.#held.size;
+  }
+
+  /**
+   * Holds the lease `make` builds for this app's next worker to finish a job, when no poll waits:
+   * that worker's result's acknowledgement (or its next poll) carries it. Jobs in the queue go
+   * first, as they are older; once the queue is known empty (every shard found empty since this
+   * app's last add, or a blocking fetch out), the held runs are served with no Redis call at all.
+   * False when QUEUE_HELD_RUNS_MAX runs are held (or a poll waits): the run is queued. Another
+   * app's add is not seen here: a job it queued meanwhile may wait behind the held runs, for at
+   * most HELD_RUN_MAX_MS.
+   */
+  hold(make: () => LeasedJob, rank: number): boolean {
+    if (this.#closed || this.#polls.length > 0 || !this.#held.hasRoom) return false;
+    return this.#held.add({ ...make(), held: true }, rank);
+  }
+
+  /** Ends the held run of `jobId` (its run ended before it started); false when none is held. */
+  dropHeld(jobId: string): boolean {
+    return this.#held.remove(jobId);
+  }
+
+  /** Sends the held runs to the queue (before the queue closes). */
+  releaseHeld(): Promise<void> {
+    return this.#held.spill();
+  }
+
   /**
    * Resolves with the next job for `workerId`, or null when none came within `timeoutMs` or
    * `signal` aborted (its worker left).
    */
-  next(timeoutMs: number, signal: AbortSignal, workerId: string): Promise<LeasedJob | null> {
-    if (this.#closed || signal.aborted) return Promise.resolve(null);
+  async next(timeoutMs: number, signal: AbortSignal, workerId: string): Promise<LeasedJob | null> {
+    if (this.#closed || signal.aborted) return null;
+    if (this.#polls.length === 0 && this.#held.size > 0) {
+      const lease = await this.nextWaiting();
+      if (lease !== null) return lease;
+    }
     return this.#polls.wait(timeoutMs, signal, workerId);
   }
 
@@ -143,18 +193,31 @@ export class JobBroker implements JobSource {
 
   /**
    * The next waiting job, leased, for a worker that finished a job handed to it directly (a
-   * result that asks for the next one). Null at once, with no Redis call, while every shard has
-   * a blocking fetch out: each was empty then and no job has reached it since.
+   * result that asks for the next one): from the queue, else a held run. With no Redis call while
+   * the queue is known empty (see hold).
    */
-  nextWaiting(): Promise<LeasedJob | null> {
-    if (this.#closed || this.drained) return Promise.resolve(null);
-    return this.#leaseInTurn();
+  async nextWaiting(): Promise<LeasedJob | null> {
+    if (this.#closed) return null;
+    if (this.#knownEmpty()) return this.#held.take();
+    return (await this.#leaseInTurn()) ?? this.#held.take();
+  }
+
+  /** Nothing waits in any shard as far as this app knows (see hold). */
+  #knownEmpty(): boolean {
+    return this.drained || this.#emptyAt === this.#adds();
+  }
+
+  /** Records what a fetch begun when the adds stood at `adds` found. */
+  #found(job: unknown, adds: number): void {
+    this.#emptyAt = job == null ? adds : null;
   }
 
   /** The next job from the shards in turn, leased; null when none waits or Redis failed (logged). */
   async #leaseInTurn(): Promise<LeasedJob | null> {
     try {
+      const adds = this.#adds();
       const taken = await this.#takeInTurn();
+      this.#found(taken, adds);
       return taken === null ? null : this.#lease(taken.job, taken.token, taken.shard);
     } catch (error) {
       // Whatever was settled stays so; the worker polls for its next job instead (a node may be down).
@@ -167,6 +230,7 @@ export class JobBroker implements JobSource {
     this.#closed = true;
     this.#closing.abort();
     this.#polls.closeAll();
+    await this.#held.spill();
     for (const timer of this.#leases.values()) clearInterval(timer);
     this.#leases.clear();
     await Promise.all(this.#shards.map((shard) => shard.worker.close(true)));
@@ -279,8 +343,12 @@ export class JobBroker implements JobSource {
       if (ready !== undefined) return ready;
     }
     shard.blocked = true;
+    const adds = this.#adds();
     try {
-      return await shard.worker.getNextJob(token, { block: true });
+      const job = await shard.worker.getNextJob(token, { block: true });
+      // One shard: a wait that timed out found the queue empty.
+      if (this.#shards.length === 1) this.#found(job, adds);
+      return job;
     } finally {
       shard.blocked = false;
     }
@@ -317,33 +385,30 @@ export class JobBroker implements JobSource {
     else this.#logger.warn({ err: error }, 'could not fetch a job; retrying');
   }
 
-  /**
-   * Settles a job, or does nothing when Redis no longer has it (it restarted empty, or the
-   * reconciler enqueued the run again): the run's row, already written, is the truth; a retry
-   * left QUEUED without a job is the reconciler's to enqueue again.
-   */
-  async #unlessGone(
+  #unlessGone(
     jobId: string,
     settle: () => Promise<unknown>,
     { retry }: { retry: boolean },
   ): Promise<unknown> {
-    // With `retry`, a job's node may be failing over (a Redis Cluster promotes a replica within
-    // seconds): completing again is safe, one that did land answers JobLockNotExist the second time.
-    try {
-      if (!retry) return await settle();
-      return await retryRedis(settle, {
-        everyMs: SETTLE_RETRY_STEP_MS,
-        forMs: REDIS_FAILOVER_MS,
-        retryIf: (error) => isRedisConnectionError(error) && !this.#closed,
-      });
-    } catch (error) {
-      if (!isJobGone(error)) throw error;
-      this.#logger.info(
-        { jobId, reason: error.message },
-        'settled a job Redis no longer holds; the run row stands',
-      );
-      return null;
-    }
+    return settleUnlessGone(jobId, settle, { retry, closed: () => this.#closed, logger: this.#logger });
+  }
+
+  /**
+   * The next job for a worker that settled one: a held run when it asked for one and the settle
+   * fetched none, else what the settle fetched (`fetched`), noting whether the queue was empty.
+   */
+  async #afterSettle(
+    wanted: boolean,
+    fetched: boolean,
+    sharded: boolean,
+    adds: number,
+    nextOf: () => LeasedJob | null | Promise<LeasedJob | null>,
+  ): Promise<LeasedJob | null> {
+    if (wanted && !fetched) return this.#held.take();
+    const next = await nextOf();
+    // Sharded, nextInTurn recorded it already.
+    if (fetched && !sharded) this.#found(next, adds);
+    return next ?? (wanted ? this.#held.take() : null);
   }
 
   #lease(job: Job<QueuedJobData>, token: string, shard: Shard): LeasedJob | null {
@@ -383,19 +448,26 @@ export class JobBroker implements JobSource {
         job.attemptsMade + 1 + (parsed.value.type === 'run-flow' ? (parsed.value.priorAttempts ?? 0) : 0),
       complete: async (options) => {
         endLease();
-        const fetchNext = options?.fetchNext === true;
+        // With the queue known empty, a held run is next: no fetch.
+        const fetchNext = options?.fetchNext === true && !(this.#held.size > 0 && this.#knownEmpty());
+        const adds = this.#adds();
         const complete = () => job.moveToCompleted('done', token, fetchNext && !sharded);
         const result = await this.#unlessGone(jobId, complete, { retry: true });
-        return sharded ? nextInTurn(fetchNext) : next(result);
+        return this.#afterSettle(options?.fetchNext === true, fetchNext, sharded, adds, () =>
+          sharded ? nextInTurn(fetchNext) : next(result),
+        );
       },
       fail: async (reason, options) => {
         endLease();
-        const fetchNext = options?.fetchNext === true;
+        const fetchNext = options?.fetchNext === true && !(this.#held.size > 0 && this.#knownEmpty());
+        const adds = this.#adds();
         const error = options?.retry === true ? new Error(reason) : new UnrecoverableError(reason);
         // Not retried: moveToFailed counts the attempt on the Job object before its script runs.
         const fail = () => job.moveToFailed(error, token, fetchNext && !sharded);
         const result = await this.#unlessGone(jobId, fail, { retry: false });
-        return sharded ? nextInTurn(fetchNext) : next(result);
+        return this.#afterSettle(options?.fetchNext === true, fetchNext, sharded, adds, () =>
+          sharded ? nextInTurn(fetchNext) : next(result),
+        );
       },
       release: async () => {
         endLease();

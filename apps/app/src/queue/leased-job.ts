@@ -12,6 +12,8 @@ export interface LeasedJob {
    * accepted, and its row was written so (RunHandoff.reserve). Its dispatch writes no start.
    */
   started?: boolean;
+  /** It was held in its app for the app's busy workers (JobBroker.hold): taken with no Redis call. */
+  held?: boolean;
   /**
    * Ends the job; with `fetchNext`, the same Redis call leases the next waiting job (null when
    * none waits), so a worker that finished one need not poll for the next.

@@ -12,7 +12,9 @@ export type Submitted = 'handed' | 'queued';
  * Sends a newly accepted run on its way. When a worker of this app is waiting for a job, the
  * queue has none for it (its poll would have taken it), so the run goes to that worker at once:
  * no BullMQ add, no blocking wake-up, no lease script, no completion script (docs/performance.md).
- * Otherwise, or while Redis is down (a webhook then answers 503 rather than depend on a store it
+ * When every worker of this app is busy, the run waits in the app's memory for the first of them
+ * to finish (JobBroker.hold; its result's acknowledgement carries it): no Redis call at all once
+ * the queue is empty. Otherwise, or while Redis is down (a webhook then answers 503 rather than depend on a store it
  * cannot reach), it is queued.
  *
  * A webhook reserves that worker before it writes the run (`reserve`): the row is then written
@@ -27,6 +29,7 @@ export class RunHandoff {
   readonly #startOnAccept: boolean;
   readonly #redisDown: () => boolean;
   readonly #workerLost: (lease: LeasedJob) => Promise<void>;
+  readonly #hasWorkers: () => boolean;
 
   constructor(options: {
     queue: RunQueue;
@@ -38,7 +41,10 @@ export class RunHandoff {
     redisDown: () => boolean;
     /** A started run whose worker left before it got the run (Dispatcher.workerLost). */
     workerLost: (lease: LeasedJob) => Promise<void>;
+    /** Workers are connected to this app: a run held for them (JobBroker.hold) reaches one. */
+    hasWorkers?: () => boolean;
   }) {
+    this.#hasWorkers = options.hasWorkers ?? (() => false);
     this.#queue = options.queue;
     this.#broker = options.broker;
     this.#direct = options.direct;
@@ -71,6 +77,8 @@ export class RunHandoff {
     if (this.#direct && !this.#redisDown() && this.#broker.offer(() => this.#lease(job, rank))) {
       return 'handed';
     }
+    // Every worker of this app busy: the first of them to finish takes it.
+    if (this.#canHold() && this.#broker.hold(() => this.#lease(job, rank), rank)) return 'queued';
     await this.#queue.add(job, rank);
     return 'queued';
   }
@@ -95,6 +103,20 @@ export class RunHandoff {
     }
     if (queued.length > 0) await this.#queue.addBulk(queued);
     return paths;
+  }
+
+  /**
+   * Takes a waiting run's job out (its run ended before it started): a held run, or its job in
+   * the queue. Whether one was removed.
+   */
+  async drop(runId: string): Promise<boolean> {
+    if (this.#broker.dropHeld(runId)) return true;
+    return this.#queue.remove(runId);
+  }
+
+  /** As for a direct hand-off; FLOW_MAX_CONCURRENT_RUNS counts where runs start, so not under it. */
+  #canHold(): boolean {
+    return this.#direct && this.#startOnAccept && !this.#redisDown() && this.#hasWorkers();
   }
 
   #lease(job: RunJobData, rank: number, { started = false } = {}): LeasedJob {

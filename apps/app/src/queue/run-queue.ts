@@ -43,6 +43,7 @@ export class RunQueue {
   readonly #connection: RedisClient;
 
   readonly #maxAttempts: number;
+  #adds = 0;
 
   constructor(options: {
     connection: RedisClient;
@@ -66,11 +67,17 @@ export class RunQueue {
     });
   }
 
+  /** Jobs added through this queue so far (counted as each add begins): JobBroker.hold's check. */
+  get adds(): number {
+    return this.#adds;
+  }
+
   /**
    * `rank`: the run's place in its flow's queue (1: none of its flow waits before it). `delayMs`:
    * not before then (a retry, a run whose flow is at its cap).
    */
   async add(data: RunJobData, rank = 1, options: { delayMs?: number } = {}): Promise<void> {
+    this.#adds += 1;
     try {
       await this.#shardOf(data.flowId).add('run', data, this.#jobOptions(data, rank, options.delayMs));
     } catch (error) {
@@ -82,6 +89,7 @@ export class RunQueue {
 
   /** Adds many runs, one round trip per shard (BullMQ's addBulk), with the options `add` gives one. */
   async addBulk(runs: ReadonlyArray<{ data: RunJobData; rank: number }>): Promise<void> {
+    this.#adds += runs.length;
     const byShard = new Map<Queue<QueuedJobData>, Array<{ data: RunJobData; rank: number }>>();
     for (const run of runs) {
       const shard = this.#shardOf(run.data.flowId);
@@ -149,6 +157,7 @@ export class RunQueue {
    * never retried) and gone from Redis once settled, since its caller has its answer by then.
    */
   async addTest(data: StepTestJobData): Promise<void> {
+    this.#adds += 1;
     try {
       await this.#shardOf(data.flowId).add('test-step', data, {
         jobId: data.testId,

@@ -228,10 +228,13 @@ export class WorkerGateway {
       // so it waits for the held job's result instead, whose completion leases the next job in
       // the same call. A job accepted before the held one was leased (before a plain poll came)
       // shows a backlog; one accepted after, that there was none behind it.
+      // A run held in this app for its workers costs no Redis call either way: taken at once, and
+      // not marked a backlog, so its worker goes on polling ahead.
       const since = ahead ? (session.held[0]?.leasedAt ?? 0) : Date.now();
-      const backlog = (lease: LeasedJob) => lease.data.acceptedAt < since;
+      const backlog = (lease: LeasedJob) => lease.data.acceptedAt < since && lease.held !== true;
       let pending: LeasedJob | null = null;
-      if (ahead && (!this.#startAhead || (!this.#broker.drained && !session.fetchAhead))) {
+      const free = this.#broker.drained || this.#broker.heldReady;
+      if (ahead && (!this.#startAhead || (!free && !session.fetchAhead))) {
         pending = await parkUntilResult(session, deadline);
         if (pending !== null && !backlog(pending)) session.fetchAhead = true;
       }
@@ -426,7 +429,7 @@ export class WorkerGateway {
         return;
       }
       const job = next === null ? null : await this.#handOut(session, next, result.workerId, logger);
-      const backlog = next !== null && next.data.acceptedAt < held.leasedAt;
+      const backlog = next !== null && next.data.acceptedAt < held.leasedAt && next.held !== true;
       ack(
         job === null ? { version: 1, type: 'ok' } : { version: 1, type: 'ok', job, ...backlogMark(backlog) },
       );
